@@ -1,0 +1,166 @@
+//! Validated identifiers: a surface, a session, a repo, a role, a provider.
+//!
+//! Each is checked once, where it enters the program, and carried as a newtype from then on, so
+//! the index never holds an empty, blank, control-character or over-long id.
+
+use std::borrow::Borrow;
+use std::fmt;
+
+use thiserror::Error;
+
+/// The longest id accepted, in bytes (UTF-8).
+pub const MAX_ID_BYTES: usize = 512;
+
+/// Which kind of id a value was meant to be; used in error messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdKind {
+    Surface,
+    Session,
+    Repo,
+    Role,
+    Provider,
+}
+
+impl fmt::Display for IdKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IdKind::Surface => "surface id",
+            IdKind::Session => "session id",
+            IdKind::Repo => "repo",
+            IdKind::Role => "role",
+            IdKind::Provider => "provider",
+        })
+    }
+}
+
+/// Why a string is not a valid id.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum InvalidId {
+    #[error("{kind} is empty; give a non-empty value")]
+    Empty { kind: IdKind },
+    #[error("{kind} is only whitespace; give a non-blank value")]
+    Blank { kind: IdKind },
+    #[error("{kind} contains a control character (U+{code:04X}) at byte {at}; remove it")]
+    Control { kind: IdKind, code: u32, at: usize },
+    #[error("{kind} is {len} bytes long; at most {max} bytes are allowed", max = MAX_ID_BYTES)]
+    TooLong { kind: IdKind, len: usize },
+}
+
+impl InvalidId {
+    pub fn kind(&self) -> IdKind {
+        match *self {
+            InvalidId::Empty { kind }
+            | InvalidId::Blank { kind }
+            | InvalidId::Control { kind, .. }
+            | InvalidId::TooLong { kind, .. } => kind,
+        }
+    }
+}
+
+/// Checks the rules every id shares: non-empty, not only whitespace, no control characters,
+/// at most [`MAX_ID_BYTES`] bytes.
+pub fn validate(kind: IdKind, value: &str) -> Result<(), InvalidId> {
+    if value.is_empty() {
+        return Err(InvalidId::Empty { kind });
+    }
+    if value.len() > MAX_ID_BYTES {
+        return Err(InvalidId::TooLong {
+            kind,
+            len: value.len(),
+        });
+    }
+    if let Some((at, control)) = value.char_indices().find(|(_, c)| c.is_control()) {
+        return Err(InvalidId::Control {
+            kind,
+            code: u32::from(control),
+            at,
+        });
+    }
+    if value.trim().is_empty() {
+        return Err(InvalidId::Blank { kind });
+    }
+    Ok(())
+}
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident, $kind:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(String);
+
+        impl $name {
+            /// Validates `value` and wraps it.
+            pub fn new(value: impl Into<String>) -> Result<Self, InvalidId> {
+                let value = value.into();
+                validate($kind, &value)?;
+                Ok(Self(value))
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = InvalidId;
+            fn try_from(value: String) -> Result<Self, InvalidId> {
+                Self::new(value)
+            }
+        }
+
+        impl TryFrom<&str> for $name {
+            type Error = InvalidId;
+            fn try_from(value: &str) -> Result<Self, InvalidId> {
+                Self::new(value)
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A terminal surface: a tmux pane, a cmux surface, a zellij pane, a window.
+    SurfaceId,
+    IdKind::Surface
+);
+id_type!(
+    /// An agent session id, the value given to `--resume`.
+    SessionId,
+    IdKind::Session
+);
+id_type!(
+    /// The repository (project) name a session works in.
+    Repo,
+    IdKind::Repo
+);
+id_type!(
+    /// A free-form role label (for example `lead`, `worker`).
+    Role,
+    IdKind::Role
+);
+id_type!(
+    /// The agent provider: `claude`, `codex`, `gemini`, or another name.
+    Provider,
+    IdKind::Provider
+);

@@ -1,0 +1,310 @@
+//! The crash-resume index as pure data: which agent session runs on which surface.
+//!
+//! No IO, no clock, no paths: every operation takes the time as a parameter and works on an
+//! [`Index`] value the caller owns. `index-store` loads and saves it; `preflight` and
+//! `launcher-map` read it.
+//!
+//! The semantics are those of the JavaScript crash-resume-index, plus two rules of our own:
+//! a surface keeps the ids it held before (its session chain, newest last, bounded), and one
+//! session is bound to at most one surface.
+
+mod ids;
+
+use std::collections::HashMap;
+
+pub use ids::{IdKind, InvalidId, MAX_ID_BYTES, Provider, Repo, Role, SessionId, SurfaceId};
+pub use serde_json::{Map, Value};
+
+/// Milliseconds since the Unix epoch, as the index file stores them.
+pub type Millis = u64;
+
+/// How many earlier session ids a surface remembers.
+pub const MAX_PREVIOUS_SESSIONS: usize = 16;
+
+/// One surface's record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub surface: SurfaceId,
+    /// The session the surface holds now: the head of its chain.
+    pub session: SessionId,
+    pub repo: Repo,
+    pub role: Option<Role>,
+    /// First sight of the surface.
+    pub captured_at: Millis,
+    /// Bumped by every record and touch; absent in some older files.
+    pub last_active: Option<Millis>,
+    pub provider: Option<Provider>,
+    /// The working dir the session was launched in, as recorded (unexpanded).
+    pub cwd: Option<String>,
+    /// The provider's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`) when it was recorded.
+    pub config_dir: Option<String>,
+    /// Ids this surface held before the current one, oldest first, newest last.
+    pub previous_sessions: Vec<SessionId>,
+    /// When the session ended cleanly (the user exited); `None` while running or after a crash.
+    pub ended_at: Option<Millis>,
+    /// Fields of the stored entry this version does not know, kept for the next write.
+    pub unknown_fields: Map<String, Value>,
+}
+
+impl Entry {
+    /// The time staleness is measured from: `last_active`, else `captured_at`.
+    pub fn last_seen(&self) -> Millis {
+        self.last_active.unwrap_or(self.captured_at)
+    }
+
+    /// How long ago the entry was last seen; zero if `now` is earlier.
+    pub fn age(&self, now: Millis) -> Millis {
+        now.saturating_sub(self.last_seen())
+    }
+
+    /// Older than `max_age` (strictly) is stale; exactly `max_age` is not.
+    pub fn is_stale(&self, max_age: Millis, now: Millis) -> bool {
+        self.age(now) > max_age
+    }
+
+    /// The surface's session chain, oldest first; the last id is the head (the current session).
+    pub fn chain(&self) -> impl Iterator<Item = &SessionId> {
+        self.previous_sessions
+            .iter()
+            .chain(std::iter::once(&self.session))
+    }
+}
+
+/// The input of [`Index::record`]. Optional fields that are `None` keep the entry's prior value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub surface: SurfaceId,
+    pub session: SessionId,
+    pub repo: Repo,
+    pub role: Option<Role>,
+    pub provider: Option<Provider>,
+    pub cwd: Option<String>,
+    pub config_dir: Option<String>,
+}
+
+impl Record {
+    /// A record with only the three required fields; set the others on the value.
+    pub fn new(surface: SurfaceId, session: SessionId, repo: Repo) -> Self {
+        Record {
+            surface,
+            session,
+            repo,
+            role: None,
+            provider: None,
+            cwd: None,
+            config_dir: None,
+        }
+    }
+}
+
+/// What [`Index::record`] did besides storing the entry.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Recorded {
+    /// The surface was not in the index before.
+    pub first_sight: bool,
+    /// The surface held another session, now moved into its chain.
+    pub superseded: Option<SessionId>,
+    /// Another surface held this session; its entry was dropped.
+    pub displaced: Option<SurfaceId>,
+}
+
+/// An entry dropped while building an index from stored entries, because a later entry holds
+/// the same session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conflict {
+    pub dropped: Entry,
+    pub kept: SurfaceId,
+}
+
+/// The whole index: surfaces to entries, with each session bound to at most one surface.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Index {
+    entries: HashMap<SurfaceId, Entry>,
+    owner_of: HashMap<SessionId, SurfaceId>,
+}
+
+impl Index {
+    /// Builds an index from stored entries, enforcing one surface per session: where two
+    /// entries hold the same session, the one seen last (by `last_seen`, then surface id) keeps
+    /// it and the other is dropped and reported.
+    pub fn from_entries(entries: impl IntoIterator<Item = Entry>) -> (Index, Vec<Conflict>) {
+        let mut entries: Vec<Entry> = entries.into_iter().collect();
+        entries.sort_by(|a, b| (a.last_seen(), &a.surface).cmp(&(b.last_seen(), &b.surface)));
+        let mut index = Index::default();
+        let mut conflicts = Vec::new();
+        for entry in entries {
+            if let Some(dropped) = index.insert(entry) {
+                conflicts.push(dropped);
+            }
+        }
+        (index, conflicts)
+    }
+
+    /// Inserts an entry as is, replacing the surface's entry and dropping any other surface
+    /// that held the same session.
+    fn insert(&mut self, entry: Entry) -> Option<Conflict> {
+        let conflict = match self.owner_of.get(&entry.session) {
+            Some(owner) if *owner != entry.surface => {
+                let owner = owner.clone();
+                self.remove(owner.as_str()).map(|dropped| Conflict {
+                    dropped,
+                    kept: entry.surface.clone(),
+                })
+            }
+            _ => None,
+        };
+        if let Some(old) = self.entries.get(&entry.surface) {
+            if old.session != entry.session {
+                self.owner_of.remove(&old.session);
+            }
+        }
+        self.owner_of
+            .insert(entry.session.clone(), entry.surface.clone());
+        self.entries.insert(entry.surface.clone(), entry);
+        conflict
+    }
+
+    fn remove(&mut self, surface: &str) -> Option<Entry> {
+        let entry = self.entries.remove(surface)?;
+        self.owner_of.remove(&entry.session);
+        Some(entry)
+    }
+
+    /// Binds `record.surface` to `record.session` at `now`.
+    ///
+    /// First sight of a surface stamps `captured_at`; every record sets `last_active = now`
+    /// and clears a clean-exit mark. A new session on a known surface moves the old one into
+    /// the surface's chain. Another surface holding this session loses its entry.
+    pub fn record(&mut self, record: Record, now: Millis) -> Recorded {
+        let mut outcome = Recorded::default();
+        let entry = match self.entries.get(&record.surface) {
+            Some(prior) => {
+                let mut entry = prior.clone();
+                if entry.session != record.session {
+                    let old = std::mem::replace(&mut entry.session, record.session);
+                    entry
+                        .previous_sessions
+                        .retain(|id| *id != entry.session && *id != old);
+                    entry.previous_sessions.push(old.clone());
+                    let excess = entry
+                        .previous_sessions
+                        .len()
+                        .saturating_sub(MAX_PREVIOUS_SESSIONS);
+                    entry.previous_sessions.drain(..excess);
+                    outcome.superseded = Some(old);
+                }
+                entry.repo = record.repo;
+                entry.role = record.role.or(entry.role);
+                entry.provider = record.provider.or(entry.provider);
+                entry.cwd = record.cwd.or(entry.cwd);
+                entry.config_dir = record.config_dir.or(entry.config_dir);
+                entry.last_active = Some(now);
+                entry.ended_at = None;
+                entry
+            }
+            None => {
+                outcome.first_sight = true;
+                Entry {
+                    surface: record.surface,
+                    session: record.session,
+                    repo: record.repo,
+                    role: record.role,
+                    captured_at: now,
+                    last_active: Some(now),
+                    provider: record.provider,
+                    cwd: record.cwd,
+                    config_dir: record.config_dir,
+                    previous_sessions: Vec::new(),
+                    ended_at: None,
+                    unknown_fields: Map::new(),
+                }
+            }
+        };
+        outcome.displaced = self.insert(entry).map(|conflict| conflict.dropped.surface);
+        outcome
+    }
+
+    /// Bumps `last_active` of a known surface. Returns `false`, changing nothing, for an
+    /// unknown one.
+    pub fn touch(&mut self, surface: &str, now: Millis) -> bool {
+        match self.entries.get_mut(surface) {
+            Some(entry) => {
+                entry.last_active = Some(now);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Marks a known surface's session as ended cleanly at `now` (the user exited). Returns
+    /// `false` for an unknown surface, or when the surface holds another session by now.
+    pub fn end(&mut self, surface: &str, session: &str, now: Millis) -> bool {
+        match self.entries.get_mut(surface) {
+            Some(entry) if entry.session.as_str() == session => {
+                entry.ended_at = Some(now);
+                entry.last_active = Some(now);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub fn lookup(&self, surface: &str) -> Option<&Entry> {
+        self.entries.get(surface)
+    }
+
+    /// The surface's entry if it may be resumed: always with no `max_age` (staleness is
+    /// opt-in), else only when it is not older than `max_age`.
+    pub fn resumable_for(
+        &self,
+        surface: &str,
+        max_age: Option<Millis>,
+        now: Millis,
+    ) -> Option<&Entry> {
+        let entry = self.lookup(surface)?;
+        match max_age {
+            Some(max_age) if entry.is_stale(max_age, now) => None,
+            _ => Some(entry),
+        }
+    }
+
+    /// Drops every entry older than `max_age`; returns them sorted by surface.
+    pub fn prune_stale(&mut self, max_age: Millis, now: Millis) -> Vec<Entry> {
+        let mut stale: Vec<SurfaceId> = self
+            .entries
+            .values()
+            .filter(|entry| entry.is_stale(max_age, now))
+            .map(|entry| entry.surface.clone())
+            .collect();
+        stale.sort();
+        stale
+            .iter()
+            .filter_map(|surface| self.remove(surface.as_str()))
+            .collect()
+    }
+
+    /// Drops one entry; returns it, or `None` if the surface was unknown.
+    pub fn forget(&mut self, surface: &str) -> Option<Entry> {
+        self.remove(surface)
+    }
+
+    /// The surface that holds `session` now, if any.
+    pub fn owner_of(&self, session: &str) -> Option<&SurfaceId> {
+        self.owner_of.get(session)
+    }
+
+    /// Every entry, sorted by surface id.
+    pub fn entries(&self) -> Vec<&Entry> {
+        let mut entries: Vec<&Entry> = self.entries.values().collect();
+        entries.sort_by(|a, b| a.surface.cmp(&b.surface));
+        entries
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
