@@ -153,10 +153,10 @@ impl Index {
             }
             _ => None,
         };
-        if let Some(old) = self.entries.get(&entry.surface) {
-            if old.session != entry.session {
-                self.owner_of.remove(&old.session);
-            }
+        if let Some(old) = self.entries.get(&entry.surface)
+            && old.session != entry.session
+        {
+            self.owner_of.remove(&old.session);
         }
         self.owner_of
             .insert(entry.session.clone(), entry.surface.clone());

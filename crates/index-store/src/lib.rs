@@ -1,1 +1,517 @@
-//! placeholder
+//! The durable, locked store of a crash-resume index: the only code that opens, locks, renames
+//! or syncs the index file.
+//!
+//! - Reads take no lock: writes replace the file by an atomic rename, so a reader sees the old
+//!   generation or the new one, never a partial file.
+//! - Every read-modify-write holds an exclusive lock on the sidecar `<index>.lock` (never
+//!   renamed or deleted; the kernel drops it when the holder dies), waits for it up to a
+//!   deadline, reloads, applies the change and writes durably: temp file in the same directory,
+//!   write, fsync, keep the previous generation as `<index>.bak`, rename, fsync the directory.
+//! - A missing file is an empty index. A file that does not parse is moved aside to
+//!   `<index>.corrupt-<time>` (never deleted or overwritten), the backup generation is used when
+//!   there is one, and the caller gets a [`Warning`] saying where it went.
+
+pub mod format;
+mod location;
+mod lock;
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use index_core::Index;
+use thiserror::Error;
+
+pub use format::{Document, FORMAT_VERSION, Problem};
+pub use location::{Durability, default_index_path, durability};
+
+/// How a [`Store`] behaves.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// How long an update waits for the lock before giving up.
+    pub lock_timeout: Duration,
+    /// Accept an index on a volatile filesystem (`/tmp`, tmpfs), which a reboot wipes.
+    pub allow_volatile: bool,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            lock_timeout: Duration::from_secs(5),
+            allow_volatile: false,
+        }
+    }
+}
+
+/// Everything that can go wrong with the index file. Every variant about a file names it.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error(
+        "index path {path} is {reason}, which a reboot wipes; choose a durable path with --path \
+         or CRASH_RESUME_INDEX_PATH, or pass --allow-volatile to accept that"
+    )]
+    Volatile { path: Utf8PathBuf, reason: String },
+    #[error("index path {} is not valid UTF-8; choose a path with a UTF-8 name", path.display())]
+    NotUtf8 { path: PathBuf },
+    #[error(
+        "cannot find the home directory to place the index in; set HOME, XDG_STATE_HOME or --path"
+    )]
+    NoHome,
+    #[error("index path {path} is a directory; give the path of the index file itself")]
+    IsDirectory { path: Utf8PathBuf },
+    #[error("cannot read index at {path}: {source}")]
+    Read {
+        path: Utf8PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "cannot write {path}: {source}; the index was left as it was: make the directory \
+         writable, free some disk space, or choose another path with --path"
+    )]
+    Write {
+        path: Utf8PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "index at {path} has format version {found}, newer than this crash-resume reads (up to \
+         {supported}); upgrade crash-resume. The file was left untouched",
+        supported = FORMAT_VERSION
+    )]
+    NewerVersion { path: Utf8PathBuf, found: u64 },
+    #[error(
+        "index at {path} is locked by another process ({holder}); gave up after {waited:.1?}. \
+         Nothing was written; try again once it finishes"
+    )]
+    LockTimeout {
+        path: Utf8PathBuf,
+        holder: String,
+        waited: Duration,
+    },
+    #[error("cannot lock {path}: {source}")]
+    Lock {
+        path: Utf8PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Something the caller should tell the user; the operation itself went through.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Warning {
+    /// The index did not parse; it was moved aside.
+    Quarantined {
+        path: Utf8PathBuf,
+        moved_to: Utf8PathBuf,
+        reason: String,
+        from_backup: bool,
+    },
+    /// The index did not parse and could not be moved aside (for example a read-only dir).
+    CorruptInPlace {
+        path: Utf8PathBuf,
+        reason: String,
+        from_backup: bool,
+        why_not_moved: String,
+    },
+    /// Part of the file could not be used.
+    Problem { path: Utf8PathBuf, problem: Problem },
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let source = |from_backup: bool| {
+            if from_backup {
+                "using the previous generation from the backup"
+            } else {
+                "no usable backup, starting from an empty index"
+            }
+        };
+        match self {
+            Warning::Quarantined {
+                path,
+                moved_to,
+                reason,
+                from_backup,
+            } => write!(
+                f,
+                "index at {path} could not be read ({reason}); moved it aside to {moved_to}, {}",
+                source(*from_backup)
+            ),
+            Warning::CorruptInPlace {
+                path,
+                reason,
+                from_backup,
+                why_not_moved,
+            } => write!(
+                f,
+                "index at {path} could not be read ({reason}) and could not be moved aside \
+                 ({why_not_moved}); {}",
+                source(*from_backup)
+            ),
+            Warning::Problem {
+                path,
+                problem: Problem::UnusableEntry { surface, reason },
+            } => write!(
+                f,
+                "index at {path}: entry {surface:?} is not usable ({reason}); kept in the file as is"
+            ),
+            Warning::Problem {
+                path,
+                problem:
+                    Problem::DuplicateSession {
+                        session,
+                        dropped,
+                        kept,
+                    },
+            } => write!(
+                f,
+                "index at {path}: session {session} was bound to both {dropped:?} and {kept:?}; \
+                 keeping the later, {kept:?}"
+            ),
+        }
+    }
+}
+
+/// An index as read, with what the caller should report.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub index: Index,
+    pub warnings: Vec<Warning>,
+}
+
+/// The result of [`Store::update`].
+#[derive(Debug)]
+pub struct Updated<T> {
+    /// What the change returned.
+    pub value: T,
+    /// Whether a new generation was written (an update that changed nothing writes nothing).
+    pub written: bool,
+    pub warnings: Vec<Warning>,
+}
+
+/// One index file and its sidecars.
+#[derive(Debug, Clone)]
+pub struct Store {
+    path: Utf8PathBuf,
+    options: StoreOptions,
+}
+
+/// How a read found the file.
+enum Read {
+    Missing,
+    Parsed(Document, Vec<u8>),
+    Corrupt(String),
+}
+
+impl Store {
+    /// Opens the store at `path` (nothing is created yet): resolves a symlink at the end of the
+    /// path and refuses a volatile location unless allowed.
+    pub fn open(path: &Utf8Path, options: StoreOptions) -> Result<Store, StoreError> {
+        let path = location::resolve(path)?;
+        if let (Durability::Volatile(reason), false) = (durability(&path), options.allow_volatile) {
+            return Err(StoreError::Volatile { path, reason });
+        }
+        Ok(Store { path, options })
+    }
+
+    /// The index file's resolved path.
+    pub fn path(&self) -> &Utf8Path {
+        &self.path
+    }
+
+    /// The sidecar lock file.
+    pub fn lock_path(&self) -> Utf8PathBuf {
+        sidecar(&self.path, ".lock")
+    }
+
+    /// The previous good generation.
+    pub fn backup_path(&self) -> Utf8PathBuf {
+        sidecar(&self.path, ".bak")
+    }
+
+    /// Reads the index without locking. A corrupt file is repaired under the lock (moved aside,
+    /// the backup restored); where that is not possible the backup is used in memory.
+    pub fn load(&self) -> Result<Snapshot, StoreError> {
+        match self.read(&self.path)? {
+            Read::Missing => Ok(Snapshot::default()),
+            Read::Parsed(document, _) => Ok(self.snapshot(document, Vec::new())),
+            Read::Corrupt(reason) => match self.update(|_| ()) {
+                Ok(updated) => {
+                    let index = match self.read(&self.path)? {
+                        Read::Parsed(document, _) => document.index,
+                        _ => Index::default(),
+                    };
+                    Ok(Snapshot {
+                        index,
+                        warnings: updated.warnings,
+                    })
+                }
+                Err(error) => {
+                    let (document, from_backup) = self.backup_document();
+                    let warning = Warning::CorruptInPlace {
+                        path: self.path.clone(),
+                        reason,
+                        from_backup,
+                        why_not_moved: error.to_string(),
+                    };
+                    Ok(self.snapshot(document, vec![warning]))
+                }
+            },
+        }
+    }
+
+    /// Locked read-modify-write: waits for the lock (up to the deadline), reloads the index,
+    /// applies `change`, and, when the file would change, writes it durably before returning.
+    pub fn update<T>(
+        &self,
+        change: impl FnOnce(&mut Index) -> T,
+    ) -> Result<Updated<T>, StoreError> {
+        self.ensure_dir()?;
+        let lock_path = self.lock_path();
+        let mut lock = lock::Lock::open(&lock_path)?;
+        lock.hold(&lock_path, &self.path, self.options.lock_timeout, || {
+            self.update_locked(change)
+        })
+    }
+
+    fn update_locked<T>(
+        &self,
+        change: impl FnOnce(&mut Index) -> T,
+    ) -> Result<Updated<T>, StoreError> {
+        self.remove_stale_temp_files();
+        let mut warnings = Vec::new();
+        let (mut document, previous) = match self.read(&self.path)? {
+            Read::Missing => (Document::default(), None),
+            Read::Parsed(document, bytes) => (document, Some(bytes)),
+            Read::Corrupt(reason) => {
+                let moved_to = self.quarantine()?;
+                let (document, from_backup) = self.backup_document();
+                warnings.push(Warning::Quarantined {
+                    path: self.path.clone(),
+                    moved_to,
+                    reason,
+                    from_backup,
+                });
+                (document, None)
+            }
+        };
+        warnings.extend(self.problems(&document));
+        let value = change(&mut document.index);
+        let bytes = format::serialize(&document);
+        let written = previous.as_deref() != Some(bytes.as_slice());
+        if written {
+            self.write_durably(&bytes, previous.is_some())?;
+        }
+        Ok(Updated {
+            value,
+            written,
+            warnings,
+        })
+    }
+
+    fn snapshot(&self, document: Document, mut warnings: Vec<Warning>) -> Snapshot {
+        warnings.extend(self.problems(&document));
+        Snapshot {
+            index: document.index,
+            warnings,
+        }
+    }
+
+    fn problems(&self, document: &Document) -> Vec<Warning> {
+        document
+            .problems
+            .iter()
+            .map(|problem| Warning::Problem {
+                path: self.path.clone(),
+                problem: problem.clone(),
+            })
+            .collect()
+    }
+
+    fn read(&self, path: &Utf8Path) -> Result<Read, StoreError> {
+        let bytes = match fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Read::Missing),
+            Err(error) if error.kind() == io::ErrorKind::IsADirectory || path.is_dir() => {
+                return Err(StoreError::IsDirectory {
+                    path: path.to_owned(),
+                });
+            }
+            Err(source) => {
+                return Err(StoreError::Read {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        };
+        match format::parse(&bytes) {
+            Ok(document) => Ok(Read::Parsed(document, bytes)),
+            Err(format::ParseError::Corrupt(reason)) => Ok(Read::Corrupt(reason)),
+            Err(format::ParseError::NewerVersion(found)) => Err(StoreError::NewerVersion {
+                path: path.to_owned(),
+                found,
+            }),
+        }
+    }
+
+    /// The backup generation, if it parses; else an empty document.
+    fn backup_document(&self) -> (Document, bool) {
+        match self.read(&self.backup_path()) {
+            Ok(Read::Parsed(document, _)) => (document, true),
+            _ => (Document::default(), false),
+        }
+    }
+
+    fn ensure_dir(&self) -> Result<(), StoreError> {
+        let dir = parent(&self.path);
+        if dir.is_dir() {
+            return Ok(());
+        }
+        create_private_dir(dir).map_err(|source| StoreError::Write {
+            path: dir.to_owned(),
+            source,
+        })
+    }
+
+    /// Keeps the corrupt index as `<index>.corrupt-<epoch ms>[-n]`, never over an existing file:
+    /// a hard link (a copy where links are not supported). The corrupt file itself stays until
+    /// the repaired index is renamed over it, so there is never a moment with no index.
+    fn quarantine(&self) -> Result<Utf8PathBuf, StoreError> {
+        let stamp = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|elapsed| elapsed.as_millis())
+            .unwrap_or_default();
+        let base = sidecar(&self.path, &format!(".corrupt-{stamp}"));
+        for attempt in 0..1000u32 {
+            let target = match attempt {
+                0 => base.clone(),
+                n => Utf8PathBuf::from(format!("{base}-{n}")),
+            };
+            if target.exists() {
+                continue;
+            }
+            let kept = fs::hard_link(&self.path, &target).or_else(|_| {
+                let mut copy = fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&target)?;
+                copy.write_all(&fs::read(&self.path)?)?;
+                copy.sync_all()
+            });
+            return match kept {
+                Ok(()) => Ok(target),
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(source) => Err(StoreError::Write {
+                    path: target,
+                    source,
+                }),
+            };
+        }
+        Err(StoreError::Write {
+            path: base,
+            source: io::Error::new(io::ErrorKind::AlreadyExists, "too many files kept aside"),
+        })
+    }
+
+    /// Temp file in the same directory, write, fsync, keep the previous generation as the
+    /// backup, rename over the index, fsync the directory.
+    fn write_durably(&self, bytes: &[u8], keep_backup: bool) -> Result<(), StoreError> {
+        let dir = parent(&self.path);
+        let write_error = |path: &Utf8Path| {
+            let path = path.to_owned();
+            move |source| StoreError::Write { path, source }
+        };
+        let mut temp = tempfile::Builder::new()
+            .prefix(&temp_prefix(&self.path))
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(write_error(dir))?;
+        temp.write_all(bytes).map_err(write_error(dir))?;
+        temp.as_file().sync_all().map_err(write_error(dir))?;
+        if keep_backup {
+            self.link_backup()?;
+        }
+        temp.persist(&self.path)
+            .map_err(|error| StoreError::Write {
+                path: self.path.clone(),
+                source: error.error,
+            })?;
+        sync_dir(dir)
+    }
+
+    /// Points `<index>.bak` at the current index's data: a hard link under a temp name, renamed
+    /// over the old backup (copied where hard links are not supported).
+    fn link_backup(&self) -> Result<(), StoreError> {
+        let backup = self.backup_path();
+        let staging = sidecar(&self.path, ".bak.tmp");
+        let _ = fs::remove_file(&staging);
+        if fs::hard_link(&self.path, &staging).is_err() {
+            fs::copy(&self.path, &staging).map_err(|source| StoreError::Write {
+                path: staging.clone(),
+                source,
+            })?;
+            fs::File::open(&staging)
+                .and_then(|file| file.sync_all())
+                .map_err(|source| StoreError::Write {
+                    path: staging.clone(),
+                    source,
+                })?;
+        }
+        fs::rename(&staging, &backup).map_err(|source| StoreError::Write {
+            path: backup,
+            source,
+        })
+    }
+
+    /// Removes temp files a killed writer left behind. Only called under the lock, when no
+    /// other writer can have one open.
+    fn remove_stale_temp_files(&self) {
+        let prefix = temp_prefix(&self.path);
+        let Ok(listing) = fs::read_dir(parent(&self.path)) else {
+            return;
+        };
+        for item in listing.flatten() {
+            let name = item.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(&prefix) && name.ends_with(".tmp") {
+                let _ = fs::remove_file(item.path());
+            }
+        }
+    }
+}
+
+fn temp_prefix(path: &Utf8Path) -> String {
+    format!(".{}.", path.file_name().unwrap_or(location::FILE_NAME))
+}
+
+fn sidecar(path: &Utf8Path, suffix: &str) -> Utf8PathBuf {
+    Utf8PathBuf::from(format!("{path}{suffix}"))
+}
+
+fn parent(path: &Utf8Path) -> &Utf8Path {
+    match path.parent() {
+        Some(parent) if !parent.as_str().is_empty() => parent,
+        _ => Utf8Path::new("."),
+    }
+}
+
+fn sync_dir(dir: &Utf8Path) -> Result<(), StoreError> {
+    fs::File::open(dir)
+        .and_then(|handle| handle.sync_all())
+        .map_err(|source| StoreError::Write {
+            path: dir.to_owned(),
+            source,
+        })
+}
+
+/// Creates `dir` and its missing parents, private to the user (mode 0700 on Unix).
+fn create_private_dir(dir: &Utf8Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}

@@ -1,0 +1,105 @@
+//! Where the index lives: the default path, symlink resolution, and whether a path survives a
+//! reboot.
+
+use std::path::{Path, PathBuf};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use etcetera::BaseStrategy;
+
+use crate::StoreError;
+
+/// The index file's name inside its directory.
+pub const FILE_NAME: &str = "index.json";
+/// The directory under the state dir.
+pub const APP_DIR: &str = "crash-resume";
+
+/// `$XDG_STATE_HOME/crash-resume/index.json`, else `~/.local/state/crash-resume/index.json`.
+///
+/// XDG is used on every platform, as the JavaScript tool did, so the path is the same on a
+/// Mac and on Linux.
+pub fn default_index_path() -> Result<Utf8PathBuf, StoreError> {
+    let strategy = etcetera::base_strategy::Xdg::new().map_err(|_| StoreError::NoHome)?;
+    let state = strategy.state_dir().ok_or(StoreError::NoHome)?;
+    utf8(state.join(APP_DIR).join(FILE_NAME))
+}
+
+pub(crate) fn utf8(path: PathBuf) -> Result<Utf8PathBuf, StoreError> {
+    Utf8PathBuf::from_path_buf(path).map_err(|path| StoreError::NotUtf8 { path })
+}
+
+/// Makes `path` absolute and follows a symlink at its end (a dotfile manager may link the
+/// index elsewhere); the directory part is canonicalized where it exists.
+pub fn resolve(path: &Utf8Path) -> Result<Utf8PathBuf, StoreError> {
+    let mut current: PathBuf = std::path::absolute(path).map_err(|source| StoreError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&current) {
+            Ok(metadata) if metadata.is_symlink() => {
+                let target = std::fs::read_link(&current).map_err(|source| StoreError::Read {
+                    path: utf8(current.clone()).unwrap_or_else(|_| path.to_owned()),
+                    source,
+                })?;
+                current = match current.parent() {
+                    Some(parent) => parent.join(target),
+                    None => target,
+                };
+            }
+            _ => break,
+        }
+    }
+    let canonical = match (current.parent(), current.file_name()) {
+        (Some(parent), Some(name)) => match parent.canonicalize() {
+            Ok(parent) => parent.join(name),
+            Err(_) => current,
+        },
+        _ => current,
+    };
+    utf8(canonical)
+}
+
+/// Whether the index at a path would survive a reboot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Durability {
+    Durable,
+    /// On a filesystem a reboot wipes; the text says why.
+    Volatile(String),
+}
+
+const VOLATILE_PREFIXES: [&str; 4] = ["/tmp", "/dev/shm", "/run", "/var/run"];
+
+/// Decides whether `path` (absolute, resolved) is on a volatile filesystem: under `/tmp`,
+/// `/dev/shm` or `/run`, or on tmpfs or ramfs as `statfs` reports for its nearest existing
+/// ancestor.
+pub fn durability(path: &Utf8Path) -> Durability {
+    if let Some(prefix) = VOLATILE_PREFIXES
+        .iter()
+        .find(|prefix| path.starts_with(Utf8Path::new(prefix)))
+    {
+        return Durability::Volatile(format!("under {prefix}"));
+    }
+    match memory_filesystem(path.as_std_path()) {
+        Some(kind) => Durability::Volatile(format!("on {kind}")),
+        None => Durability::Durable,
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn memory_filesystem(path: &Path) -> Option<&'static str> {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    let existing = path.ancestors().find(|ancestor| ancestor.exists())?;
+    let stats = rustix::fs::statfs(existing).ok()?;
+    #[allow(clippy::unnecessary_cast)]
+    match stats.f_type as i64 {
+        TMPFS_MAGIC => Some("tmpfs"),
+        RAMFS_MAGIC => Some("ramfs"),
+        _ => None,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn memory_filesystem(_path: &Path) -> Option<&'static str> {
+    None
+}

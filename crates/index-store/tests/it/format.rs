@@ -1,0 +1,205 @@
+//! The file format: the JavaScript tool's files load here, ours load there, nothing unknown is
+//! dropped, a newer version is refused untouched.
+
+use std::process::Command;
+
+use index_store::{StoreError, Warning};
+
+use crate::{fixture, rec, store_at, temp_dir};
+
+fn node_tool(args: &[&str]) -> String {
+    let output = Command::new("node")
+        .arg(fixture("js-tool.mjs").as_str())
+        .args(args)
+        .output()
+        .expect("node runs (Node.js is part of the test machine)");
+    assert!(
+        output.status.success(),
+        "node {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn a_file_written_by_the_javascript_tool_loads() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    std::fs::copy(fixture("js-index.json"), &path).unwrap();
+    let snapshot = store_at(&path).load().unwrap();
+    assert!(snapshot.warnings.is_empty(), "{:?}", snapshot.warnings);
+    let lead = snapshot.index.lookup("cmux-pane-42").unwrap();
+    assert_eq!(lead.session.as_str(), "01J-orc-lead-xyz");
+    assert_eq!(lead.repo.as_str(), "orchestrator");
+    assert_eq!(lead.role.as_ref().unwrap().as_str(), "lead");
+    assert_eq!(lead.captured_at, 1_700_000_000_000);
+    assert_eq!(lead.last_active, Some(1_700_000_005_000));
+    assert!(snapshot.index.lookup("cmux-pane-7").unwrap().role.is_none());
+    assert!(snapshot.index.lookup("cmux-pane-9").unwrap().role.is_none());
+}
+
+#[test]
+fn the_javascript_tool_writes_and_we_read_then_we_write_and_it_reads() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    node_tool(&[
+        "record",
+        path.as_str(),
+        "pane-1",
+        "sess-1",
+        "golems",
+        "lead",
+        "1000",
+    ]);
+    node_tool(&[
+        "record",
+        path.as_str(),
+        "pane-2",
+        "sess-2",
+        "orchestrator",
+        "2000",
+    ]);
+    let store = store_at(&path);
+    let snapshot = store.load().unwrap();
+    assert_eq!(snapshot.index.len(), 2);
+    assert_eq!(snapshot.index.lookup("pane-2").unwrap().captured_at, 2000);
+
+    let mut record = rec("pane-3", "sess-3", "brainlayer");
+    record.cwd = Some("/home/u/my proj".into());
+    store.update(|index| index.record(record, 3000)).unwrap();
+    store.update(|index| index.touch("pane-1", 4000)).unwrap();
+
+    let read = node_tool(&["read", path.as_str()]);
+    assert_eq!(
+        read,
+        "pane-1 sess-1 golems lead 1000 4000\n\
+         pane-2 sess-2 orchestrator - 2000 2000\n\
+         pane-3 sess-3 brainlayer - 3000 3000\n"
+    );
+    // The JavaScript tool can go on recording into our file.
+    node_tool(&[
+        "record",
+        path.as_str(),
+        "pane-3",
+        "sess-3",
+        "brainlayer",
+        "5000",
+    ]);
+    let entry = store
+        .load()
+        .unwrap()
+        .index
+        .lookup("pane-3")
+        .unwrap()
+        .clone();
+    assert_eq!(entry.last_active, Some(5000));
+    assert_eq!(
+        entry.cwd.as_deref(),
+        Some("/home/u/my proj"),
+        "our field survives its rewrite"
+    );
+}
+
+#[test]
+fn unknown_fields_are_kept_on_rewrite() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    std::fs::write(
+        &path,
+        r#"{"version":1,"producer":{"name":"js"},"entries":{
+            "a":{"surfaceId":"a","sessionId":"s","repo":"r","role":null,"captured_at":1,"last_active":2,"color":"blue","tags":[1,2]}}}"#,
+    )
+    .unwrap();
+    let store = store_at(&path);
+    store.update(|index| index.touch("a", 10)).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(json["producer"]["name"], "js");
+    assert_eq!(json["entries"]["a"]["color"], "blue");
+    assert_eq!(json["entries"]["a"]["tags"], serde_json::json!([1, 2]));
+    assert_eq!(json["entries"]["a"]["last_active"], 10);
+}
+
+#[test]
+fn the_six_fields_are_always_written_with_their_names() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    store_at(&path)
+        .update(|index| index.record(rec("p", "s", "r"), 1_700_000_000_000))
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"version": 1, "entries": {"p": {
+            "surfaceId": "p", "sessionId": "s", "repo": "r", "role": null,
+            "captured_at": 1_700_000_000_000u64, "last_active": 1_700_000_000_000u64}}})
+    );
+}
+
+#[test]
+fn an_unusable_entry_is_kept_verbatim_and_reported() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    std::fs::write(
+        &path,
+        r#"{"version":1,"entries":{"bad":{"surfaceId":"bad","sessionId":"","repo":"r","captured_at":1},
+            "good":{"surfaceId":"good","sessionId":"s","repo":"r","captured_at":1,"last_active":1}}}"#,
+    )
+    .unwrap();
+    let store = store_at(&path);
+    let updated = store.update(|index| index.touch("good", 5)).unwrap();
+    assert!(
+        matches!(&updated.warnings[..], [Warning::Problem { .. }]),
+        "{:?}",
+        updated.warnings
+    );
+    assert!(
+        updated.warnings[0]
+            .to_string()
+            .contains("entry \"bad\" is not usable")
+    );
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(json["entries"]["bad"]["sessionId"], "");
+    assert_eq!(json["entries"]["good"]["last_active"], 5);
+}
+
+#[test]
+fn fractional_javascript_times_are_read() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    std::fs::write(
+        &path,
+        r#"{"version":1,"entries":{"a":{"surfaceId":"a","sessionId":"s","repo":"r","captured_at":1700000000000.5}}}"#,
+    )
+    .unwrap();
+    let entry = store_at(&path)
+        .load()
+        .unwrap()
+        .index
+        .lookup("a")
+        .unwrap()
+        .clone();
+    assert_eq!(entry.captured_at, 1_700_000_000_000);
+    assert_eq!(entry.last_active, None);
+}
+
+#[test]
+fn a_newer_version_is_refused_and_left_untouched() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let text = r#"{"version":2,"entries":{}}"#;
+    std::fs::write(&path, text).unwrap();
+    let store = store_at(&path);
+    let error = store.update(|index| index.touch("a", 1)).unwrap_err();
+    assert!(
+        matches!(error, StoreError::NewerVersion { found: 2, .. }),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("upgrade crash-resume"));
+    assert!(matches!(store.load(), Err(StoreError::NewerVersion { .. })));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        2,
+        "only the index and its lock"
+    );
+}

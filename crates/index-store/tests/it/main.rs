@@ -1,0 +1,37 @@
+//! Integration tests of index-store: the on-disk format both ways with the JavaScript tool,
+//! durability, corruption handling, locking and the volatile-path rule.
+
+mod format;
+mod store;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use index_core::{Record, Repo, SessionId, SurfaceId};
+use index_store::{Store, StoreOptions};
+
+/// A throwaway directory under the build dir (not `/tmp`, which the store refuses).
+pub fn temp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix("store-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let path = Utf8PathBuf::from_path_buf(dir.path().to_path_buf()).unwrap();
+    (dir, path)
+}
+
+pub fn store_at(path: &Utf8Path) -> Store {
+    Store::open(path, StoreOptions::default()).unwrap()
+}
+
+pub fn rec(surface: &str, session: &str, repo: &str) -> Record {
+    Record::new(
+        SurfaceId::new(surface).unwrap(),
+        SessionId::new(session).unwrap(),
+        Repo::new(repo).unwrap(),
+    )
+}
+
+pub fn fixture(name: &str) -> Utf8PathBuf {
+    Utf8PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}

@@ -1,0 +1,300 @@
+//! The store's behaviour on disk: missing files, backups, corruption, locking, volatile paths,
+//! private directories, symlinks.
+
+use std::time::Duration;
+
+use camino::Utf8PathBuf;
+use index_store::{Durability, Store, StoreError, StoreOptions, Warning, durability};
+
+use crate::{rec, store_at, temp_dir};
+
+fn names_in(dir: &camino::Utf8Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|item| item.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_missing_file_is_an_empty_index_and_reading_creates_nothing() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("state/crash-resume/index.json");
+    let snapshot = store_at(&path).load().unwrap();
+    assert!(snapshot.index.is_empty());
+    assert!(!dir.join("state").exists());
+}
+
+#[test]
+fn the_first_write_creates_private_directories() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("state/crash-resume/index.json");
+    store_at(&path)
+        .update(|index| index.record(rec("p", "s", "r"), 1))
+        .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for created in [dir.join("state"), dir.join("state/crash-resume")] {
+            let mode = std::fs::metadata(&created).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{created}");
+        }
+    }
+    assert_eq!(
+        names_in(path.parent().unwrap()),
+        ["index.json", "index.json.lock"]
+    );
+}
+
+#[test]
+fn each_write_keeps_the_previous_generation_and_leaves_no_temp_file() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let store = store_at(&path);
+    store
+        .update(|index| index.record(rec("p", "s1", "r"), 1))
+        .unwrap();
+    let first = std::fs::read(&path).unwrap();
+    store
+        .update(|index| index.record(rec("p", "s2", "r"), 2))
+        .unwrap();
+    assert_eq!(std::fs::read(store.backup_path()).unwrap(), first);
+    assert_eq!(
+        names_in(&dir),
+        ["index.json", "index.json.bak", "index.json.lock"]
+    );
+}
+
+#[test]
+fn an_update_that_changes_nothing_writes_nothing() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let store = store_at(&path);
+    store
+        .update(|index| index.record(rec("p", "s", "r"), 1))
+        .unwrap();
+    let updated = store.update(|index| index.touch("ghost", 2)).unwrap();
+    assert!(!updated.value);
+    assert!(!updated.written);
+    assert!(!store.backup_path().exists());
+}
+
+#[test]
+fn temp_files_left_by_a_killed_writer_are_cleaned_under_the_lock() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    std::fs::write(dir.join(".index.json.abc123.tmp"), b"{\"half").unwrap();
+    std::fs::write(dir.join("unrelated.tmp"), b"keep").unwrap();
+    store_at(&path)
+        .update(|index| index.record(rec("p", "s", "r"), 1))
+        .unwrap();
+    assert_eq!(
+        names_in(&dir),
+        ["index.json", "index.json.lock", "unrelated.tmp"]
+    );
+}
+
+#[test]
+fn a_corrupt_index_is_kept_aside_and_the_backup_is_used() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let store = store_at(&path);
+    store
+        .update(|index| index.record(rec("p1", "s1", "r"), 1))
+        .unwrap();
+    store
+        .update(|index| index.record(rec("p2", "s2", "r"), 2))
+        .unwrap();
+    std::fs::write(&path, b"{\"version\":1,\"entries\":{\"p1\":").unwrap();
+
+    let snapshot = store.load().unwrap();
+    let [
+        Warning::Quarantined {
+            moved_to,
+            from_backup: true,
+            ..
+        },
+    ] = &snapshot.warnings[..]
+    else {
+        panic!(
+            "expected one quarantine warning, got {:?}",
+            snapshot.warnings
+        );
+    };
+    assert!(
+        moved_to.as_str().contains("index.json.corrupt-"),
+        "{moved_to}"
+    );
+    assert_eq!(
+        std::fs::read(moved_to).unwrap(),
+        b"{\"version\":1,\"entries\":{\"p1\":"
+    );
+    assert!(snapshot.warnings[0].to_string().contains(moved_to.as_str()));
+    // The backup held the generation before the last write: p1 only.
+    assert!(snapshot.index.lookup("p1").is_some());
+    assert!(snapshot.index.lookup("p2").is_none());
+    // The repaired index is on disk, and the next record goes through.
+    store
+        .update(|index| index.record(rec("p3", "s3", "r"), 3))
+        .unwrap();
+    let index = store.load().unwrap().index;
+    assert!(index.lookup("p1").is_some() && index.lookup("p3").is_some());
+}
+
+#[test]
+fn a_second_corruption_never_overwrites_the_first_kept_file() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let store = store_at(&path);
+    let mut kept = Vec::new();
+    for garbage in ["not json", "[1,2,3]", "{\"entries\": 5}"] {
+        std::fs::write(&path, garbage).unwrap();
+        let updated = store
+            .update(|index| index.record(rec("p", "s", "r"), 1))
+            .unwrap();
+        let [Warning::Quarantined { moved_to, .. }] = &updated.warnings[..] else {
+            panic!("{:?}", updated.warnings);
+        };
+        assert_eq!(std::fs::read_to_string(moved_to).unwrap(), garbage);
+        kept.push(moved_to.clone());
+    }
+    kept.sort();
+    kept.dedup();
+    assert_eq!(kept.len(), 3);
+}
+
+#[test]
+fn a_corrupt_index_without_backup_starts_empty() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    std::fs::write(&path, [0xff, 0xfe, 0x00]).unwrap();
+    let snapshot = store_at(&path).load().unwrap();
+    assert!(matches!(
+        &snapshot.warnings[..],
+        [Warning::Quarantined {
+            from_backup: false,
+            ..
+        }]
+    ));
+    assert!(snapshot.index.is_empty());
+}
+
+#[test]
+fn a_held_lock_times_out_with_a_clear_error_and_nothing_is_lost() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let options = StoreOptions {
+        lock_timeout: Duration::from_millis(200),
+        ..StoreOptions::default()
+    };
+    let store = Store::open(&path, options).unwrap();
+    store
+        .update(|index| index.record(rec("p", "s", "r"), 1))
+        .unwrap();
+    let inner = store
+        .update(|index| {
+            index.record(rec("q", "t", "r"), 2);
+            store.update(|index| index.record(rec("x", "y", "r"), 3))
+        })
+        .unwrap();
+    let error = inner.value.unwrap_err();
+    let StoreError::LockTimeout { holder, .. } = &error else {
+        panic!("{error:?}")
+    };
+    assert!(
+        holder.contains(&format!("pid {}", std::process::id())),
+        "{holder}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains(path.as_str()) && message.contains("gave up after"),
+        "{message}"
+    );
+    let index = store.load().unwrap().index;
+    assert!(index.lookup("p").is_some() && index.lookup("q").is_some());
+    assert!(index.lookup("x").is_none());
+}
+
+#[test]
+fn volatile_paths_are_refused_unless_allowed() {
+    for volatile in [
+        "/tmp/x/index.json",
+        "/dev/shm/index.json",
+        "/run/user/1000/index.json",
+    ] {
+        let path = Utf8PathBuf::from(volatile);
+        assert!(
+            matches!(durability(&path), Durability::Volatile(_)),
+            "{volatile}"
+        );
+        let error = Store::open(&path, StoreOptions::default()).unwrap_err();
+        assert!(
+            matches!(error, StoreError::Volatile { .. }),
+            "{volatile}: {error:?}"
+        );
+        assert!(error.to_string().contains("--allow-volatile"));
+        let allowed = StoreOptions {
+            allow_volatile: true,
+            ..StoreOptions::default()
+        };
+        assert!(Store::open(&path, allowed).is_ok());
+    }
+    let (_dir, dir) = temp_dir();
+    assert_eq!(durability(&dir.join("index.json")), Durability::Durable);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_tmpfs_mount_is_volatile_wherever_it_is() {
+    // /dev/shm is tmpfs on Linux; reach it through a path that does not name it.
+    let (_dir, dir) = temp_dir();
+    let link = dir.join("shm-link");
+    std::os::unix::fs::symlink("/dev/shm", &link).unwrap();
+    let shm = Utf8PathBuf::from("/dev/shm");
+    let resolved = Store::open(
+        &link.join("index.json"),
+        StoreOptions {
+            allow_volatile: true,
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(resolved.path().starts_with(&shm));
+    assert!(matches!(
+        Store::open(&link.join("index.json"), StoreOptions::default()),
+        Err(StoreError::Volatile { .. })
+    ));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_index_is_followed_and_stays_a_symlink() {
+    let (_dir, dir) = temp_dir();
+    std::fs::create_dir(dir.join("real")).unwrap();
+    let target = dir.join("real/index.json");
+    let link = dir.join("index.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let store = store_at(&link);
+    assert_eq!(
+        store.path(),
+        target.canonicalize_utf8().unwrap_or(target.clone())
+    );
+    store
+        .update(|index| index.record(rec("p", "s", "r"), 1))
+        .unwrap();
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert!(store_at(&link).load().unwrap().index.lookup("p").is_some());
+}
+
+#[test]
+fn an_index_path_that_is_a_directory_is_an_error() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    std::fs::create_dir(&path).unwrap();
+    let store = store_at(&path);
+    assert!(matches!(store.load(), Err(StoreError::IsDirectory { .. })));
+    let error = store.update(|index| index.touch("p", 1)).unwrap_err();
+    assert!(matches!(error, StoreError::IsDirectory { .. }), "{error:?}");
+    assert!(error.to_string().contains("is a directory"));
+}

@@ -1,0 +1,260 @@
+//! The `launchers.toml` format (a compatibility promise: these types are the file) and how a
+//! file is applied on top of a registry.
+
+use std::collections::BTreeMap;
+
+use camino::Utf8Path;
+use serde::Deserialize;
+
+use crate::error::ConfigError;
+use crate::registry::{Launcher, Profile, ProviderDefault, Registry};
+use crate::template::{Template, is_shell_name};
+
+/// The only format version there is; a file may say `version = 1`.
+const VERSION: u32 = 1;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    version: Option<u32>,
+    profile: Option<String>,
+    #[serde(default)]
+    providers: BTreeMap<String, ProviderEntry>,
+    #[serde(default)]
+    repos: BTreeMap<String, LauncherEntry>,
+    #[serde(default)]
+    profiles: BTreeMap<String, ProfileEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProviderEntry {
+    command: Option<String>,
+    config_env: Option<String>,
+    default_config_dir: Option<String>,
+    cd: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LauncherEntry {
+    command: String,
+    cd: Option<bool>,
+    provider: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileEntry {
+    #[serde(default)]
+    repos: BTreeMap<String, LauncherEntry>,
+    fallback: Option<LauncherEntry>,
+    no_repo: Option<LauncherEntry>,
+}
+
+/// Applies the launcher config `text` (read from `origin`) on top of `registry`.
+///
+/// Nothing is changed when the file is refused.
+pub(crate) fn apply(registry: &mut Registry, text: &str, origin: &Utf8Path) -> Result<(), ConfigError> {
+    let file: File = toml::from_str(text).map_err(|source| syntax_error(text, origin, source))?;
+    let cx = Origin(origin);
+    if let Some(version) = file.version.filter(|&version| version != VERSION) {
+        return Err(cx.invalid(
+            "version".to_owned(),
+            format!(
+                "is {version}, but this crash-resume reads version {VERSION}; upgrade \
+                 crash-resume or write the file for version {VERSION}"
+            ),
+        ));
+    }
+
+    let mut next = registry.clone();
+    for (name, entry) in file.providers {
+        let merged = cx.provider(&name, entry, next.providers.get(&name))?;
+        next.providers.insert(name, merged);
+    }
+    next.repos.extend(cx.repos("repos", file.repos)?);
+    for (name, entry) in file.profiles {
+        let key = format!("profiles.{}", toml_key(&name));
+        let profile = cx.profile(&key, entry)?;
+        next.profiles.insert(name, profile);
+    }
+    if let Some(name) = file.profile {
+        if !next.profiles.contains_key(&name) {
+            return Err(cx.invalid(
+                "profile".to_owned(),
+                format!(
+                    "names no known profile `{name}`; known profiles: {}; choose one of them \
+                     or define [profiles.{}]",
+                    next.profile_names().join(", "),
+                    toml_key(&name)
+                ),
+            ));
+        }
+        next.profile = Some(name);
+    }
+    *registry = next;
+    Ok(())
+}
+
+fn syntax_error(text: &str, origin: &Utf8Path, source: toml::de::Error) -> ConfigError {
+    let offset = source.span().map_or(0, |span| span.start).min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |last| last.chars().count()) + 1;
+    ConfigError::Syntax {
+        path: origin.to_owned(),
+        line,
+        column,
+        message: source.message().trim_end().to_owned(),
+        source,
+    }
+}
+
+/// The file being applied, for the errors it may cause.
+#[derive(Clone, Copy)]
+struct Origin<'a>(&'a Utf8Path);
+
+impl Origin<'_> {
+    fn invalid(self, key: String, reason: String) -> ConfigError {
+        ConfigError::Invalid {
+            path: self.0.to_owned(),
+            key,
+            reason,
+        }
+    }
+
+    fn template(self, key: &str, command: &str) -> Result<Template, ConfigError> {
+        Template::parse(command).map_err(|problem| ConfigError::Template {
+            path: self.0.to_owned(),
+            key: format!("{key}.command"),
+            problem,
+        })
+    }
+
+    /// A provider default; fields left out keep the values of the provider it overrides.
+    fn provider(
+        self,
+        name: &str,
+        entry: ProviderEntry,
+        overridden: Option<&ProviderDefault>,
+    ) -> Result<ProviderDefault, ConfigError> {
+        let key = format!("providers.{}", toml_key(name));
+        if name.trim().is_empty() {
+            return Err(self.invalid(key, "is not a provider name; name the provider".to_owned()));
+        }
+        let template = match (&entry.command, overridden) {
+            (Some(command), _) => self.template(&key, command)?,
+            (None, Some(overridden)) => overridden.launcher.template.clone(),
+            (None, None) => {
+                return Err(self.invalid(
+                    key,
+                    "has no `command`; give the command that resumes a session, such as \
+                     \"tool --resume {session}\""
+                        .to_owned(),
+                ));
+            }
+        };
+        let config_env = entry
+            .config_env
+            .or_else(|| overridden.and_then(|overridden| overridden.config_env.clone()));
+        if let Some(env) = config_env.as_deref().filter(|env| !is_shell_name(env)) {
+            return Err(self.invalid(
+                format!("{key}.config_env"),
+                format!(
+                    "is `{env}`, not an environment variable name; use letters, digits and `_`, \
+                     not starting with a digit"
+                ),
+            ));
+        }
+        Ok(ProviderDefault {
+            launcher: Launcher {
+                label: key,
+                template,
+                cd: entry
+                    .cd
+                    .or(overridden.map(|overridden| overridden.launcher.cd))
+                    .unwrap_or(true),
+                provider: None,
+            },
+            config_env,
+            default_config_dir: entry.default_config_dir.or_else(|| {
+                overridden.and_then(|overridden| overridden.default_config_dir.clone())
+            }),
+        })
+    }
+
+    fn launcher(self, key: String, entry: LauncherEntry) -> Result<Launcher, ConfigError> {
+        if let Some(provider) = entry.provider.as_deref().filter(|p| p.trim().is_empty()) {
+            return Err(self.invalid(
+                format!("{key}.provider"),
+                format!("is `{provider}`, not a provider name; name one, such as \"claude\", or leave the key out"),
+            ));
+        }
+        Ok(Launcher {
+            template: self.template(&key, &entry.command)?,
+            cd: entry.cd.unwrap_or(true),
+            provider: entry.provider,
+            label: key,
+        })
+    }
+
+    /// Repo launchers, keyed by their repo name trimmed and lower-cased.
+    fn repos(
+        self,
+        table: &str,
+        entries: BTreeMap<String, LauncherEntry>,
+    ) -> Result<BTreeMap<String, Launcher>, ConfigError> {
+        let mut repos: BTreeMap<String, (String, Launcher)> = BTreeMap::new();
+        for (name, entry) in entries {
+            let key = format!("{table}.{}", toml_key(&name));
+            let normalized = name.trim().to_lowercase();
+            if normalized.is_empty() {
+                return Err(self.invalid(key, "is not a repo name; name the repo".to_owned()));
+            }
+            if let Some((other, _)) = repos.get(&normalized) {
+                return Err(self.invalid(
+                    key,
+                    format!(
+                        "names the same repo as `{table}.{}` (repo names match ignoring case and \
+                         surrounding spaces); keep one of them",
+                        toml_key(other)
+                    ),
+                ));
+            }
+            let launcher = self.launcher(key, entry)?;
+            repos.insert(normalized, (name, launcher));
+        }
+        Ok(repos
+            .into_iter()
+            .map(|(normalized, (_, launcher))| (normalized, launcher))
+            .collect())
+    }
+
+    fn profile(self, key: &str, entry: ProfileEntry) -> Result<Profile, ConfigError> {
+        Ok(Profile {
+            repos: self.repos(&format!("{key}.repos"), entry.repos)?,
+            fallback: entry
+                .fallback
+                .map(|fallback| self.launcher(format!("{key}.fallback"), fallback))
+                .transpose()?,
+            no_repo: entry
+                .no_repo
+                .map(|no_repo| self.launcher(format!("{key}.no_repo"), no_repo))
+                .transpose()?,
+        })
+    }
+}
+
+/// A name as it would be written in a TOML key: bare when it can be, quoted otherwise.
+fn toml_key(name: &str) -> String {
+    let bare = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        name.to_owned()
+    } else {
+        format!("{name:?}")
+    }
+}

@@ -1,0 +1,99 @@
+//! What can go wrong: reading a launcher config, and rendering a command.
+
+use camino::Utf8PathBuf;
+
+/// A launcher config that cannot be used, or a profile that does not exist.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but cannot be read.
+    #[error("cannot read launcher config {path}: {source}; fix its permissions or remove it")]
+    Read {
+        path: Utf8PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not TOML, or not the launcher format (a wrong type, an unknown key).
+    #[error("launcher config {path} is invalid at line {line}, column {column}: {message}; fix the file")]
+    Syntax {
+        path: Utf8PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+        #[source]
+        source: toml::de::Error,
+    },
+    /// A launcher's `command` cannot be used as a template.
+    #[error("launcher config {path}: `{key}` {problem}")]
+    Template {
+        path: Utf8PathBuf,
+        /// The TOML key of the command, such as `repos.api.command`.
+        key: String,
+        #[source]
+        problem: TemplateError,
+    },
+    /// A value that is well-formed TOML but makes no sense as a launcher setting.
+    #[error("launcher config {path}: `{key}` {reason}")]
+    Invalid {
+        path: Utf8PathBuf,
+        /// The TOML key at fault.
+        key: String,
+        reason: String,
+    },
+    /// A profile was asked for by name and none has it.
+    #[error(
+        "no launcher profile named `{name}`; known profiles: {}; choose one of them or define \
+         [profiles.{name}] in launchers.toml",
+        known.join(", ")
+    )]
+    UnknownProfile { name: String, known: Vec<String> },
+}
+
+/// Why a command template was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("cannot be split into words (an unclosed quote or a trailing backslash?); fix its quoting")]
+    Unsplittable,
+    #[error("is empty; give the command that resumes a session")]
+    Empty,
+    #[error("contains a NUL byte, which no shell command can carry; remove it")]
+    Nul,
+    #[error(
+        "uses an unknown placeholder `{{{name}}}`; use {{session}}, {{repo}}, {{repo_lower}}, \
+         {{cwd}} or {{config_dir}}, or write `{{{{` and `}}}}` for literal braces"
+    )]
+    UnknownPlaceholder { name: String },
+    #[error("has a `{{` without a closing `}}`; write `{{{{` for a literal brace")]
+    UnclosedBrace,
+    #[error("has a `}}` without an opening `{{`; write `}}}}` for a literal brace")]
+    StrayBrace,
+    #[error("does not use {{session}}, so it cannot resume a session; add {{session}} where the session id goes")]
+    NoSession,
+}
+
+/// A session for which no command can be rendered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    /// No repo or profile launcher applies and the provider has no default.
+    #[error(
+        "no launcher for provider `{provider}`; add a [providers.{provider}] launcher (or a \
+         [repos.<repo>] one) to launchers.toml"
+    )]
+    NoLauncher { provider: String },
+    /// A value contains a NUL byte, which no shell word can hold.
+    #[error("the {value} contains a NUL byte, which no shell command can carry; fix the recorded value")]
+    Unquotable {
+        /// Which value: `session id`, `repo`, `working dir`, `config dir` or `command`.
+        value: &'static str,
+    },
+    /// The launcher's command uses a placeholder the session has no value for.
+    #[error(
+        "launcher `{launcher}` uses {{{placeholder}}} but the session has no recorded {value}; \
+         record it, or change the launcher in launchers.toml"
+    )]
+    MissingValue {
+        /// The launcher's key in launchers.toml, such as `repos.api`.
+        launcher: String,
+        placeholder: &'static str,
+        value: &'static str,
+    },
+}
