@@ -1,1 +1,74 @@
-fn main() {}
+//! The `crash-resume` binary: parses the command line, wires the library crates together,
+//! prints, and maps every outcome to the exit-code table of `spec/cli.md`.
+//!
+//! No rule a library user would need lives here; this file only decides which crate to call
+//! and how to say what happened.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod args;
+mod commands;
+mod output;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// An outcome other than success, with the exit code it maps to.
+#[derive(Debug)]
+pub enum Failure {
+    /// 1: an I/O error, the lock not obtained in time, the index refused.
+    Failed(anyhow::Error),
+    /// 2: a usage error or invalid input; nothing was written.
+    Usage(anyhow::Error),
+    /// 4: nothing found: no such surface, or no resumable session.
+    NotFound(String),
+}
+
+impl Failure {
+    fn exit_code(&self) -> u8 {
+        match self {
+            Failure::Failed(_) => 1,
+            Failure::Usage(_) => 2,
+            Failure::NotFound(_) => 4,
+        }
+    }
+}
+
+impl From<index_store::StoreError> for Failure {
+    fn from(error: index_store::StoreError) -> Self {
+        Failure::Failed(error.into())
+    }
+}
+
+impl From<index_core::InvalidId> for Failure {
+    fn from(error: index_core::InvalidId) -> Self {
+        Failure::Usage(error.into())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // clap prints help and version on stdout with exit 0, usage errors on stderr with 2.
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match commands::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            let code = failure.exit_code();
+            let mut stderr = std::io::stderr().lock();
+            let _ = match &failure {
+                Failure::Failed(error) | Failure::Usage(error) => {
+                    writeln!(stderr, "error: {error:#}")
+                }
+                Failure::NotFound(message) => writeln!(stderr, "{message}"),
+            };
+            ExitCode::from(code)
+        }
+    }
+}

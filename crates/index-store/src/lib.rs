@@ -11,6 +11,7 @@
 //!   `<index>.corrupt-<time>` (never deleted or overwritten), the backup generation is used when
 //!   there is one, and the caller gets a [`Warning`] saying where it went.
 
+pub mod faults;
 pub mod format;
 mod location;
 mod lock;
@@ -25,7 +26,7 @@ use index_core::Index;
 use thiserror::Error;
 
 pub use format::{Document, FORMAT_VERSION, Problem};
-pub use location::{Durability, default_index_path, durability};
+pub use location::{Durability, default_index_path, durability, resolve as resolve_path};
 
 /// How a [`Store`] behaves.
 #[derive(Debug, Clone)]
@@ -281,6 +282,10 @@ impl Store {
         &self,
         change: impl FnOnce(&mut Index) -> T,
     ) -> Result<Updated<T>, StoreError> {
+        faults::reach(faults::Point::Locked).map_err(|source| StoreError::Write {
+            path: self.path.clone(),
+            source,
+        })?;
         self.remove_stale_temp_files();
         let mut warnings = Vec::new();
         let (mut document, previous) = match self.read(&self.path)? {
@@ -430,15 +435,20 @@ impl Store {
             .tempfile_in(dir)
             .map_err(write_error(dir))?;
         temp.write_all(bytes).map_err(write_error(dir))?;
+        faults::reach(faults::Point::TempWritten).map_err(write_error(dir))?;
         temp.as_file().sync_all().map_err(write_error(dir))?;
+        faults::reach(faults::Point::TempSynced).map_err(write_error(dir))?;
         if keep_backup {
             self.link_backup()?;
         }
+        faults::reach(faults::Point::BackupLinked).map_err(write_error(dir))?;
+        #[allow(clippy::disallowed_methods)] // this is the one place that replaces the index
         temp.persist(&self.path)
             .map_err(|error| StoreError::Write {
                 path: self.path.clone(),
                 source: error.error,
             })?;
+        faults::reach(faults::Point::Renamed).map_err(write_error(dir))?;
         sync_dir(dir)
     }
 
@@ -460,6 +470,7 @@ impl Store {
                     source,
                 })?;
         }
+        #[allow(clippy::disallowed_methods)] // the backup is the index's own sidecar
         fs::rename(&staging, &backup).map_err(|source| StoreError::Write {
             path: backup,
             source,

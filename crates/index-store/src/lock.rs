@@ -26,6 +26,7 @@ impl Lock {
             path: lock_path.to_owned(),
             source,
         })?;
+        #[allow(clippy::disallowed_methods)] // this is the one place that locks the index
         Ok(Lock(RwLock::new(file)))
     }
 

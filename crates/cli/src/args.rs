@@ -1,0 +1,96 @@
+//! The command-line definition (clap derive): every command, flag and environment variable of
+//! `spec/cli.md`, and the help text people read.
+
+use clap::{Args, Parser, Subcommand};
+use clap_complete::Shell;
+
+/// Remember which AI coding-agent session runs in which terminal pane, and resume it after a
+/// crash.
+#[derive(Debug, Parser)]
+#[command(name = "crash-resume", version, about, long_about = None)]
+#[command(after_help = "Exit codes: 0 done, 1 failed, 2 usage error or invalid input, 4 nothing found.")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// The index file [default: $XDG_STATE_HOME/crash-resume/index.json]
+    #[arg(long, global = true, env = "CRASH_RESUME_INDEX_PATH", value_name = "FILE")]
+    pub path: Option<String>,
+
+    /// Print one JSON document on stdout, with a "version" field
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Accept an index on a volatile filesystem (/tmp, /dev/shm, /run, tmpfs), which a reboot wipes
+    #[arg(long, global = true, env = "CRASH_RESUME_ALLOW_VOLATILE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub allow_volatile: bool,
+
+    /// The launcher profile to render resume commands with (for example `golems`)
+    #[arg(long, global = true, env = "CRASH_RESUME_PROFILE", value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// How long a write waits for the index lock (milliseconds, or a duration like 2s)
+    #[arg(long, global = true, env = "CRASH_RESUME_LOCK_TIMEOUT", value_name = "DURATION", default_value = "5s")]
+    pub lock_timeout: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Capture: bind a surface to a session (a locked, durable write)
+    Record(RecordArgs),
+    /// Print a surface's entry as JSON (`null` and exit 4 when there is none)
+    Lookup {
+        surface: String,
+    },
+    /// Print the one shell line that resumes a surface's session
+    #[command(name = "resume-cmd")]
+    ResumeCmd {
+        surface: String,
+        /// Only offer a session active within this age: milliseconds, or 90s, 30m, 2h, 7d
+        max_age: Option<String>,
+    },
+    /// Liveness: bump a surface's last_active
+    Touch {
+        surface: String,
+    },
+    /// Drop one surface's entry
+    Forget {
+        surface: String,
+    },
+    /// Drop every entry not active within MAX_AGE (milliseconds, or 90s, 30m, 2h, 7d)
+    Prune {
+        max_age: String,
+    },
+    /// Every entry, one line each
+    List,
+    /// The index path in use, and whether it survives a reboot
+    Path,
+    /// Print shell completions
+    Completions {
+        shell: Shell,
+    },
+    /// Print the man page (roff)
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    pub surface: String,
+    pub session: String,
+    pub repo: String,
+    pub role: Option<String>,
+    /// The agent provider: claude, codex, gemini, ...
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// The working dir the session runs in
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+    /// The provider's config dir (CLAUDE_CONFIG_DIR, CODEX_HOME)
+    #[arg(long, value_name = "DIR")]
+    pub config_dir: Option<String>,
+}

@@ -1,0 +1,317 @@
+//! One function per command: validate the input at the edge, call the library crates, print.
+
+use std::io::Write;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context as _, anyhow};
+use camino::{Utf8Path, Utf8PathBuf};
+use clap::CommandFactory;
+use etcetera::BaseStrategy;
+use index_core::{Entry, Millis, Provider, Record, Repo, Role, SessionId, SurfaceId};
+use index_store::{Durability, Store, StoreOptions, Warning};
+use launcher_map::{Context, Registry, RenderError, Target};
+
+use crate::Failure;
+use crate::args::{Cli, Command, Global, RecordArgs};
+use crate::output;
+
+type Outcome = Result<(), Failure>;
+
+pub fn run(cli: Cli) -> Outcome {
+    let global = &cli.global;
+    match cli.command {
+        Command::Record(args) => record(global, args),
+        Command::Lookup { surface } => lookup(global, &surface),
+        Command::ResumeCmd { surface, max_age } => resume_cmd(global, &surface, max_age.as_deref()),
+        Command::Touch { surface } => touch(global, &surface),
+        Command::Forget { surface } => forget(global, &surface),
+        Command::Prune { max_age } => prune(global, &max_age),
+        Command::List => list(global),
+        Command::Path => path(global),
+        Command::Completions { shell } => {
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "crash-resume", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man => clap_mangen::Man::new(Cli::command())
+            .render(&mut std::io::stdout())
+            .map_err(|error| Failure::Failed(error.into())),
+    }
+}
+
+fn now() -> Millis {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as Millis)
+        .unwrap_or_default()
+}
+
+/// Milliseconds as a plain number (as the JavaScript tool took), or a duration such as `90s`,
+/// `30m`, `2h`, `7d`.
+fn parse_duration(text: &str, what: &str) -> Result<Duration, Failure> {
+    let trimmed = text.trim();
+    let parsed = if !trimmed.is_empty() && trimmed.bytes().all(|byte| byte.is_ascii_digit()) {
+        trimmed.parse::<u64>().map(Duration::from_millis).ok()
+    } else {
+        humantime::parse_duration(trimmed).ok()
+    };
+    parsed.ok_or_else(|| {
+        Failure::Usage(anyhow!(
+            "invalid {what} {text:?}: give milliseconds (a plain number) or a duration such as 90s, 30m, 2h, 7d"
+        ))
+    })
+}
+
+fn millis(duration: Duration) -> Millis {
+    Millis::try_from(duration.as_millis()).unwrap_or(Millis::MAX)
+}
+
+fn open_store(global: &Global) -> Result<Store, Failure> {
+    let path = index_path(global)?;
+    let options = StoreOptions {
+        lock_timeout: parse_duration(&global.lock_timeout, "lock timeout")?,
+        allow_volatile: global.allow_volatile,
+    };
+    Ok(Store::open(&path, options)?)
+}
+
+fn index_path(global: &Global) -> Result<Utf8PathBuf, Failure> {
+    match &global.path {
+        Some(path) if path.trim().is_empty() => Err(Failure::Usage(anyhow!(
+            "the index path is empty; give a file path with --path or CRASH_RESUME_INDEX_PATH"
+        ))),
+        Some(path) => Ok(Utf8PathBuf::from(path)),
+        None => Ok(index_store::default_index_path()?),
+    }
+}
+
+fn report(warnings: &[Warning]) {
+    let mut stderr = std::io::stderr().lock();
+    for warning in warnings {
+        let _ = writeln!(stderr, "warning: {warning}");
+    }
+}
+
+fn print_line(text: &str) -> Outcome {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{text}")
+        .and_then(|()| stdout.flush())
+        .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout")))
+}
+
+fn print_json(value: &impl serde::Serialize) -> Outcome {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|error| Failure::Failed(error.into()))?;
+    print_line(&text)
+}
+
+/// Turns a relative directory into an absolute one (against the current dir); `~` forms are
+/// kept, to be expanded where the path is used.
+fn absolute_dir(dir: &str, what: &str) -> Result<String, Failure> {
+    if dir.trim().is_empty() || dir.contains('\0') {
+        return Err(Failure::Usage(anyhow!("{what} is empty; give a directory")));
+    }
+    if dir.starts_with('~') || Utf8Path::new(dir).is_absolute() {
+        return Ok(dir.to_string());
+    }
+    let absolute = std::path::absolute(dir)
+        .with_context(|| format!("cannot make {what} {dir:?} absolute"))
+        .map_err(Failure::Failed)?;
+    absolute
+        .into_os_string()
+        .into_string()
+        .map_err(|_| Failure::Usage(anyhow!("{what} {dir:?} is not valid UTF-8")))
+}
+
+fn record(global: &Global, args: RecordArgs) -> Outcome {
+    let mut record = Record::new(
+        SurfaceId::new(args.surface)?,
+        SessionId::new(args.session)?,
+        Repo::new(args.repo)?,
+    );
+    record.role = args.role.filter(|role| !role.is_empty()).map(Role::new).transpose()?;
+    record.provider = args.provider.map(Provider::new).transpose()?;
+    record.cwd = args.cwd.as_deref().map(|dir| absolute_dir(dir, "--cwd")).transpose()?;
+    record.config_dir = args
+        .config_dir
+        .as_deref()
+        .map(|dir| absolute_dir(dir, "--config-dir"))
+        .transpose()?;
+    let store = open_store(global)?;
+    let surface = record.surface.clone();
+    let updated = store.update(|index| {
+        let recorded = index.record(record, now());
+        (recorded, index.lookup(surface.as_str()).cloned())
+    })?;
+    report(&updated.warnings);
+    let (recorded, entry) = updated.value;
+    let entry = entry.expect("a recorded surface is in the index");
+    if global.json {
+        return print_json(&output::Recorded::new(&entry, &recorded));
+    }
+    print_line(&format!("recorded {} → {} ({})", entry.surface, entry.session, entry.repo))
+}
+
+fn load(global: &Global) -> Result<index_core::Index, Failure> {
+    let snapshot = open_store(global)?.load()?;
+    report(&snapshot.warnings);
+    Ok(snapshot.index)
+}
+
+fn lookup(global: &Global, surface: &str) -> Outcome {
+    let index = load(global)?;
+    let entry = index.lookup(surface);
+    if global.json {
+        print_json(&output::Lookup::new(surface, entry))?;
+    } else {
+        print_json(&entry.map(output::EntryJson::from))?;
+    }
+    match entry {
+        Some(_) => Ok(()),
+        None => Err(Failure::NotFound(format!("no entry for surface {surface:?}"))),
+    }
+}
+
+fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome {
+    let max_age = max_age.map(|text| parse_duration(text, "max age")).transpose()?;
+    let index = load(global)?;
+    let now = now();
+    let Some(entry) = index.lookup(surface) else {
+        return Err(Failure::NotFound(format!("no session recorded for surface {surface:?}")));
+    };
+    if let Some(max_age) = max_age
+        && index.resumable_for(surface, Some(millis(max_age)), now).is_none()
+    {
+        return Err(Failure::NotFound(format!(
+            "the session of surface {surface:?} was last active {} ago, longer than the max age {}; nothing to resume",
+            humantime::format_duration(Duration::from_secs(entry.age(now) / 1000)),
+            humantime::format_duration(max_age),
+        )));
+    }
+    let command = render(global, entry)?;
+    if global.json {
+        return print_json(&output::ResumeCmd::new(entry, &command));
+    }
+    print_line(&command)
+}
+
+/// The launcher registry: `$XDG_CONFIG_HOME/crash-resume/launchers.toml` over the built-ins,
+/// with the profile chosen on the command line.
+fn registry(global: &Global) -> Result<Registry, Failure> {
+    let config = etcetera::base_strategy::Xdg::new()
+        .ok()
+        .map(|strategy| strategy.config_dir().join("crash-resume").join("launchers.toml"))
+        .and_then(|path| Utf8PathBuf::from_path_buf(path).ok());
+    let mut registry = match config {
+        Some(path) => Registry::load(&path).map_err(|error| Failure::Failed(error.into()))?,
+        None => Registry::builtin(),
+    };
+    if let Some(profile) = &global.profile {
+        registry
+            .select_profile(profile)
+            .map_err(|error| Failure::Usage(error.into()))?;
+    }
+    Ok(registry)
+}
+
+fn render(global: &Global, entry: &Entry) -> Result<String, Failure> {
+    let target = Target {
+        provider: entry.provider.as_ref().map(Provider::as_str),
+        session: entry.session.as_str(),
+        repo: Some(entry.repo.as_str()),
+        cwd: entry.cwd.as_deref(),
+        config_dir: entry.config_dir.as_deref(),
+    };
+    let context = Context {
+        home: etcetera::home_dir().ok().and_then(|home| Utf8PathBuf::from_path_buf(home).ok()),
+    };
+    registry(global)?.render(&target, &context).map_err(|error| match error {
+        RenderError::NoLauncher { .. } => Failure::NotFound(format!("{error}")),
+        other => Failure::Failed(other.into()),
+    })
+}
+
+fn touch(global: &Global, surface: &str) -> Outcome {
+    let updated = open_store(global)?.update(|index| index.touch(surface, now()))?;
+    report(&updated.warnings);
+    if global.json {
+        print_json(&output::Touched::new(surface, updated.value))?;
+    }
+    if !updated.value {
+        return Err(Failure::NotFound(format!("no entry for surface {surface:?}; nothing touched")));
+    }
+    if !global.json {
+        print_line(&format!("touched {surface}"))?;
+    }
+    Ok(())
+}
+
+fn forget(global: &Global, surface: &str) -> Outcome {
+    let updated = open_store(global)?.update(|index| index.forget(surface))?;
+    report(&updated.warnings);
+    if global.json {
+        print_json(&output::Forgotten::new(surface, updated.value.as_ref()))?;
+    }
+    let Some(entry) = updated.value else {
+        return Err(Failure::NotFound(format!("no entry for surface {surface:?}; nothing forgotten")));
+    };
+    if !global.json {
+        print_line(&format!("forgot {} → {} ({})", entry.surface, entry.session, entry.repo))?;
+    }
+    Ok(())
+}
+
+fn prune(global: &Global, max_age: &str) -> Outcome {
+    let max_age = millis(parse_duration(max_age, "max age")?);
+    let updated = open_store(global)?.update(|index| index.prune_stale(max_age, now()))?;
+    report(&updated.warnings);
+    if global.json {
+        return print_json(&output::Pruned::new(&updated.value));
+    }
+    let mut text = format!("pruned {} entries", updated.value.len());
+    for entry in &updated.value {
+        text.push_str(&format!("\n{}\t{}\t{}", entry.surface, entry.session, entry.repo));
+    }
+    print_line(&text)
+}
+
+fn list(global: &Global) -> Outcome {
+    let index = load(global)?;
+    let entries = index.entries();
+    if global.json {
+        return print_json(&output::List::new(&entries));
+    }
+    let now = now();
+    let lines: Vec<String> = entries
+        .iter()
+        .map(|entry| {
+            let age = humantime::format_duration(Duration::from_secs(entry.age(now) / 1000));
+            let role = entry.role.as_ref().map_or("-", Role::as_str);
+            let ended = if entry.ended_at.is_some() { "\tended" } else { "" };
+            format!("{}\t{}\t{}\t{role}\t{age} ago{ended}", entry.surface, entry.session, entry.repo)
+        })
+        .collect();
+    if lines.is_empty() {
+        return Ok(());
+    }
+    print_line(&lines.join("\n"))
+}
+
+fn path(global: &Global) -> Outcome {
+    let path = index_path(global)?;
+    let resolved = index_store::resolve_path(&path)?;
+    let durability = index_store::durability(&resolved);
+    if global.json {
+        return print_json(&output::PathInfo::new(&resolved, &durability, global.allow_volatile));
+    }
+    let note = match &durability {
+        Durability::Durable => "durable".to_string(),
+        Durability::Volatile(reason) if global.allow_volatile => {
+            format!("volatile: {reason}; a reboot wipes it (allowed by --allow-volatile)")
+        }
+        Durability::Volatile(reason) => {
+            format!("volatile: {reason}; a reboot wipes it, so writes are refused without --allow-volatile")
+        }
+    };
+    print_line(&format!("{resolved}\n{note}"))
+}

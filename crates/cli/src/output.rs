@@ -1,0 +1,142 @@
+//! The `--json` documents: a stable, versioned API. Every document carries `"version"`; entries
+//! are shown in the index file's own format.
+
+use camino::Utf8Path;
+use index_core::{Entry, Recorded as CoreRecorded, SessionId, SurfaceId};
+use index_store::Durability;
+use serde::Serialize;
+
+/// The version of these documents; bumped on any incompatible change.
+pub const OUTPUT_VERSION: u32 = 1;
+
+pub type EntryJson<'a> = index_store::format::EntryV1<'a>;
+
+#[derive(Debug, Serialize)]
+pub struct Recorded<'a> {
+    version: u32,
+    recorded: EntryJson<'a>,
+    first_sight: bool,
+    superseded: Option<&'a str>,
+    displaced: Option<&'a str>,
+}
+
+impl<'a> Recorded<'a> {
+    pub fn new(entry: &'a Entry, outcome: &'a CoreRecorded) -> Self {
+        Recorded {
+            version: OUTPUT_VERSION,
+            recorded: entry.into(),
+            first_sight: outcome.first_sight,
+            superseded: outcome.superseded.as_ref().map(SessionId::as_str),
+            displaced: outcome.displaced.as_ref().map(SurfaceId::as_str),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Lookup<'a> {
+    version: u32,
+    surface: &'a str,
+    entry: Option<EntryJson<'a>>,
+}
+
+impl<'a> Lookup<'a> {
+    pub fn new(surface: &'a str, entry: Option<&'a Entry>) -> Self {
+        Lookup { version: OUTPUT_VERSION, surface, entry: entry.map(EntryJson::from) }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct ResumeCmd<'a> {
+    version: u32,
+    surface: &'a str,
+    session: &'a str,
+    command: &'a str,
+}
+
+impl<'a> ResumeCmd<'a> {
+    pub fn new(entry: &'a Entry, command: &'a str) -> Self {
+        ResumeCmd {
+            version: OUTPUT_VERSION,
+            surface: entry.surface.as_str(),
+            session: entry.session.as_str(),
+            command,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Touched<'a> {
+    version: u32,
+    surface: &'a str,
+    touched: bool,
+}
+
+impl<'a> Touched<'a> {
+    pub fn new(surface: &'a str, touched: bool) -> Self {
+        Touched { version: OUTPUT_VERSION, surface, touched }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Forgotten<'a> {
+    version: u32,
+    surface: &'a str,
+    forgotten: Option<EntryJson<'a>>,
+}
+
+impl<'a> Forgotten<'a> {
+    pub fn new(surface: &'a str, entry: Option<&'a Entry>) -> Self {
+        Forgotten { version: OUTPUT_VERSION, surface, forgotten: entry.map(EntryJson::from) }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Pruned<'a> {
+    version: u32,
+    pruned: Vec<EntryJson<'a>>,
+}
+
+impl<'a> Pruned<'a> {
+    pub fn new(entries: &'a [Entry]) -> Self {
+        Pruned { version: OUTPUT_VERSION, pruned: entries.iter().map(EntryJson::from).collect() }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct List<'a> {
+    version: u32,
+    entries: Vec<EntryJson<'a>>,
+}
+
+impl<'a> List<'a> {
+    pub fn new(entries: &[&'a Entry]) -> Self {
+        List { version: OUTPUT_VERSION, entries: entries.iter().map(|entry| EntryJson::from(*entry)).collect() }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct PathInfo<'a> {
+    version: u32,
+    path: &'a str,
+    exists: bool,
+    durable: bool,
+    volatile_reason: Option<&'a str>,
+    allow_volatile: bool,
+}
+
+impl<'a> PathInfo<'a> {
+    pub fn new(path: &'a Utf8Path, durability: &'a Durability, allow_volatile: bool) -> Self {
+        let volatile_reason = match durability {
+            Durability::Durable => None,
+            Durability::Volatile(reason) => Some(reason.as_str()),
+        };
+        PathInfo {
+            version: OUTPUT_VERSION,
+            path: path.as_str(),
+            exists: path.exists(),
+            durable: volatile_reason.is_none(),
+            volatile_reason,
+            allow_volatile,
+        }
+    }
+}
