@@ -55,7 +55,11 @@ struct ProfileEntry {
 /// Applies the launcher config `text` (read from `origin`) on top of `registry`.
 ///
 /// Nothing is changed when the file is refused.
-pub(crate) fn apply(registry: &mut Registry, text: &str, origin: &Utf8Path) -> Result<(), ConfigError> {
+pub(crate) fn apply(
+    registry: &mut Registry,
+    text: &str,
+    origin: &Utf8Path,
+) -> Result<(), ConfigError> {
     let file: File = toml::from_str(text).map_err(|source| syntax_error(text, origin, source))?;
     let cx = Origin(origin);
     if let Some(version) = file.version.filter(|&version| version != VERSION) {
@@ -101,13 +105,17 @@ fn syntax_error(text: &str, origin: &Utf8Path, source: toml::de::Error) -> Confi
     let offset = source.span().map_or(0, |span| span.start).min(text.len());
     let before = text.get(..offset).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |last| last.chars().count()) + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map_or(0, |last| last.chars().count())
+        + 1;
     ConfigError::Syntax {
         path: origin.to_owned(),
         line,
         column,
         message: source.message().trim_end().to_owned(),
-        source,
+        source: Box::new(source),
     }
 }
 
@@ -247,7 +255,7 @@ impl Origin<'_> {
 }
 
 /// A name as it would be written in a TOML key: bare when it can be, quoted otherwise.
-fn toml_key(name: &str) -> String {
+pub(crate) fn toml_key(name: &str) -> String {
     let bare = !name.is_empty()
         && name
             .chars()

@@ -6,21 +6,23 @@ use camino::Utf8PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file exists but cannot be read.
-    #[error("cannot read launcher config {path}: {source}; fix its permissions or remove it")]
+    #[error("cannot read launcher config {path}: {source}; make it a readable file or remove it")]
     Read {
         path: Utf8PathBuf,
         #[source]
         source: std::io::Error,
     },
     /// The file is not TOML, or not the launcher format (a wrong type, an unknown key).
-    #[error("launcher config {path} is invalid at line {line}, column {column}: {message}; fix the file")]
+    #[error(
+        "launcher config {path} is invalid at line {line}, column {column}: {message}; fix the file"
+    )]
     Syntax {
         path: Utf8PathBuf,
         line: usize,
         column: usize,
         message: String,
         #[source]
-        source: toml::de::Error,
+        source: Box<toml::de::Error>,
     },
     /// A launcher's `command` cannot be used as a template.
     #[error("launcher config {path}: `{key}` {problem}")]
@@ -42,8 +44,9 @@ pub enum ConfigError {
     /// A profile was asked for by name and none has it.
     #[error(
         "no launcher profile named `{name}`; known profiles: {}; choose one of them or define \
-         [profiles.{name}] in launchers.toml",
-        known.join(", ")
+         [profiles.{}] in launchers.toml",
+        known.join(", "),
+        crate::config::toml_key(name)
     )]
     UnknownProfile { name: String, known: Vec<String> },
 }
@@ -51,7 +54,9 @@ pub enum ConfigError {
 /// Why a command template was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
-    #[error("cannot be split into words (an unclosed quote or a trailing backslash?); fix its quoting")]
+    #[error(
+        "cannot be split into words (an unclosed quote or a trailing backslash?); fix its quoting"
+    )]
     Unsplittable,
     #[error("is empty; give the command that resumes a session")]
     Empty,
@@ -66,7 +71,9 @@ pub enum TemplateError {
     UnclosedBrace,
     #[error("has a `}}` without an opening `{{`; write `}}}}` for a literal brace")]
     StrayBrace,
-    #[error("does not use {{session}}, so it cannot resume a session; add {{session}} where the session id goes")]
+    #[error(
+        "does not use {{session}}, so it cannot resume a session; add {{session}} where the session id goes"
+    )]
     NoSession,
 }
 
@@ -80,7 +87,9 @@ pub enum RenderError {
     )]
     NoLauncher { provider: String },
     /// A value contains a NUL byte, which no shell word can hold.
-    #[error("the {value} contains a NUL byte, which no shell command can carry; fix the recorded value")]
+    #[error(
+        "the {value} contains a NUL byte, which no shell command can carry; fix the recorded value"
+    )]
     Unquotable {
         /// Which value: `session id`, `repo`, `working dir`, `config dir` or `command`.
         value: &'static str,

@@ -1,1 +1,121 @@
-//! placeholder
+//! The launcher registry: turns a recorded agent session into the one shell line that resumes
+//! it. It never runs anything.
+//!
+//! ```
+//! use camino::Utf8PathBuf;
+//! use launcher_map::{Context, Registry, Target};
+//!
+//! let cx = Context { home: Some(Utf8PathBuf::from("/home/u")) };
+//! let target = Target {
+//!     session: "01J-orc-lead-xyz",
+//!     cwd: Some("~/my proj"),
+//!     config_dir: Some("~/.claude-work"),
+//!     ..Target::default()
+//! };
+//! let line = Registry::builtin().render(&target, &cx).unwrap();
+//! assert_eq!(
+//!     line,
+//!     "cd '/home/u/my proj' && CLAUDE_CONFIG_DIR=/home/u/.claude-work claude --resume 01J-orc-lead-xyz",
+//! );
+//! ```
+//!
+//! # Rendering
+//!
+//! A provider's default launcher renders as `cd <cwd> && <ENV>=<config dir> <command>`: the
+//! `cd` only when the working dir is known, the assignment only when the config dir is known and
+//! is not the provider's default one (compared after `~` expansion, ignoring a trailing `/`).
+//! Built in: `claude --resume <id>` (`CLAUDE_CONFIG_DIR`, default `~/.claude`; also used when no
+//! provider is recorded), `codex resume <id>` (`CODEX_HOME`, default `~/.codex`) and
+//! `gemini --resume <id>`. Repo and profile launchers get the `cd` (unless `cd = false`) but no
+//! assignment: they say what they need with placeholders.
+//!
+//! Every value is shell-quoted (a value that needs no quoting stays bare); a NUL byte, which no
+//! shell word can hold, is an error. A leading `~` in a recorded path is replaced by
+//! [`Context::home`] first, since a quoted `~` does not expand; with no home known, the `~/` is
+//! left bare for the shell to expand.
+//!
+//! The built-in `golems` profile reproduces the JavaScript crash-resume-index exactly:
+//! `<repo lower-cased>Claude --resume <id>`, `orcClaude` for the `orchestrator` repo and
+//! `repoGolem --resume <id>` without a repo, with no `cd` and no config dir (for Claude
+//! sessions; others get their provider's default).
+//!
+//! # `launchers.toml`
+//!
+//! The CLI reads `$XDG_CONFIG_HOME/crash-resume/launchers.toml`. Every key is optional; a key
+//! this version does not know is an error, not ignored.
+//!
+//! ```toml
+//! version = 1                  # the format version; 1 is the only one
+//! profile = "golems"           # the profile used when none is chosen on the command line
+//!
+//! # A provider default: overrides a built-in one (keys left out keep the built-in values)
+//! # or adds a provider (then `command` is required).
+//! [providers.claude]
+//! command = "claude --resume {session}"
+//! config_env = "CLAUDE_CONFIG_DIR"     # the variable that points it at a config dir
+//! default_config_dir = "~/.claude"     # where it looks when that variable is unset
+//! cd = true                            # prefix `cd <cwd> &&` when the working dir is known
+//!
+//! # A launcher for one repo: wins over the provider default.
+//! [repos.my-repo]
+//! command = "myClaude --resume {session}"
+//! cd = true                            # default true
+//! provider = "claude"                  # optional: only for sessions of this provider
+//!
+//! # A profile: a named set of repo launchers, selected with `profile` or `--profile`.
+//! [profiles.team.repos.api]
+//! command = "apiClaude --resume {session}"
+//! [profiles.team.fallback]             # optional: for sessions of any other repo
+//! command = "{repo_lower}Claude --resume {session}"
+//! cd = false
+//! [profiles.team.no_repo]              # optional: for sessions without a repo
+//! command = "repoGolem --resume {session}"
+//! ```
+//!
+//! A `command` is one command, split into words as a POSIX shell would when the file is read.
+//! In each word, `{session}`, `{repo}`, `{repo_lower}`, `{cwd}` and `{config_dir}` are replaced
+//! by the session's values (`{{` and `}}` are literal braces), then the word is quoted: shell
+//! operators and `$VAR` in a command are passed to the program literally. A word `NAME=value`
+//! keeps its meaning as an environment assignment, and a word starting with `~/` is expanded.
+//! Every command must use `{session}`; a launcher that uses a value the session does not have
+//! fails to render, naming the launcher.
+//!
+//! Repo names match ignoring case and surrounding spaces, and a blank repo counts as none.
+//! A launcher is chosen in this order, first match wins: the selected profile's launcher for
+//! the repo, the `[repos]` launcher for the repo, the selected profile's `fallback` (or
+//! `no_repo`), the provider's default. A profile defined in the file replaces a built-in one of
+//! the same name.
+
+mod config;
+mod error;
+mod registry;
+mod template;
+
+use camino::Utf8PathBuf;
+
+pub use error::{ConfigError, RenderError, TemplateError};
+pub use registry::{DEFAULT_PROVIDER, Registry};
+
+/// What is known of the session to resume, as plain values, so that a program can use this
+/// crate without `index-core`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Target<'a> {
+    /// The agent CLI, such as `claude` or `codex`; `None` (or blank) means [`DEFAULT_PROVIDER`].
+    pub provider: Option<&'a str>,
+    /// The session id to resume.
+    pub session: &'a str,
+    /// The repo the session works in; used to choose a launcher. Blank counts as `None`.
+    pub repo: Option<&'a str>,
+    /// The working dir the session ran in, as recorded (`~` is expanded). Empty counts as `None`.
+    pub cwd: Option<&'a str>,
+    /// The provider's config dir, as recorded (`~` is expanded). Empty counts as `None`.
+    pub config_dir: Option<&'a str>,
+}
+
+/// The facts of the environment that rendering needs; the CLI fills them in, tests give their
+/// own.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The user's home dir, for expanding `~` in recorded paths; `None` leaves `~/` to the shell.
+    pub home: Option<Utf8PathBuf>,
+}

@@ -303,7 +303,11 @@ mod tests {
 
     fn check(word: &str, expected_assignment: Option<&str>, expected: &[Piece]) {
         let parsed = Word::parse(word).unwrap();
-        assert_eq!(parsed.assignment.as_deref(), expected_assignment, "{word:?}");
+        assert_eq!(
+            parsed.assignment.as_deref(),
+            expected_assignment,
+            "{word:?}"
+        );
         assert_eq!(parsed.pieces, expected, "{word:?}");
     }
 
@@ -345,7 +349,12 @@ mod tests {
 
     #[test]
     fn bad_braces_are_refused() {
-        assert_eq!(Word::parse("{nope}"), Err(TemplateError::UnknownPlaceholder { name: "nope".into() }));
+        assert_eq!(
+            Word::parse("{nope}"),
+            Err(TemplateError::UnknownPlaceholder {
+                name: "nope".into()
+            })
+        );
         assert_eq!(Word::parse("{session"), Err(TemplateError::UnclosedBrace));
         assert_eq!(Word::parse("a}b"), Err(TemplateError::StrayBrace));
     }

@@ -1,0 +1,240 @@
+//! The launcher registry: provider defaults, repo launchers and profiles, and the rule that picks
+//! one of them for a session and renders it.
+
+use std::collections::BTreeMap;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use preflight::paths::expand_home;
+
+use crate::error::{ConfigError, RenderError};
+use crate::template::{Field, Template, Values, Word};
+use crate::{Context, Target, config};
+
+/// The provider assumed when a session has none recorded (the JavaScript tool knew only Claude).
+pub const DEFAULT_PROVIDER: &str = "claude";
+
+/// The built-in launchers, in the `launchers.toml` format.
+const BUILTIN: &str = include_str!("builtin.toml");
+
+/// One way to resume a session: a command template, optionally run in the session's dir.
+#[derive(Debug, Clone)]
+pub(crate) struct Launcher {
+    /// Where it was defined, such as `repos.api`, for error messages.
+    pub(crate) label: String,
+    pub(crate) template: Template,
+    /// Prefix `cd <cwd> &&` when the working dir is known.
+    pub(crate) cd: bool,
+    /// Used only for sessions of this provider; `None` for any.
+    pub(crate) provider: Option<String>,
+}
+
+impl Launcher {
+    fn applies_to(&self, provider: &str) -> bool {
+        self.provider.as_deref().is_none_or(|only| only == provider)
+    }
+
+    /// The whole line: `[cd <cwd> && ][<env>=<config dir> ]<command>`.
+    fn render(&self, values: &Values<'_>, config_env: Option<&str>) -> Result<String, RenderError> {
+        let mut line = String::new();
+        if let Some(cwd) = values.cwd.as_deref().filter(|_| self.cd) {
+            line.push_str("cd ");
+            if cwd.starts_with('-') {
+                line.push_str("-- ");
+            }
+            Word::field(Field::Cwd).render(values, &self.label, &mut line)?;
+            line.push_str(" && ");
+        }
+        if let Some(env) = config_env {
+            Word::assignment(env, Field::ConfigDir).render(values, &self.label, &mut line)?;
+            line.push(' ');
+        }
+        self.template.render(values, &self.label, &mut line)?;
+        Ok(line)
+    }
+}
+
+/// A provider's default launcher and how it finds its config dir.
+#[derive(Debug, Clone)]
+pub(crate) struct ProviderDefault {
+    pub(crate) launcher: Launcher,
+    /// The environment variable that points the provider at a config dir.
+    pub(crate) config_env: Option<String>,
+    /// The config dir the provider uses when `config_env` is unset, as written (`~/.claude`).
+    pub(crate) default_config_dir: Option<String>,
+}
+
+impl ProviderDefault {
+    /// The variable to set, when the session's config dir is known and not the default one.
+    fn config_env_for(&self, config_dir: Option<&str>, home: Option<&Utf8Path>) -> Option<&str> {
+        let config_env = self.config_env.as_deref()?;
+        let config_dir = config_dir?;
+        let is_default = self.default_config_dir.as_deref().is_some_and(|default| {
+            let default = expand_home(default, home);
+            same_dir(config_dir, default.as_str())
+        });
+        (!is_default).then_some(config_env)
+    }
+}
+
+/// Equal paths, ignoring trailing slashes.
+fn same_dir(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+/// A named set of launchers, chosen with `--profile` or the config's `profile` key.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Profile {
+    /// Keyed by repo name, trimmed and lower-cased.
+    pub(crate) repos: BTreeMap<String, Launcher>,
+    /// For sessions with a repo that `repos` does not list.
+    pub(crate) fallback: Option<Launcher>,
+    /// For sessions without a repo.
+    pub(crate) no_repo: Option<Launcher>,
+}
+
+/// Which command resumes which session: the built-in defaults, plus a `launchers.toml` if any.
+///
+/// A launcher is chosen in this order, first match wins (a launcher with a `provider` key only
+/// matches sessions of that provider):
+///
+/// 1. the selected profile's launcher for the session's repo,
+/// 2. the config's `[repos]` launcher for the repo,
+/// 3. the selected profile's `fallback` (sessions with a repo) or `no_repo` (sessions without),
+/// 4. the provider's default.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    pub(crate) providers: BTreeMap<String, ProviderDefault>,
+    /// Keyed by repo name, trimmed and lower-cased.
+    pub(crate) repos: BTreeMap<String, Launcher>,
+    pub(crate) profiles: BTreeMap<String, Profile>,
+    /// The selected profile; always a key of `profiles`.
+    pub(crate) profile: Option<String>,
+}
+
+impl Registry {
+    /// The built-in launchers: defaults for `claude`, `codex` and `gemini`, the `golems`
+    /// profile, and no profile selected.
+    pub fn builtin() -> Registry {
+        let mut registry = Registry {
+            providers: BTreeMap::new(),
+            repos: BTreeMap::new(),
+            profiles: BTreeMap::new(),
+            profile: None,
+        };
+        config::apply(
+            &mut registry,
+            BUILTIN,
+            Utf8Path::new("<built-in launchers>"),
+        )
+        .expect("the built-in launchers are a valid launcher config");
+        registry
+    }
+
+    /// The built-in launchers with the launcher config `text` applied on top; `origin` is the
+    /// path named in errors.
+    pub fn from_toml(text: &str, origin: &Utf8Path) -> Result<Registry, ConfigError> {
+        let mut registry = Registry::builtin();
+        config::apply(&mut registry, text, origin)?;
+        Ok(registry)
+    }
+
+    /// Reads the launcher config at `path`; a missing file means the built-in launchers alone.
+    pub fn load(path: &Utf8Path) -> Result<Registry, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Registry::from_toml(&text, path),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Registry::builtin()),
+            Err(source) => Err(ConfigError::Read {
+                path: Utf8PathBuf::from(path),
+                source,
+            }),
+        }
+    }
+
+    /// Selects the profile named `name`, replacing the config's choice.
+    pub fn select_profile(&mut self, name: &str) -> Result<(), ConfigError> {
+        if !self.profiles.contains_key(name) {
+            return Err(ConfigError::UnknownProfile {
+                name: name.to_owned(),
+                known: self.profile_names(),
+            });
+        }
+        self.profile = Some(name.to_owned());
+        Ok(())
+    }
+
+    /// The selected profile, if any.
+    pub fn profile(&self) -> Option<&str> {
+        self.profile.as_deref()
+    }
+
+    pub(crate) fn profile_names(&self) -> Vec<String> {
+        self.profiles.keys().cloned().collect()
+    }
+
+    /// The one shell line that resumes `target`. Every value in it is shell-quoted; recorded
+    /// paths have a leading `~` expanded to `cx.home`.
+    pub fn render(&self, target: &Target<'_>, cx: &Context) -> Result<String, RenderError> {
+        let provider = target
+            .provider
+            .map(str::trim)
+            .filter(|provider| !provider.is_empty())
+            .unwrap_or(DEFAULT_PROVIDER);
+        let repo = target.repo.map(str::trim).filter(|repo| !repo.is_empty());
+        let home = cx.home.as_deref();
+        let expand = |path: Option<&str>| {
+            path.filter(|path| !path.is_empty())
+                .map(|path| expand_home(path, home).into_string())
+        };
+        let values = Values {
+            session: target.session,
+            repo,
+            repo_lower: repo.map(str::to_lowercase),
+            cwd: expand(target.cwd),
+            config_dir: expand(target.config_dir),
+            home,
+        };
+
+        if let Some(launcher) = self.launcher_for(provider, repo) {
+            return launcher.render(&values, None);
+        }
+        let default = self
+            .providers
+            .get(provider)
+            .ok_or_else(|| RenderError::NoLauncher {
+                provider: provider.to_owned(),
+            })?;
+        let config_env = default.config_env_for(values.config_dir.as_deref(), home);
+        default.launcher.render(&values, config_env)
+    }
+
+    /// The profile or repo launcher for a session, if one applies (steps 1 to 3 of the order).
+    fn launcher_for(&self, provider: &str, repo: Option<&str>) -> Option<&Launcher> {
+        let profile = self
+            .profile
+            .as_ref()
+            .and_then(|name| self.profiles.get(name));
+        let applies = |launcher: &&Launcher| launcher.applies_to(provider);
+        let Some(repo) = repo else {
+            return profile
+                .and_then(|profile| profile.no_repo.as_ref())
+                .filter(applies);
+        };
+        let key = repo.to_lowercase();
+        profile
+            .and_then(|profile| profile.repos.get(&key))
+            .filter(applies)
+            .or_else(|| self.repos.get(&key).filter(applies))
+            .or_else(|| {
+                profile
+                    .and_then(|profile| profile.fallback.as_ref())
+                    .filter(applies)
+            })
+    }
+}
+
+impl Default for Registry {
+    /// The built-in launchers.
+    fn default() -> Registry {
+        Registry::builtin()
+    }
+}
