@@ -1,5 +1,462 @@
 //! Preflight: will a pane resume its conversation, recover another one, or start fresh?
 //!
-//! Provider on-disk layouts live here; the verdict and the gate arrive with the preflight issue.
+//! Answered before anything is spawned, by evaluating the condition the agent CLI will evaluate
+//! when asked to `--resume` (is the transcript where the CLI looks, and does it hold a
+//! conversation?), in the order the spawn path tries things: the resume gate, the held id, the
+//! recovery retry, the pane's history. The verdict table and the rules are
+//! `spec/preflight.md`; this crate never spawns or writes anything.
+//!
+//! ```no_run
+//! use preflight::{Input, Verdict, preflight};
+//!
+//! let outcome = preflight(&Input {
+//!     provider: "claude".into(),
+//!     session: Some("3f2c...".into()),
+//!     cwd: "/home/u/project".into(),
+//!     config_dir: Some("/home/u/.claude".into()),
+//!     ..Input::default()
+//! });
+//! if outcome.verdict == Verdict::Resume { /* claude --resume <outcome.session_id> */ }
+//! ```
 
+pub mod claude;
+pub mod codex;
 pub mod paths;
+
+use std::collections::{BTreeSet, HashSet};
+use std::time::Instant;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use serde::Serialize;
+
+use crate::claude::Reachability;
+
+/// How many links of a session chain are followed before giving up (cycle-safe besides).
+pub const MAX_CHAIN_HOPS: usize = 16;
+
+/// What the preflight is asked about: plain values, filled by the caller from an index entry
+/// or from flags.
+#[derive(Debug, Clone, Default)]
+pub struct Input {
+    /// The provider: `claude`, `codex`, or another name. Empty: it cannot resume by id.
+    pub provider: String,
+    /// The id the next spawn would attempt to `--resume` ("held"), if any.
+    pub session: Option<String>,
+    /// The session's working dir as recorded; `~` and symlinks are resolved here.
+    pub cwd: String,
+    /// The provider's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`). Empty: nothing to check.
+    pub config_dir: Option<String>,
+    /// The session whose conversation the pane shows, when no id is held.
+    pub history_session: Option<String>,
+    /// The surface's known session chain, oldest first; the last id is the head.
+    pub chain: Vec<String>,
+    /// Ids bound to other surfaces: never offered as a recovery.
+    pub excluded: BTreeSet<String>,
+    /// The home dir, for `~` in `cwd` and `config_dir`.
+    pub home: Option<Utf8PathBuf>,
+}
+
+/// The answer, as the spawn path would act on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// `--resume <session_id>` will load the conversation.
+    Resume,
+    /// The held id is gone; the retry resumes `session_id`, another conversation of this dir.
+    Recover,
+    /// The spawn starts a blank conversation.
+    Fresh,
+    /// Nothing to check against: the provider cannot resume by id, or no config dir is known.
+    Unknown,
+}
+
+/// Stable ids of the steps (labels may change, ids do not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepId {
+    Provider,
+    SessionId,
+    History,
+    Chain,
+    Transcript,
+    Recovery,
+    Scan,
+}
+
+impl StepId {
+    pub fn label(self) -> &'static str {
+        match self {
+            StepId::Provider => "Checking provider",
+            StepId::SessionId => "Resolving session id",
+            StepId::History => "Continuing this pane's conversation",
+            StepId::Chain => "Checking the agent's conversation",
+            StepId::Transcript => "Locating transcript",
+            StepId::Recovery => "Checking recovery",
+            StepId::Scan => "Scanning for recoverable sessions",
+        }
+    }
+}
+
+/// One labelled step of the sequence. `ok = false` is how the sequence narrows, not an error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    pub id: StepId,
+    pub label: &'static str,
+    pub ok: bool,
+    pub detail: String,
+    pub duration_ms: f64,
+}
+
+/// The verdict, the session that would actually load, the evidence, and the steps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    pub verdict: Verdict,
+    pub session_id: Option<String>,
+    /// What the recovery scan found on disk when the verdict does not use it (row 6): evidence
+    /// only, never a verdict.
+    pub recoverable_session_id: Option<String>,
+    pub steps: Vec<Step>,
+    pub duration_ms: f64,
+}
+
+/// Runs the preflight. Reads at most one file check per session asked about, one directory
+/// listing for the recovery scan, and transcript tails along a `continued-in` chain.
+pub fn preflight(input: &Input) -> Outcome {
+    let started = Instant::now();
+    let mut trail = Trail {
+        steps: Vec::new(),
+        mark: started,
+    };
+    let decision = decide(input, &mut trail);
+    Outcome {
+        verdict: decision.verdict,
+        session_id: decision.session,
+        recoverable_session_id: decision.recoverable,
+        steps: trail.steps,
+        duration_ms: millis_since(started),
+    }
+}
+
+fn millis_since(mark: Instant) -> f64 {
+    mark.elapsed().as_secs_f64() * 1000.0
+}
+
+struct Trail {
+    steps: Vec<Step>,
+    mark: Instant,
+}
+
+impl Trail {
+    /// Records a step; its duration is the time since the previous step.
+    fn step(&mut self, id: StepId, ok: bool, detail: impl Into<String>) {
+        self.steps.push(Step {
+            id,
+            label: id.label(),
+            ok,
+            detail: detail.into(),
+            duration_ms: millis_since(self.mark),
+        });
+        self.mark = Instant::now();
+    }
+}
+
+struct Decision {
+    verdict: Verdict,
+    session: Option<String>,
+    recoverable: Option<String>,
+}
+
+impl Decision {
+    fn new(verdict: Verdict, session: Option<&str>) -> Self {
+        Decision {
+            verdict,
+            session: session.map(str::to_string),
+            recoverable: None,
+        }
+    }
+}
+
+/// Where a provider keeps its transcripts, for one working dir.
+enum Disk {
+    Claude { project_dir: Utf8PathBuf },
+    Codex { home: Utf8PathBuf },
+}
+
+/// What is on disk for one session id.
+struct Located {
+    reachability: Reachability,
+    place: String,
+}
+
+impl Disk {
+    fn locate(&self, session: &str) -> Located {
+        match self {
+            Disk::Claude { project_dir } => match claude::transcript_path(project_dir, session) {
+                Some(path) => Located {
+                    reachability: claude::reachability(&path),
+                    place: path.into_string(),
+                },
+                None => Located {
+                    reachability: Reachability::Missing,
+                    place: format!("{session:?} (not a file name)"),
+                },
+            },
+            Disk::Codex { home } => match codex::find_rollout(home, session) {
+                Some(path) => Located {
+                    reachability: Reachability::Reachable,
+                    place: path.into_string(),
+                },
+                None => Located {
+                    reachability: Reachability::Missing,
+                    place: format!("{home}/sessions/*/*/*/rollout-*-{session}.jsonl"),
+                },
+            },
+        }
+    }
+
+    fn continued_in(&self, session: &str) -> Option<String> {
+        match self {
+            Disk::Claude { project_dir } => {
+                claude::continued_in(&claude::transcript_path(project_dir, session)?)
+            }
+            Disk::Codex { .. } => None,
+        }
+    }
+
+    /// The recovery scan; Codex has none.
+    fn scan(&self, skip: impl Fn(&str) -> bool) -> Result<Option<claude::Candidate>, String> {
+        match self {
+            Disk::Claude { project_dir } => Ok(claude::largest_reachable(project_dir, skip)),
+            Disk::Codex { .. } => Err("Codex keeps no recoverable sessions per working dir".into()),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Disk::Claude { project_dir } => project_dir.to_string(),
+            Disk::Codex { home } => format!("{home}/sessions"),
+        }
+    }
+}
+
+fn non_empty(value: &Option<String>) -> Option<&str> {
+    value
+        .as_deref()
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+}
+
+fn decide(input: &Input, trail: &mut Trail) -> Decision {
+    let home = input.home.as_deref();
+    let provider = input.provider.trim();
+    let is_codex = match provider {
+        "claude" => false,
+        "codex" => true,
+        "" => {
+            trail.step(
+                StepId::Provider,
+                false,
+                "this provider cannot resume a session by id",
+            );
+            return Decision::new(Verdict::Unknown, None);
+        }
+        other => {
+            trail.step(
+                StepId::Provider,
+                false,
+                format!("{other}: no known transcript layout to check a resume against"),
+            );
+            return Decision::new(Verdict::Unknown, None);
+        }
+    };
+    let Some(config_dir) = non_empty(&input.config_dir) else {
+        trail.step(StepId::Provider, true, provider);
+        trail.step(
+            StepId::Transcript,
+            false,
+            "no config dir known: nothing to check against",
+        );
+        return Decision::new(Verdict::Unknown, None);
+    };
+    let config_dir = paths::expand_home(config_dir, home);
+    let disk = if is_codex {
+        Disk::Codex { home: config_dir }
+    } else {
+        let cwd = claude::resolve_working_dir(input.cwd.trim(), home);
+        Disk::Claude {
+            project_dir: claude::project_dir(&config_dir, &cwd),
+        }
+    };
+    trail.step(
+        StepId::Provider,
+        true,
+        format!("{provider}, transcripts in {}", disk.describe()),
+    );
+
+    match non_empty(&input.session) {
+        Some(held) => decide_held(input, &disk, held, trail),
+        None => decide_unheld(input, &disk, trail),
+    }
+}
+
+/// Rows 2 to 4: the spawn attempts `--resume <held>`; when the CLI rejects it, the retry
+/// resumes the recovery candidate, else starts blank.
+fn decide_held(input: &Input, disk: &Disk, held: &str, trail: &mut Trail) -> Decision {
+    trail.step(StepId::SessionId, true, format!("holding {held}"));
+    if let Some(decision) = gate(input, disk, held, trail) {
+        return decision;
+    }
+    let located = disk.locate(held);
+    let reachable = located.reachability.is_reachable();
+    trail.step(
+        StepId::Transcript,
+        reachable,
+        format!("{}: {}", located.place, located.reachability.describe()),
+    );
+    if reachable {
+        return Decision::new(Verdict::Resume, Some(held));
+    }
+    match disk.scan(|id| id == held || input.excluded.contains(id)) {
+        Ok(Some(candidate)) => {
+            trail.step(
+                StepId::Recovery,
+                true,
+                format!(
+                    "{} ({} bytes) is on disk for this working dir",
+                    candidate.session, candidate.size
+                ),
+            );
+            Decision::new(Verdict::Recover, Some(&candidate.session))
+        }
+        Ok(None) => {
+            trail.step(
+                StepId::Recovery,
+                false,
+                "no other conversation on disk for this working dir",
+            );
+            Decision::new(Verdict::Fresh, None)
+        }
+        Err(reason) => {
+            trail.step(StepId::Recovery, false, reason);
+            Decision::new(Verdict::Fresh, None)
+        }
+    }
+}
+
+/// Rows 5 and 6: no id held. The pane's history continues when its session is reachable;
+/// otherwise the spawn starts blank and the scan only reports what is on disk.
+fn decide_unheld(input: &Input, disk: &Disk, trail: &mut Trail) -> Decision {
+    trail.step(StepId::SessionId, false, "no session id held");
+    if let Some(history) = non_empty(&input.history_session) {
+        if let Some(decision) = gate(input, disk, history, trail) {
+            return with_evidence(decision, input, disk, trail);
+        }
+        let located = disk.locate(history);
+        let reachable = located.reachability.is_reachable();
+        trail.step(
+            StepId::History,
+            reachable,
+            format!(
+                "{history} at {}: {}",
+                located.place,
+                located.reachability.describe()
+            ),
+        );
+        if reachable {
+            return Decision::new(Verdict::Resume, Some(history));
+        }
+    }
+    with_evidence(Decision::new(Verdict::Fresh, None), input, disk, trail)
+}
+
+/// Adds row 6's evidence to a `fresh` verdict: what the recovery scan would find.
+fn with_evidence(
+    mut decision: Decision,
+    input: &Input,
+    disk: &Disk,
+    trail: &mut Trail,
+) -> Decision {
+    if decision.verdict != Verdict::Fresh {
+        return decision;
+    }
+    match disk.scan(|id| input.excluded.contains(id)) {
+        Ok(Some(candidate)) => {
+            trail.step(
+                StepId::Scan,
+                true,
+                format!(
+                    "{} ({} bytes) is on disk; not resumed on this path, reported only",
+                    candidate.session, candidate.size
+                ),
+            );
+            decision.recoverable = Some(candidate.session);
+        }
+        Ok(None) => trail.step(StepId::Scan, false, "nothing recoverable on disk"),
+        Err(reason) => trail.step(StepId::Scan, false, reason),
+    }
+    decision
+}
+
+/// The resume gate: a candidate that is not the head of its session chain is redirected to the
+/// head when the head is reachable here, else refused. `None`: the candidate stands.
+fn gate(input: &Input, disk: &Disk, candidate: &str, trail: &mut Trail) -> Option<Decision> {
+    let head = chain_head(input, disk, candidate);
+    if head == candidate {
+        if !input.chain.is_empty() {
+            trail.step(
+                StepId::Chain,
+                true,
+                format!("{candidate} has not moved on to another session"),
+            );
+        }
+        return None;
+    }
+    let located = disk.locate(&head);
+    if located.reachability.is_reachable() {
+        trail.step(StepId::Chain, true, format!("moved on to {head}"));
+        Some(Decision::new(Verdict::Resume, Some(&head)))
+    } else {
+        trail.step(
+            StepId::Chain,
+            false,
+            format!(
+                "the conversation moved on to {head}, which this spawn cannot resume ({}: {})",
+                located.place,
+                located.reachability.describe()
+            ),
+        );
+        Some(Decision::new(Verdict::Fresh, None))
+    }
+}
+
+/// Follows the chain from `candidate`: to the surface's newest id when the candidate is an
+/// earlier one, and along `continued-in` records at the end of transcripts; bounded and
+/// cycle-safe. The last id reached is the head.
+fn chain_head(input: &Input, disk: &Disk, candidate: &str) -> String {
+    let mut current = candidate.to_string();
+    let mut seen = HashSet::from([current.clone()]);
+    for _ in 0..MAX_CHAIN_HOPS {
+        let position = input.chain.iter().position(|id| *id == current);
+        let next = match (position, input.chain.last()) {
+            (Some(position), Some(head)) if position + 1 < input.chain.len() => Some(head.clone()),
+            _ => disk.continued_in(&current),
+        };
+        match next {
+            Some(next) if seen.insert(next.clone()) => current = next,
+            _ => break,
+        }
+    }
+    current
+}
+
+/// The transcript path a Claude session would be resumed from, for messages and tests.
+pub fn claude_transcript_path(
+    config_dir: &str,
+    cwd: &str,
+    session: &str,
+    home: Option<&Utf8Path>,
+) -> Option<Utf8PathBuf> {
+    let config_dir = paths::expand_home(config_dir, home);
+    let cwd = claude::resolve_working_dir(cwd, home);
+    claude::transcript_path(&claude::project_dir(&config_dir, &cwd), session)
+}

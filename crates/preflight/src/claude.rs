@@ -1,0 +1,250 @@
+//! Claude Code's on-disk layout, as the real CLI reads it (measured against Claude Code 2.1.328;
+//! see `spec/preflight.md`).
+//!
+//! The transcript of session `S` run in working dir `W` with config dir `C` is
+//! `C/projects/<folder name of W'>/S.jsonl`, where `W'` is `W` with `~` expanded and symlinks
+//! resolved. It is reachable when it is a regular file holding at least one complete JSON line
+//! whose `type` is `user` or `assistant`.
+
+use std::fs::{self, File};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use serde::Deserialize;
+
+use crate::paths::expand_home;
+
+/// Project folder names longer than this are cut and given a hash suffix.
+pub const MAX_FOLDER_NAME: usize = 200;
+
+/// The name of the project folder Claude Code keeps a working dir's transcripts in.
+///
+/// Walks the path as UTF-16 units: ASCII letters and digits stay, every other unit becomes `-`
+/// (a character outside the BMP gives two). Past 200 characters: the first 200, `-`, and the
+/// base-36 absolute value of a 32-bit rolling hash (`h = h*31 + unit`, wrapping) of the path.
+pub fn project_folder_name(path: &str) -> String {
+    let name: String = path
+        .encode_utf16()
+        .map(|unit| match u8::try_from(unit) {
+            Ok(byte) if byte.is_ascii_alphanumeric() => char::from(byte),
+            _ => '-',
+        })
+        .collect();
+    if name.len() <= MAX_FOLDER_NAME {
+        return name;
+    }
+    let hash = path.encode_utf16().fold(0i32, |hash, unit| {
+        hash.wrapping_mul(31).wrapping_add(i32::from(unit))
+    });
+    format!(
+        "{}-{}",
+        &name[..MAX_FOLDER_NAME],
+        base36(i64::from(hash).unsigned_abs())
+    )
+}
+
+fn base36(mut value: u64) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut digits = Vec::new();
+    loop {
+        digits.push(DIGITS[(value % 36) as usize]);
+        value /= 36;
+        if value == 0 {
+            break;
+        }
+    }
+    digits.reverse();
+    String::from_utf8(digits).expect("base-36 digits are ASCII")
+}
+
+/// The working dir as the CLI sees it from inside: `~` expanded, symlinks resolved. A dir that
+/// does not exist (or cannot be resolved) is taken as written, expanded.
+pub fn resolve_working_dir(cwd: &str, home: Option<&Utf8Path>) -> Utf8PathBuf {
+    let expanded = expand_home(cwd, home);
+    match expanded.canonicalize_utf8() {
+        Ok(resolved) => resolved,
+        Err(_) => expanded,
+    }
+}
+
+/// `C/projects/<folder name>`: where the transcripts of one working dir live.
+pub fn project_dir(config_dir: &Utf8Path, resolved_cwd: &Utf8Path) -> Utf8PathBuf {
+    config_dir
+        .join("projects")
+        .join(project_folder_name(resolved_cwd.as_str()))
+}
+
+/// A session id can name a transcript file only if it is one plain file name.
+pub fn is_file_name_safe(session: &str) -> bool {
+    !session.is_empty() && session != "." && session != ".." && !session.contains(['/', '\\', '\0'])
+}
+
+/// `<project dir>/<session>.jsonl`, or `None` for an id that is not a plain file name.
+pub fn transcript_path(project_dir: &Utf8Path, session: &str) -> Option<Utf8PathBuf> {
+    is_file_name_safe(session).then(|| project_dir.join(format!("{session}.jsonl")))
+}
+
+/// What is at a transcript path, in the terms the CLI's answer depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reachability {
+    /// A regular file with a user or assistant line: `--resume` loads it.
+    Reachable,
+    /// No file there.
+    Missing,
+    /// A directory: the CLI fails with EISDIR.
+    Directory,
+    /// Neither a file nor a directory (a socket, a fifo, a dangling link).
+    NotAFile,
+    /// A file with no user or assistant line (empty, bookkeeping only, a summary, a torn line).
+    NoConversation,
+    /// The file exists but cannot be read.
+    Unreadable,
+}
+
+impl Reachability {
+    pub fn is_reachable(self) -> bool {
+        self == Reachability::Reachable
+    }
+
+    /// Words for a step's detail.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Reachability::Reachable => "holds a conversation",
+            Reachability::Missing => "no transcript there",
+            Reachability::Directory => "a directory, not a transcript",
+            Reachability::NotAFile => "not a regular file",
+            Reachability::NoConversation => "no user or assistant message in it",
+            Reachability::Unreadable => "cannot be read",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct LineType<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
+fn is_conversation_line(line: &[u8]) -> bool {
+    match serde_json::from_slice::<LineType<'_>>(line) {
+        Ok(LineType { kind: Some(kind) }) => kind == "user" || kind == "assistant",
+        _ => false,
+    }
+}
+
+/// Decides reachability as the CLI does: a regular file, read from the start up to its first
+/// user or assistant line (never further).
+pub fn reachability(path: &Utf8Path) -> Reachability {
+    let metadata = match fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            return match fs::symlink_metadata(path) {
+                Ok(_) => Reachability::NotAFile,
+                Err(_) => Reachability::Missing,
+            };
+        }
+        Err(_) => return Reachability::Unreadable,
+    };
+    if metadata.is_dir() {
+        return Reachability::Directory;
+    }
+    if !metadata.is_file() {
+        return Reachability::NotAFile;
+    }
+    if metadata.len() == 0 {
+        return Reachability::NoConversation;
+    }
+    match File::open(path).and_then(|file| has_conversation_line(BufReader::new(file))) {
+        Ok(true) => Reachability::Reachable,
+        Ok(false) => Reachability::NoConversation,
+        Err(_) => Reachability::Unreadable,
+    }
+}
+
+fn has_conversation_line(mut reader: impl BufRead) -> io::Result<bool> {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            return Ok(false);
+        }
+        if is_conversation_line(trim_line(&line)) {
+            return Ok(true);
+        }
+    }
+}
+
+fn trim_line(line: &[u8]) -> &[u8] {
+    let end = line
+        .iter()
+        .rposition(|byte| !byte.is_ascii_whitespace())
+        .map_or(0, |last| last + 1);
+    &line[..end]
+}
+
+/// A transcript found by the recovery scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub session: String,
+    pub size: u64,
+}
+
+/// The recovery scan ("largest on disk"): direct `*.jsonl` children of the project dir that
+/// are reachable, other than the ids in `skip`; the largest wins, ties to the smaller id.
+/// Files are checked largest first, so usually only one is opened.
+pub fn largest_reachable(project_dir: &Utf8Path, skip: impl Fn(&str) -> bool) -> Option<Candidate> {
+    let listing = fs::read_dir(project_dir).ok()?;
+    let mut candidates: Vec<(Candidate, Utf8PathBuf)> = listing
+        .flatten()
+        .filter_map(|item| {
+            let name = item.file_name().into_string().ok()?;
+            let session = name.strip_suffix(".jsonl")?;
+            if session.is_empty() || skip(session) {
+                return None;
+            }
+            let metadata = fs::metadata(item.path()).ok()?;
+            metadata.is_file().then(|| {
+                let path = project_dir.join(&name);
+                let candidate = Candidate {
+                    session: session.to_string(),
+                    size: metadata.len(),
+                };
+                (candidate, path)
+            })
+        })
+        .collect();
+    candidates
+        .sort_by(|(a, _), (b, _)| b.size.cmp(&a.size).then_with(|| a.session.cmp(&b.session)));
+    candidates
+        .into_iter()
+        .find(|(_, path)| reachability(path).is_reachable())
+        .map(|(candidate, _)| candidate)
+}
+
+/// How much of a transcript's end is read to find a `continued-in` record.
+pub const TAIL_BYTES: u64 = 64 * 1024;
+
+#[derive(Deserialize)]
+struct ContinuedIn {
+    #[serde(rename = "continuedInSessionId")]
+    continued_in: Option<String>,
+}
+
+/// The session a transcript continues in: the `continuedInSessionId` of its last record, read
+/// from the file's tail only.
+pub fn continued_in(path: &Utf8Path) -> Option<String> {
+    let mut file = File::open(path).ok()?;
+    let length = file.metadata().ok()?.len();
+    let start = length.saturating_sub(TAIL_BYTES);
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut tail = Vec::new();
+    file.take(TAIL_BYTES).read_to_end(&mut tail).ok()?;
+    let last = tail
+        .split(|byte| *byte == b'\n')
+        .map(trim_line)
+        .rfind(|line| !line.is_empty())?;
+    let record: ContinuedIn = serde_json::from_slice(last).ok()?;
+    record
+        .continued_in
+        .filter(|session| is_file_name_safe(session))
+}

@@ -1,0 +1,6 @@
+//! Integration tests of the preflight: folder-name vectors, reachability rows, the verdict
+//! table row by row, agreement with a spawn simulator, and conformance with the real CLI.
+
+mod folder_names;
+mod reachability;
+mod verdicts;

@@ -1,0 +1,375 @@
+//! The verdict table of `spec/preflight.md`, one test per row, plus the gate and Codex.
+
+use std::collections::BTreeSet;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use preflight::{Input, Outcome, StepId, Verdict, claude_transcript_path, preflight};
+
+const USER: &str = r#"{"type":"user","message":{"role":"user","content":"hello"}}"#;
+const SNAPSHOT: &str = r#"{"type":"file-history-snapshot","messageId":"m","snapshot":{}}"#;
+
+/// A throwaway config dir and working dir under the build dir.
+pub struct Sandbox {
+    _dir: tempfile::TempDir,
+    pub root: Utf8PathBuf,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::Builder::new()
+            .prefix("preflight-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .unwrap();
+        let root = Utf8PathBuf::from_path_buf(dir.path().canonicalize().unwrap()).unwrap();
+        Sandbox { _dir: dir, root }
+    }
+
+    fn config(&self) -> Utf8PathBuf {
+        self.root.join("config")
+    }
+
+    fn cwd(&self) -> Utf8PathBuf {
+        let cwd = self.root.join("work/my proj");
+        std::fs::create_dir_all(&cwd).unwrap();
+        cwd
+    }
+
+    /// Writes a transcript of `lines` where Claude Code keeps `session` of the working dir,
+    /// `padding` extra user lines making it larger.
+    fn transcript(&self, session: &str, text: &str) -> Utf8PathBuf {
+        let path =
+            claude_transcript_path(self.config().as_str(), self.cwd().as_str(), session, None)
+                .unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn conversation(&self, session: &str, user_lines: usize) -> Utf8PathBuf {
+        self.transcript(session, &format!("{USER}\n").repeat(user_lines))
+    }
+
+    fn input(&self, held: Option<&str>) -> Input {
+        Input {
+            provider: "claude".into(),
+            session: held.map(str::to_string),
+            cwd: self.cwd().into_string(),
+            config_dir: Some(self.config().into_string()),
+            ..Input::default()
+        }
+    }
+}
+
+fn check(input: &Input, verdict: Verdict, session: Option<&str>) -> Outcome {
+    let outcome = preflight(input);
+    assert_eq!(
+        (outcome.verdict, outcome.session_id.as_deref()),
+        (verdict, session),
+        "steps: {:#?}",
+        outcome.steps
+    );
+    assert!(!outcome.steps.is_empty(), "every path has a step");
+    assert!(outcome.steps.iter().all(|step| !step.label.is_empty()));
+    outcome
+}
+
+fn step_ids(outcome: &Outcome) -> Vec<StepId> {
+    outcome.steps.iter().map(|step| step.id).collect()
+}
+
+#[test]
+fn row_1_a_provider_without_resume_by_id_is_unknown() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("S", 1);
+    for provider in ["", "gemini", "aider"] {
+        let input = Input {
+            provider: provider.into(),
+            ..sandbox.input(Some("S"))
+        };
+        let outcome = check(&input, Verdict::Unknown, None);
+        assert_eq!(step_ids(&outcome), [StepId::Provider]);
+        assert!(!outcome.steps[0].ok);
+    }
+}
+
+#[test]
+fn row_1b_no_config_dir_is_unknown_and_silent() {
+    let sandbox = Sandbox::new();
+    for config_dir in [None, Some(String::new()), Some("  ".to_string())] {
+        let input = Input {
+            config_dir,
+            ..sandbox.input(Some("S"))
+        };
+        let outcome = check(&input, Verdict::Unknown, None);
+        assert_eq!(step_ids(&outcome), [StepId::Provider, StepId::Transcript]);
+    }
+}
+
+#[test]
+fn row_2_a_held_reachable_transcript_resumes() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("S", 1);
+    sandbox.conversation("bigger", 5);
+    let outcome = check(&sandbox.input(Some("S")), Verdict::Resume, Some("S"));
+    assert_eq!(
+        step_ids(&outcome),
+        [StepId::Provider, StepId::SessionId, StepId::Transcript]
+    );
+    assert!(outcome.steps.iter().all(|step| step.ok));
+}
+
+#[test]
+fn row_3_a_missing_transcript_recovers_the_largest_other_session() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("small", 1);
+    sandbox.conversation("large", 4);
+    sandbox.conversation("excluded", 9);
+    sandbox.transcript("bookkeeping", &format!("{SNAPSHOT}\n").repeat(50));
+    let mut input = sandbox.input(Some("S"));
+    input.excluded = BTreeSet::from(["excluded".to_string()]);
+    let outcome = check(&input, Verdict::Recover, Some("large"));
+    assert_eq!(
+        step_ids(&outcome),
+        [
+            StepId::Provider,
+            StepId::SessionId,
+            StepId::Transcript,
+            StepId::Recovery
+        ]
+    );
+    assert_eq!(outcome.recoverable_session_id, None);
+}
+
+#[test]
+fn row_3_ties_go_to_the_smaller_id_and_the_failed_id_is_never_offered() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("b", 2);
+    sandbox.conversation("a", 2);
+    // The held id's transcript is a directory: the CLI fails with EISDIR, the retry recovers.
+    let held = sandbox.transcript("held", "");
+    std::fs::remove_file(&held).unwrap();
+    std::fs::create_dir(&held).unwrap();
+    check(&sandbox.input(Some("held")), Verdict::Recover, Some("a"));
+}
+
+#[test]
+fn row_4_a_missing_transcript_with_nothing_else_is_fresh() {
+    let sandbox = Sandbox::new();
+    sandbox.transcript("empty", "");
+    // A subagent transcript in a subfolder is never a candidate.
+    let sub = sandbox
+        .conversation("x", 1)
+        .parent()
+        .unwrap()
+        .join("S/subagents");
+    std::fs::remove_file(sub.parent().unwrap().parent().unwrap().join("x.jsonl")).unwrap();
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("agent-1.jsonl"), format!("{USER}\n")).unwrap();
+    let outcome = check(&sandbox.input(Some("S")), Verdict::Fresh, None);
+    assert_eq!(outcome.steps.last().unwrap().id, StepId::Recovery);
+    assert!(!outcome.steps.last().unwrap().ok);
+}
+
+#[test]
+fn row_5_no_id_held_but_the_pane_history_is_reachable_resumes_it() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("H", 1);
+    sandbox.conversation("larger", 7);
+    let input = Input {
+        history_session: Some("H".into()),
+        ..sandbox.input(None)
+    };
+    let outcome = check(&input, Verdict::Resume, Some("H"));
+    assert_eq!(
+        step_ids(&outcome),
+        [StepId::Provider, StepId::SessionId, StepId::History]
+    );
+}
+
+#[test]
+fn row_6_no_id_held_is_fresh_and_reports_what_is_on_disk() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("on-disk", 3);
+    sandbox.conversation("other-pane", 8);
+    let mut input = Input {
+        history_session: Some("gone".into()),
+        ..sandbox.input(None)
+    };
+    input.excluded = BTreeSet::from(["other-pane".to_string()]);
+    let outcome = check(&input, Verdict::Fresh, None);
+    assert_eq!(outcome.recoverable_session_id.as_deref(), Some("on-disk"));
+    assert_eq!(
+        step_ids(&outcome),
+        [
+            StepId::Provider,
+            StepId::SessionId,
+            StepId::History,
+            StepId::Scan
+        ]
+    );
+
+    let empty = Sandbox::new();
+    let outcome = check(&empty.input(None), Verdict::Fresh, None);
+    assert_eq!(outcome.recoverable_session_id, None);
+}
+
+#[test]
+fn the_gate_redirects_an_earlier_id_to_a_reachable_head() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("old", 1);
+    sandbox.conversation("new", 1);
+    let input = Input {
+        history_session: Some("old".into()),
+        chain: vec!["old".into(), "new".into()],
+        ..sandbox.input(None)
+    };
+    let outcome = check(&input, Verdict::Resume, Some("new"));
+    let chain = outcome
+        .steps
+        .iter()
+        .find(|step| step.id == StepId::Chain)
+        .unwrap();
+    assert!(
+        chain.ok && chain.detail.contains("moved on to new"),
+        "{chain:?}"
+    );
+}
+
+#[test]
+fn the_gate_refuses_an_earlier_id_whose_head_is_not_reachable() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("old", 1);
+    let input = Input {
+        history_session: Some("old".into()),
+        chain: vec!["old".into(), "new".into()],
+        ..sandbox.input(None)
+    };
+    let outcome = check(&input, Verdict::Fresh, None);
+    let chain = outcome
+        .steps
+        .iter()
+        .find(|step| step.id == StepId::Chain)
+        .unwrap();
+    assert!(
+        !chain.ok && chain.detail.contains("moved on to new"),
+        "{chain:?}"
+    );
+}
+
+#[test]
+fn the_head_of_the_chain_stands() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("new", 1);
+    let input = Input {
+        chain: vec!["old".into(), "new".into()],
+        ..sandbox.input(Some("new"))
+    };
+    check(&input, Verdict::Resume, Some("new"));
+}
+
+#[test]
+fn continued_in_records_are_followed_to_the_head() {
+    let sandbox = Sandbox::new();
+    sandbox.transcript(
+        "A",
+        &format!("{USER}\n{{\"type\":\"system\",\"continuedInSessionId\":\"B\"}}\n"),
+    );
+    sandbox.transcript(
+        "B",
+        &format!("{USER}\n{{\"type\":\"system\",\"continuedInSessionId\":\"C\"}}\n"),
+    );
+    sandbox.conversation("C", 1);
+    check(&sandbox.input(Some("A")), Verdict::Resume, Some("C"));
+}
+
+#[test]
+fn a_continued_in_cycle_ends() {
+    let sandbox = Sandbox::new();
+    sandbox.transcript(
+        "A",
+        &format!("{USER}\n{{\"type\":\"system\",\"continuedInSessionId\":\"B\"}}\n"),
+    );
+    sandbox.transcript(
+        "B",
+        &format!("{USER}\n{{\"type\":\"system\",\"continuedInSessionId\":\"A\"}}\n"),
+    );
+    check(&sandbox.input(Some("A")), Verdict::Resume, Some("B"));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_working_dir_is_resolved_as_the_cli_resolves_it() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("S", 1);
+    let link = sandbox.root.join("link");
+    std::os::unix::fs::symlink(sandbox.cwd(), &link).unwrap();
+    let input = Input {
+        cwd: link.to_string(),
+        ..sandbox.input(Some("S"))
+    };
+    check(&input, Verdict::Resume, Some("S"));
+}
+
+#[test]
+fn tilde_in_the_working_and_config_dirs_is_expanded() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("S", 1);
+    let home = sandbox.root.clone();
+    let input = Input {
+        cwd: "~/work/my proj".into(),
+        config_dir: Some("~/config".into()),
+        home: Some(home),
+        ..sandbox.input(Some("S"))
+    };
+    check(&input, Verdict::Resume, Some("S"));
+}
+
+fn codex_rollout(home: &Utf8Path, day: &str, session: &str, text: &str) {
+    let dir = home.join("sessions").join(day);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(format!("rollout-2026-11-30T10-00-00-{session}.jsonl")),
+        text,
+    )
+    .unwrap();
+}
+
+#[test]
+fn codex_resumes_a_present_rollout_and_never_recovers() {
+    let sandbox = Sandbox::new();
+    let home = sandbox.root.join("codex");
+    codex_rollout(&home, "2026/11/30", "abc", "{\"type\":\"session_meta\"}\n");
+    codex_rollout(&home, "2026/11/29", "empty", "");
+    let input = |held: &str| Input {
+        provider: "codex".into(),
+        session: Some(held.into()),
+        cwd: "/anywhere".into(),
+        config_dir: Some(home.to_string()),
+        ..Input::default()
+    };
+    check(&input("abc"), Verdict::Resume, Some("abc"));
+    check(&input("empty"), Verdict::Fresh, None);
+    check(&input("missing"), Verdict::Fresh, None);
+}
+
+#[test]
+fn a_session_id_that_is_not_a_file_name_is_never_reachable() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("S", 1);
+    check(&sandbox.input(Some("../S")), Verdict::Recover, Some("S"));
+}
+
+#[test]
+fn the_outcome_serialises_to_the_wire_names() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("S", 1);
+    let json = serde_json::to_value(preflight(&sandbox.input(None))).unwrap();
+    assert_eq!(json["verdict"], "fresh");
+    assert_eq!(json["session_id"], serde_json::Value::Null);
+    assert_eq!(json["recoverable_session_id"], "S");
+    assert_eq!(json["steps"][1]["id"], "session-id");
+    for key in ["id", "label", "ok", "detail", "duration_ms"] {
+        assert!(json["steps"][0].get(key).is_some(), "{key}");
+    }
+    assert!(json["duration_ms"].is_number());
+}
