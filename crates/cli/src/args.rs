@@ -8,7 +8,9 @@ use clap_complete::Shell;
 /// crash.
 #[derive(Debug, Parser)]
 #[command(name = "crash-resume", version, about, long_about = None)]
-#[command(after_help = "Exit codes: 0 done, 1 failed, 2 usage error or invalid input, 4 nothing found.")]
+#[command(
+    after_help = "Exit codes: 0 done, 1 failed, 2 usage error or invalid input, 4 nothing found."
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -19,7 +21,12 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct Global {
     /// The index file [default: $XDG_STATE_HOME/crash-resume/index.json]
-    #[arg(long, global = true, env = "CRASH_RESUME_INDEX_PATH", value_name = "FILE")]
+    #[arg(
+        long,
+        global = true,
+        env = "CRASH_RESUME_INDEX_PATH",
+        value_name = "FILE"
+    )]
     pub path: Option<String>,
 
     /// Print one JSON document on stdout, with a "version" field
@@ -35,7 +42,13 @@ pub struct Global {
     pub profile: Option<String>,
 
     /// How long a write waits for the index lock (milliseconds, or a duration like 2s)
-    #[arg(long, global = true, env = "CRASH_RESUME_LOCK_TIMEOUT", value_name = "DURATION", default_value = "5s")]
+    #[arg(
+        long,
+        global = true,
+        env = "CRASH_RESUME_LOCK_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "5s"
+    )]
     pub lock_timeout: String,
 }
 
@@ -44,9 +57,7 @@ pub enum Command {
     /// Capture: bind a surface to a session (a locked, durable write)
     Record(RecordArgs),
     /// Print a surface's entry as JSON (`null` and exit 4 when there is none)
-    Lookup {
-        surface: String,
-    },
+    Lookup { surface: String },
     /// Print the one shell line that resumes a surface's session
     #[command(name = "resume-cmd")]
     ResumeCmd {
@@ -55,25 +66,22 @@ pub enum Command {
         max_age: Option<String>,
     },
     /// Liveness: bump a surface's last_active
-    Touch {
-        surface: String,
-    },
+    Touch { surface: String },
     /// Drop one surface's entry
-    Forget {
-        surface: String,
-    },
+    Forget { surface: String },
     /// Drop every entry not active within MAX_AGE (milliseconds, or 90s, 30m, 2h, 7d)
-    Prune {
-        max_age: String,
-    },
+    Prune { max_age: String },
     /// Every entry, one line each
     List,
+    /// Before spawning: will the surface resume its conversation, recover another, or start fresh?
+    #[command(
+        after_help = "Exit codes: 0 resume, recover or unknown (nothing to check against); 4 fresh or no such surface."
+    )]
+    Preflight(PreflightArgs),
     /// The index path in use, and whether it survives a reboot
     Path,
     /// Print shell completions
-    Completions {
-        shell: Shell,
-    },
+    Completions { shell: Shell },
     /// Print the man page (roff)
     Man,
 }
@@ -93,4 +101,28 @@ pub struct RecordArgs {
     /// The provider's config dir (CLAUDE_CONFIG_DIR, CODEX_HOME)
     #[arg(long, value_name = "DIR")]
     pub config_dir: Option<String>,
+}
+
+/// `preflight <SURFACE>` fills the input from the index; `preflight --cwd ...` takes it from flags.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("from").required(true).args(["surface", "cwd"])))]
+pub struct PreflightArgs {
+    /// The surface whose index entry to check
+    #[arg(conflicts_with_all = ["session", "cwd", "config_dir", "provider", "history_session"])]
+    pub surface: Option<String>,
+    /// The session id the spawn would resume
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// The session's working dir
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+    /// The provider's config dir [default: $CLAUDE_CONFIG_DIR, else ~/.claude; $CODEX_HOME, else ~/.codex]
+    #[arg(long, value_name = "DIR")]
+    pub config_dir: Option<String>,
+    /// The provider: claude, codex, ...
+    #[arg(long, value_name = "NAME", default_value = "claude")]
+    pub provider: String,
+    /// The session the pane shows, when no id is held
+    #[arg(long, value_name = "ID")]
+    pub history_session: Option<String>,
 }

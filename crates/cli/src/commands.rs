@@ -12,7 +12,7 @@ use index_store::{Durability, Store, StoreOptions, Warning};
 use launcher_map::{Context, Registry, RenderError, Target};
 
 use crate::Failure;
-use crate::args::{Cli, Command, Global, RecordArgs};
+use crate::args::{Cli, Command, Global, PreflightArgs, RecordArgs};
 use crate::output;
 
 type Outcome = Result<(), Failure>;
@@ -27,6 +27,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Forget { surface } => forget(global, &surface),
         Command::Prune { max_age } => prune(global, &max_age),
         Command::List => list(global),
+        Command::Preflight(args) => preflight(global, args),
         Command::Path => path(global),
         Command::Completions { shell } => {
             let mut command = Cli::command();
@@ -100,8 +101,8 @@ fn print_line(text: &str) -> Outcome {
 }
 
 fn print_json(value: &impl serde::Serialize) -> Outcome {
-    let text = serde_json::to_string_pretty(value)
-        .map_err(|error| Failure::Failed(error.into()))?;
+    let text =
+        serde_json::to_string_pretty(value).map_err(|error| Failure::Failed(error.into()))?;
     print_line(&text)
 }
 
@@ -129,9 +130,17 @@ fn record(global: &Global, args: RecordArgs) -> Outcome {
         SessionId::new(args.session)?,
         Repo::new(args.repo)?,
     );
-    record.role = args.role.filter(|role| !role.is_empty()).map(Role::new).transpose()?;
+    record.role = args
+        .role
+        .filter(|role| !role.is_empty())
+        .map(Role::new)
+        .transpose()?;
     record.provider = args.provider.map(Provider::new).transpose()?;
-    record.cwd = args.cwd.as_deref().map(|dir| absolute_dir(dir, "--cwd")).transpose()?;
+    record.cwd = args
+        .cwd
+        .as_deref()
+        .map(|dir| absolute_dir(dir, "--cwd"))
+        .transpose()?;
     record.config_dir = args
         .config_dir
         .as_deref()
@@ -149,7 +158,10 @@ fn record(global: &Global, args: RecordArgs) -> Outcome {
     if global.json {
         return print_json(&output::Recorded::new(&entry, &recorded));
     }
-    print_line(&format!("recorded {} → {} ({})", entry.surface, entry.session, entry.repo))
+    print_line(&format!(
+        "recorded {} → {} ({})",
+        entry.surface, entry.session, entry.repo
+    ))
 }
 
 fn load(global: &Global) -> Result<index_core::Index, Failure> {
@@ -168,19 +180,27 @@ fn lookup(global: &Global, surface: &str) -> Outcome {
     }
     match entry {
         Some(_) => Ok(()),
-        None => Err(Failure::NotFound(format!("no entry for surface {surface:?}"))),
+        None => Err(Failure::NotFound(format!(
+            "no entry for surface {surface:?}"
+        ))),
     }
 }
 
 fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome {
-    let max_age = max_age.map(|text| parse_duration(text, "max age")).transpose()?;
+    let max_age = max_age
+        .map(|text| parse_duration(text, "max age"))
+        .transpose()?;
     let index = load(global)?;
     let now = now();
     let Some(entry) = index.lookup(surface) else {
-        return Err(Failure::NotFound(format!("no session recorded for surface {surface:?}")));
+        return Err(Failure::NotFound(format!(
+            "no session recorded for surface {surface:?}"
+        )));
     };
     if let Some(max_age) = max_age
-        && index.resumable_for(surface, Some(millis(max_age)), now).is_none()
+        && index
+            .resumable_for(surface, Some(millis(max_age)), now)
+            .is_none()
     {
         return Err(Failure::NotFound(format!(
             "the session of surface {surface:?} was last active {} ago, longer than the max age {}; nothing to resume",
@@ -200,7 +220,12 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
 fn registry(global: &Global) -> Result<Registry, Failure> {
     let config = etcetera::base_strategy::Xdg::new()
         .ok()
-        .map(|strategy| strategy.config_dir().join("crash-resume").join("launchers.toml"))
+        .map(|strategy| {
+            strategy
+                .config_dir()
+                .join("crash-resume")
+                .join("launchers.toml")
+        })
         .and_then(|path| Utf8PathBuf::from_path_buf(path).ok());
     let mut registry = match config {
         Some(path) => Registry::load(&path).map_err(|error| Failure::Failed(error.into()))?,
@@ -222,13 +247,98 @@ fn render(global: &Global, entry: &Entry) -> Result<String, Failure> {
         cwd: entry.cwd.as_deref(),
         config_dir: entry.config_dir.as_deref(),
     };
-    let context = Context {
-        home: etcetera::home_dir().ok().and_then(|home| Utf8PathBuf::from_path_buf(home).ok()),
+    let context = Context { home: home() };
+    registry(global)?
+        .render(&target, &context)
+        .map_err(|error| match error {
+            RenderError::NoLauncher { .. } => Failure::NotFound(format!("{error}")),
+            other => Failure::Failed(other.into()),
+        })
+}
+
+fn home() -> Option<Utf8PathBuf> {
+    etcetera::home_dir()
+        .ok()
+        .and_then(|home| Utf8PathBuf::from_path_buf(home).ok())
+}
+
+/// The config dir a provider uses when none is recorded: its variable, else its default dir.
+fn default_config_dir(provider: &str) -> Option<String> {
+    let (variable, default) = match provider {
+        "codex" => ("CODEX_HOME", "~/.codex"),
+        "claude" => ("CLAUDE_CONFIG_DIR", "~/.claude"),
+        _ => return None,
     };
-    registry(global)?.render(&target, &context).map_err(|error| match error {
-        RenderError::NoLauncher { .. } => Failure::NotFound(format!("{error}")),
-        other => Failure::Failed(other.into()),
-    })
+    match std::env::var(variable) {
+        Ok(dir) if !dir.trim().is_empty() => Some(dir),
+        _ => Some(default.to_string()),
+    }
+}
+
+fn preflight(global: &Global, args: PreflightArgs) -> Outcome {
+    let index = load(global)?;
+    let mut input = match &args.surface {
+        Some(surface) => {
+            let Some(entry) = index.lookup(surface) else {
+                return Err(Failure::NotFound(format!(
+                    "no entry for surface {surface:?}"
+                )));
+            };
+            let provider = entry
+                .provider
+                .as_ref()
+                .map_or(launcher_map::DEFAULT_PROVIDER, Provider::as_str);
+            preflight::Input {
+                provider: provider.to_string(),
+                session: Some(entry.session.to_string()),
+                cwd: entry.cwd.clone().unwrap_or_default(),
+                config_dir: entry
+                    .config_dir
+                    .clone()
+                    .or_else(|| default_config_dir(provider)),
+                history_session: None,
+                chain: entry.chain().map(SessionId::to_string).collect(),
+                ..preflight::Input::default()
+            }
+        }
+        None => {
+            let session = args.session.map(SessionId::new).transpose()?;
+            let history = args.history_session.map(SessionId::new).transpose()?;
+            preflight::Input {
+                config_dir: args
+                    .config_dir
+                    .or_else(|| default_config_dir(&args.provider)),
+                session: session.map(SessionId::into_string),
+                history_session: history.map(SessionId::into_string),
+                cwd: args
+                    .cwd
+                    .as_deref()
+                    .map(|dir| absolute_dir(dir, "--cwd"))
+                    .transpose()?
+                    .unwrap_or_default(),
+                provider: args.provider,
+                ..preflight::Input::default()
+            }
+        }
+    };
+    // Ids bound to other surfaces are never offered as a recovery.
+    input.excluded = index
+        .entries()
+        .into_iter()
+        .map(|entry| entry.session.to_string())
+        .filter(|session| Some(session) != input.session.as_ref())
+        .collect();
+    input.home = home();
+    let outcome = preflight::preflight(&input);
+    if global.json {
+        print_json(&output::Preflight::new(args.surface.as_deref(), &outcome))?;
+    } else {
+        print_line(&output::preflight_text(&outcome))?;
+    }
+    match outcome.verdict {
+        preflight::Verdict::Fresh => Err(Failure::NotFound(String::new())),
+        _ => Ok(()),
+    }
 }
 
 fn touch(global: &Global, surface: &str) -> Outcome {
@@ -238,7 +348,9 @@ fn touch(global: &Global, surface: &str) -> Outcome {
         print_json(&output::Touched::new(surface, updated.value))?;
     }
     if !updated.value {
-        return Err(Failure::NotFound(format!("no entry for surface {surface:?}; nothing touched")));
+        return Err(Failure::NotFound(format!(
+            "no entry for surface {surface:?}; nothing touched"
+        )));
     }
     if !global.json {
         print_line(&format!("touched {surface}"))?;
@@ -253,10 +365,15 @@ fn forget(global: &Global, surface: &str) -> Outcome {
         print_json(&output::Forgotten::new(surface, updated.value.as_ref()))?;
     }
     let Some(entry) = updated.value else {
-        return Err(Failure::NotFound(format!("no entry for surface {surface:?}; nothing forgotten")));
+        return Err(Failure::NotFound(format!(
+            "no entry for surface {surface:?}; nothing forgotten"
+        )));
     };
     if !global.json {
-        print_line(&format!("forgot {} → {} ({})", entry.surface, entry.session, entry.repo))?;
+        print_line(&format!(
+            "forgot {} → {} ({})",
+            entry.surface, entry.session, entry.repo
+        ))?;
     }
     Ok(())
 }
@@ -270,7 +387,10 @@ fn prune(global: &Global, max_age: &str) -> Outcome {
     }
     let mut text = format!("pruned {} entries", updated.value.len());
     for entry in &updated.value {
-        text.push_str(&format!("\n{}\t{}\t{}", entry.surface, entry.session, entry.repo));
+        text.push_str(&format!(
+            "\n{}\t{}\t{}",
+            entry.surface, entry.session, entry.repo
+        ));
     }
     print_line(&text)
 }
@@ -287,8 +407,15 @@ fn list(global: &Global) -> Outcome {
         .map(|entry| {
             let age = humantime::format_duration(Duration::from_secs(entry.age(now) / 1000));
             let role = entry.role.as_ref().map_or("-", Role::as_str);
-            let ended = if entry.ended_at.is_some() { "\tended" } else { "" };
-            format!("{}\t{}\t{}\t{role}\t{age} ago{ended}", entry.surface, entry.session, entry.repo)
+            let ended = if entry.ended_at.is_some() {
+                "\tended"
+            } else {
+                ""
+            };
+            format!(
+                "{}\t{}\t{}\t{role}\t{age} ago{ended}",
+                entry.surface, entry.session, entry.repo
+            )
         })
         .collect();
     if lines.is_empty() {
@@ -302,7 +429,11 @@ fn path(global: &Global) -> Outcome {
     let resolved = index_store::resolve_path(&path)?;
     let durability = index_store::durability(&resolved);
     if global.json {
-        return print_json(&output::PathInfo::new(&resolved, &durability, global.allow_volatile));
+        return print_json(&output::PathInfo::new(
+            &resolved,
+            &durability,
+            global.allow_volatile,
+        ));
     }
     let note = match &durability {
         Durability::Durable => "durable".to_string(),
@@ -310,7 +441,9 @@ fn path(global: &Global) -> Outcome {
             format!("volatile: {reason}; a reboot wipes it (allowed by --allow-volatile)")
         }
         Durability::Volatile(reason) => {
-            format!("volatile: {reason}; a reboot wipes it, so writes are refused without --allow-volatile")
+            format!(
+                "volatile: {reason}; a reboot wipes it, so writes are refused without --allow-volatile"
+            )
         }
     };
     print_line(&format!("{resolved}\n{note}"))

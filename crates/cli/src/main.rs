@@ -66,6 +66,7 @@ fn main() -> ExitCode {
                 Failure::Failed(error) | Failure::Usage(error) => {
                     writeln!(stderr, "error: {error:#}")
                 }
+                Failure::NotFound(message) if message.is_empty() => Ok(()),
                 Failure::NotFound(message) => writeln!(stderr, "{message}"),
             };
             ExitCode::from(code)

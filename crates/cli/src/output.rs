@@ -41,7 +41,11 @@ pub struct Lookup<'a> {
 
 impl<'a> Lookup<'a> {
     pub fn new(surface: &'a str, entry: Option<&'a Entry>) -> Self {
-        Lookup { version: OUTPUT_VERSION, surface, entry: entry.map(EntryJson::from) }
+        Lookup {
+            version: OUTPUT_VERSION,
+            surface,
+            entry: entry.map(EntryJson::from),
+        }
     }
 }
 
@@ -73,7 +77,11 @@ pub struct Touched<'a> {
 
 impl<'a> Touched<'a> {
     pub fn new(surface: &'a str, touched: bool) -> Self {
-        Touched { version: OUTPUT_VERSION, surface, touched }
+        Touched {
+            version: OUTPUT_VERSION,
+            surface,
+            touched,
+        }
     }
 }
 
@@ -86,7 +94,11 @@ pub struct Forgotten<'a> {
 
 impl<'a> Forgotten<'a> {
     pub fn new(surface: &'a str, entry: Option<&'a Entry>) -> Self {
-        Forgotten { version: OUTPUT_VERSION, surface, forgotten: entry.map(EntryJson::from) }
+        Forgotten {
+            version: OUTPUT_VERSION,
+            surface,
+            forgotten: entry.map(EntryJson::from),
+        }
     }
 }
 
@@ -98,7 +110,10 @@ pub struct Pruned<'a> {
 
 impl<'a> Pruned<'a> {
     pub fn new(entries: &'a [Entry]) -> Self {
-        Pruned { version: OUTPUT_VERSION, pruned: entries.iter().map(EntryJson::from).collect() }
+        Pruned {
+            version: OUTPUT_VERSION,
+            pruned: entries.iter().map(EntryJson::from).collect(),
+        }
     }
 }
 
@@ -110,7 +125,13 @@ pub struct List<'a> {
 
 impl<'a> List<'a> {
     pub fn new(entries: &[&'a Entry]) -> Self {
-        List { version: OUTPUT_VERSION, entries: entries.iter().map(|entry| EntryJson::from(*entry)).collect() }
+        List {
+            version: OUTPUT_VERSION,
+            entries: entries
+                .iter()
+                .map(|entry| EntryJson::from(*entry))
+                .collect(),
+        }
     }
 }
 
@@ -139,4 +160,48 @@ impl<'a> PathInfo<'a> {
             allow_volatile,
         }
     }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Preflight<'a> {
+    version: u32,
+    surface: Option<&'a str>,
+    #[serde(flatten)]
+    outcome: &'a preflight::Outcome,
+}
+
+impl<'a> Preflight<'a> {
+    pub fn new(surface: Option<&'a str>, outcome: &'a preflight::Outcome) -> Self {
+        Preflight {
+            version: OUTPUT_VERSION,
+            surface,
+            outcome,
+        }
+    }
+}
+
+/// The steps as a progress list, one line each, then the verdict.
+pub fn preflight_text(outcome: &preflight::Outcome) -> String {
+    let mut text = String::new();
+    for step in &outcome.steps {
+        let mark = if step.ok { "✓" } else { "✗" };
+        text.push_str(&format!(
+            "{mark} {}: {} ({:.2} ms)\n",
+            step.label, step.detail, step.duration_ms
+        ));
+    }
+    let verdict = serde_json::to_value(outcome.verdict).ok();
+    let verdict = verdict
+        .as_ref()
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("unknown");
+    text.push_str(verdict);
+    if let Some(session) = &outcome.session_id {
+        text.push_str(&format!(" {session}"));
+    }
+    if let Some(evidence) = &outcome.recoverable_session_id {
+        text.push_str(&format!(" (on disk, not resumed: {evidence})"));
+    }
+    text.push_str(&format!(" in {:.2} ms", outcome.duration_ms));
+    text
 }

@@ -281,8 +281,16 @@ fn decide(input: &Input, trail: &mut Trail) -> Decision {
     let config_dir = paths::expand_home(config_dir, home);
     let disk = if is_codex {
         Disk::Codex { home: config_dir }
+    } else if input.cwd.trim().is_empty() {
+        trail.step(StepId::Provider, true, provider);
+        trail.step(
+            StepId::Transcript,
+            false,
+            "no working dir known: nothing to check against",
+        );
+        return Decision::new(Verdict::Unknown, None);
     } else {
-        let cwd = claude::resolve_working_dir(input.cwd.trim(), home);
+        let cwd = claude::resolve_working_dir(&input.cwd, home);
         Disk::Claude {
             project_dir: claude::project_dir(&config_dir, &cwd),
         }
@@ -402,7 +410,7 @@ fn with_evidence(
 fn gate(input: &Input, disk: &Disk, candidate: &str, trail: &mut Trail) -> Option<Decision> {
     let head = chain_head(input, disk, candidate);
     if head == candidate {
-        if !input.chain.is_empty() {
+        if input.chain.len() > 1 {
             trail.step(
                 StepId::Chain,
                 true,
