@@ -80,6 +80,11 @@ pub enum Command {
     Preflight(PreflightArgs),
     /// The index path in use, and whether it survives a reboot
     Path,
+    /// After a reboot: every surface whose session did not end cleanly, its verdict and resume command
+    Restore(RestoreArgs),
+    /// An agent's hook (reads its JSON on stdin; always exits 0), or install the hook
+    #[command(subcommand)]
+    Hook(HookCommand),
     /// Print shell completions
     Completions { shell: Shell },
     /// Print the man page (roff)
@@ -125,4 +130,43 @@ pub struct PreflightArgs {
     /// The session the pane shows, when no id is held
     #[arg(long, value_name = "ID")]
     pub history_session: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// Claude Code's hook: SessionStart records, SessionEnd marks a clean exit, others touch
+    Claude {
+        /// The payload, when the agent passes it as an argument instead of on stdin
+        #[arg(hide = true)]
+        payload: Option<String>,
+    },
+    /// Codex CLI's hook (the same events; the payload may also come as an argument, as Codex's `notify` passes it)
+    Codex {
+        #[arg(hide = true)]
+        payload: Option<String>,
+    },
+    /// Add crash-resume's SessionStart and SessionEnd hooks to the agent's settings
+    Install {
+        #[arg(value_enum)]
+        agent: crate::hook::Agent,
+        /// The settings file [default: $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json]
+        #[arg(long, value_name = "FILE")]
+        settings: Option<String>,
+        /// Print the merged settings instead of writing them
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// Every surface, also those whose session ended cleanly
+    #[arg(long)]
+    pub all: bool,
+    /// Re-open each resumable surface: type the command into its pane, or create its window
+    #[arg(long, value_enum, value_name = "MULTIPLEXER")]
+    pub apply: Option<crate::tmux::Apply>,
+    /// The tmux server's socket name (`tmux -L NAME`) [default: the default server, or $TMUX's]
+    #[arg(long, value_name = "NAME", env = "CRASH_RESUME_TMUX_SOCKET")]
+    pub tmux_socket: Option<String>,
 }

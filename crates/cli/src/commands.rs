@@ -12,7 +12,8 @@ use index_store::{Durability, Store, StoreOptions, Warning};
 use launcher_map::{Context, Registry, RenderError, Target};
 
 use crate::Failure;
-use crate::args::{Cli, Command, Global, PreflightArgs, RecordArgs};
+use crate::args::{Cli, Command, Global, HookCommand, PreflightArgs, RecordArgs};
+use crate::hook::{self, Agent};
 use crate::output;
 
 type Outcome = Result<(), Failure>;
@@ -29,6 +30,20 @@ pub fn run(cli: Cli) -> Outcome {
         Command::List => list(global),
         Command::Preflight(args) => preflight(global, args),
         Command::Path => path(global),
+        Command::Restore(args) => crate::restore::restore(global, &args),
+        Command::Hook(HookCommand::Claude { payload }) => {
+            hook::run(global, Agent::Claude, payload.as_deref());
+            Ok(())
+        }
+        Command::Hook(HookCommand::Codex { payload }) => {
+            hook::run(global, Agent::Codex, payload.as_deref());
+            Ok(())
+        }
+        Command::Hook(HookCommand::Install {
+            agent,
+            settings,
+            dry_run,
+        }) => crate::install::install(global, agent, settings, dry_run),
         Command::Completions { shell } => {
             let mut command = Cli::command();
             clap_complete::generate(shell, &mut command, "crash-resume", &mut std::io::stdout());
@@ -40,7 +55,7 @@ pub fn run(cli: Cli) -> Outcome {
     }
 }
 
-fn now() -> Millis {
+pub fn now() -> Millis {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|elapsed| elapsed.as_millis() as Millis)
@@ -49,7 +64,7 @@ fn now() -> Millis {
 
 /// Milliseconds as a plain number (as the JavaScript tool took), or a duration such as `90s`,
 /// `30m`, `2h`, `7d`.
-fn parse_duration(text: &str, what: &str) -> Result<Duration, Failure> {
+pub fn parse_duration(text: &str, what: &str) -> Result<Duration, Failure> {
     let trimmed = text.trim();
     let parsed = if !trimmed.is_empty() && trimmed.bytes().all(|byte| byte.is_ascii_digit()) {
         trimmed.parse::<u64>().map(Duration::from_millis).ok()
@@ -67,7 +82,7 @@ fn millis(duration: Duration) -> Millis {
     Millis::try_from(duration.as_millis()).unwrap_or(Millis::MAX)
 }
 
-fn open_store(global: &Global) -> Result<Store, Failure> {
+pub fn open_store(global: &Global) -> Result<Store, Failure> {
     let path = index_path(global)?;
     let options = StoreOptions {
         lock_timeout: parse_duration(&global.lock_timeout, "lock timeout")?,
@@ -93,14 +108,14 @@ fn report(warnings: &[Warning]) {
     }
 }
 
-fn print_line(text: &str) -> Outcome {
+pub fn print_line(text: &str) -> Outcome {
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{text}")
         .and_then(|()| stdout.flush())
         .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout")))
 }
 
-fn print_json(value: &impl serde::Serialize) -> Outcome {
+pub fn print_json(value: &impl serde::Serialize) -> Outcome {
     let text =
         serde_json::to_string_pretty(value).map_err(|error| Failure::Failed(error.into()))?;
     print_line(&text)
@@ -164,7 +179,7 @@ fn record(global: &Global, args: RecordArgs) -> Outcome {
     ))
 }
 
-fn load(global: &Global) -> Result<index_core::Index, Failure> {
+pub fn load(global: &Global) -> Result<index_core::Index, Failure> {
     let snapshot = open_store(global)?.load()?;
     report(&snapshot.warnings);
     Ok(snapshot.index)
@@ -239,7 +254,7 @@ fn registry(global: &Global) -> Result<Registry, Failure> {
     Ok(registry)
 }
 
-fn render(global: &Global, entry: &Entry) -> Result<String, Failure> {
+pub fn render(global: &Global, entry: &Entry) -> Result<String, Failure> {
     let target = Target {
         provider: entry.provider.as_ref().map(Provider::as_str),
         session: entry.session.as_str(),
@@ -256,7 +271,7 @@ fn render(global: &Global, entry: &Entry) -> Result<String, Failure> {
         })
 }
 
-fn home() -> Option<Utf8PathBuf> {
+pub fn home() -> Option<Utf8PathBuf> {
     etcetera::home_dir()
         .ok()
         .and_then(|home| Utf8PathBuf::from_path_buf(home).ok())
@@ -275,60 +290,71 @@ fn default_config_dir(provider: &str) -> Option<String> {
     }
 }
 
+/// The preflight's input for an index entry: its provider, working dir, config dir (else the
+/// provider's default), held id and chain; other surfaces' ids are excluded from recovery.
+pub fn preflight_input(index: &index_core::Index, entry: &Entry) -> preflight::Input {
+    let provider = crate::restore::provider_of(entry);
+    preflight::Input {
+        provider: provider.to_string(),
+        session: Some(entry.session.to_string()),
+        cwd: entry.cwd.clone().unwrap_or_default(),
+        config_dir: entry
+            .config_dir
+            .clone()
+            .or_else(|| default_config_dir(provider)),
+        history_session: None,
+        chain: entry.chain().map(SessionId::to_string).collect(),
+        excluded: excluded_ids(index, Some(entry.session.as_str())),
+        home: home(),
+    }
+}
+
+/// Every session bound in the index, but `own`.
+fn excluded_ids(
+    index: &index_core::Index,
+    own: Option<&str>,
+) -> std::collections::BTreeSet<String> {
+    index
+        .entries()
+        .into_iter()
+        .map(|entry| entry.session.to_string())
+        .filter(|session| Some(session.as_str()) != own)
+        .collect()
+}
+
 fn preflight(global: &Global, args: PreflightArgs) -> Outcome {
     let index = load(global)?;
-    let mut input = match &args.surface {
+    let input = match &args.surface {
         Some(surface) => {
             let Some(entry) = index.lookup(surface) else {
                 return Err(Failure::NotFound(format!(
                     "no entry for surface {surface:?}"
                 )));
             };
-            let provider = entry
-                .provider
-                .as_ref()
-                .map_or(launcher_map::DEFAULT_PROVIDER, Provider::as_str);
-            preflight::Input {
-                provider: provider.to_string(),
-                session: Some(entry.session.to_string()),
-                cwd: entry.cwd.clone().unwrap_or_default(),
-                config_dir: entry
-                    .config_dir
-                    .clone()
-                    .or_else(|| default_config_dir(provider)),
-                history_session: None,
-                chain: entry.chain().map(SessionId::to_string).collect(),
-                ..preflight::Input::default()
-            }
+            preflight_input(&index, entry)
         }
         None => {
             let session = args.session.map(SessionId::new).transpose()?;
             let history = args.history_session.map(SessionId::new).transpose()?;
+            let cwd = args
+                .cwd
+                .as_deref()
+                .map(|dir| absolute_dir(dir, "--cwd"))
+                .transpose()?;
             preflight::Input {
                 config_dir: args
                     .config_dir
                     .or_else(|| default_config_dir(&args.provider)),
+                excluded: excluded_ids(&index, session.as_ref().map(SessionId::as_str)),
                 session: session.map(SessionId::into_string),
                 history_session: history.map(SessionId::into_string),
-                cwd: args
-                    .cwd
-                    .as_deref()
-                    .map(|dir| absolute_dir(dir, "--cwd"))
-                    .transpose()?
-                    .unwrap_or_default(),
+                cwd: cwd.unwrap_or_default(),
                 provider: args.provider,
-                ..preflight::Input::default()
+                chain: Vec::new(),
+                home: home(),
             }
         }
     };
-    // Ids bound to other surfaces are never offered as a recovery.
-    input.excluded = index
-        .entries()
-        .into_iter()
-        .map(|entry| entry.session.to_string())
-        .filter(|session| Some(session) != input.session.as_ref())
-        .collect();
-    input.home = home();
     let outcome = preflight::preflight(&input);
     if global.json {
         print_json(&output::Preflight::new(args.surface.as_deref(), &outcome))?;

@@ -8,7 +8,11 @@
 
 mod args;
 mod commands;
+mod hook;
+mod install;
 mod output;
+mod restore;
+mod tmux;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -52,9 +56,14 @@ fn main() -> ExitCode {
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
-            // clap prints help and version on stdout with exit 0, usage errors on stderr with 2.
+            // clap prints help and version on stdout with exit 0, usage errors on stderr with 2;
+            // but an agent's hook exits 0 whatever it was given.
             let _ = error.print();
-            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+            let is_hook = std::env::args()
+                .collect::<Vec<_>>()
+                .windows(2)
+                .any(|pair| pair[0] == "hook" && (pair[1] == "claude" || pair[1] == "codex"));
+            return ExitCode::from(if error.use_stderr() && !is_hook { 2 } else { 0 });
         }
     };
     match commands::run(cli) {

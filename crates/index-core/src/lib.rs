@@ -8,6 +8,7 @@
 //! a surface keeps the ids it held before (its session chain, newest last, bounded), and one
 //! session is bound to at most one surface.
 
+pub mod capture;
 mod ids;
 
 use std::collections::HashMap;
@@ -42,6 +43,8 @@ pub struct Entry {
     pub previous_sessions: Vec<SessionId>,
     /// When the session ended cleanly (the user exited); `None` while running or after a crash.
     pub ended_at: Option<Millis>,
+    /// When a restore last claimed this surface to re-open it; cleared by the next record.
+    pub restore_claimed_at: Option<Millis>,
     /// Fields of the stored entry this version does not know, kept for the next write.
     pub unknown_fields: Map<String, Value>,
 }
@@ -200,6 +203,7 @@ impl Index {
                 entry.config_dir = record.config_dir.or(entry.config_dir);
                 entry.last_active = Some(now);
                 entry.ended_at = None;
+                entry.restore_claimed_at = None;
                 entry
             }
             None => {
@@ -216,6 +220,7 @@ impl Index {
                     config_dir: record.config_dir,
                     previous_sessions: Vec::new(),
                     ended_at: None,
+                    restore_claimed_at: None,
                     unknown_fields: Map::new(),
                 }
             }
@@ -243,6 +248,31 @@ impl Index {
             Some(entry) if entry.session.as_str() == session => {
                 entry.ended_at = Some(now);
                 entry.last_active = Some(now);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Claims a surface for a restore that is about to re-open it, so that a second restore
+    /// running at the same time leaves it alone. Fails (returns `false`) when the surface is
+    /// unknown, holds another session by now, or was claimed less than `ttl` ago and not
+    /// recorded since.
+    pub fn claim_restore(
+        &mut self,
+        surface: &str,
+        session: &str,
+        ttl: Millis,
+        now: Millis,
+    ) -> bool {
+        match self.entries.get_mut(surface) {
+            Some(entry)
+                if entry.session.as_str() == session
+                    && entry
+                        .restore_claimed_at
+                        .is_none_or(|claimed| now.saturating_sub(claimed) >= ttl) =>
+            {
+                entry.restore_claimed_at = Some(now);
                 true
             }
             _ => false,

@@ -65,7 +65,10 @@ pub(crate) fn reach(point: Point) -> io::Result<()> {
             Ok(())
         }
         "abort" => std::process::abort(),
-        "fail" => Err(io::Error::other(format!("injected fault at {}", point.name()))),
+        "fail" => Err(io::Error::other(format!(
+            "injected fault at {}",
+            point.name()
+        ))),
         _ => Ok(()),
     }
 }

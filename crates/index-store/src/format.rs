@@ -31,8 +31,9 @@ pub mod field {
     pub const CONFIG_DIR: &str = "config_dir";
     pub const PREVIOUS_SESSIONS: &str = "previous_sessions";
     pub const ENDED_AT: &str = "ended_at";
+    pub const RESTORE_CLAIMED_AT: &str = "restore_claimed_at";
 
-    pub const KNOWN: [&str; 11] = [
+    pub const KNOWN: [&str; 12] = [
         SURFACE,
         SESSION,
         REPO,
@@ -44,6 +45,7 @@ pub mod field {
         CONFIG_DIR,
         PREVIOUS_SESSIONS,
         ENDED_AT,
+        RESTORE_CLAIMED_AT,
     ];
 }
 
@@ -182,6 +184,7 @@ fn read_fields(surface: &str, object: &Map<String, Value>) -> Result<Entry, Stri
         config_dir: optional_str(object, field::CONFIG_DIR)?.map(str::to_string),
         previous_sessions: previous_sessions(object)?,
         ended_at: optional_millis(object, field::ENDED_AT)?,
+        restore_claimed_at: optional_millis(object, field::RESTORE_CLAIMED_AT)?,
         unknown_fields: Map::new(),
     })
 }
@@ -259,6 +262,8 @@ pub struct EntryV1<'a> {
     pub previous_sessions: Vec<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended_at: Option<Millis>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restore_claimed_at: Option<Millis>,
     #[serde(flatten)]
     pub unknown_fields: &'a Map<String, Value>,
 }
@@ -281,6 +286,7 @@ impl<'a> From<&'a Entry> for EntryV1<'a> {
                 .map(SessionId::as_str)
                 .collect(),
             ended_at: entry.ended_at,
+            restore_claimed_at: entry.restore_claimed_at,
             unknown_fields: &entry.unknown_fields,
         }
     }

@@ -203,7 +203,7 @@ pub struct Store {
 /// How a read found the file.
 enum Read {
     Missing,
-    Parsed(Document, Vec<u8>),
+    Parsed(Box<Document>, Vec<u8>),
     Corrupt(String),
 }
 
@@ -238,7 +238,7 @@ impl Store {
     pub fn load(&self) -> Result<Snapshot, StoreError> {
         match self.read(&self.path)? {
             Read::Missing => Ok(Snapshot::default()),
-            Read::Parsed(document, _) => Ok(self.snapshot(document, Vec::new())),
+            Read::Parsed(document, _) => Ok(self.snapshot(*document, Vec::new())),
             Read::Corrupt(reason) => match self.update(|_| ()) {
                 Ok(updated) => {
                     let index = match self.read(&self.path)? {
@@ -290,7 +290,7 @@ impl Store {
         let mut warnings = Vec::new();
         let (mut document, previous) = match self.read(&self.path)? {
             Read::Missing => (Document::default(), None),
-            Read::Parsed(document, bytes) => (document, Some(bytes)),
+            Read::Parsed(document, bytes) => (*document, Some(bytes)),
             Read::Corrupt(reason) => {
                 let moved_to = self.quarantine()?;
                 let (document, from_backup) = self.backup_document();
@@ -353,7 +353,7 @@ impl Store {
             }
         };
         match format::parse(&bytes) {
-            Ok(document) => Ok(Read::Parsed(document, bytes)),
+            Ok(document) => Ok(Read::Parsed(Box::new(document), bytes)),
             Err(format::ParseError::Corrupt(reason)) => Ok(Read::Corrupt(reason)),
             Err(format::ParseError::NewerVersion(found)) => Err(StoreError::NewerVersion {
                 path: path.to_owned(),
@@ -365,7 +365,7 @@ impl Store {
     /// The backup generation, if it parses; else an empty document.
     fn backup_document(&self) -> (Document, bool) {
         match self.read(&self.backup_path()) {
-            Ok(Read::Parsed(document, _)) => (document, true),
+            Ok(Read::Parsed(document, _)) => (*document, true),
             _ => (Document::default(), false),
         }
     }
@@ -421,60 +421,8 @@ impl Store {
         })
     }
 
-    /// Temp file in the same directory, write, fsync, keep the previous generation as the
-    /// backup, rename over the index, fsync the directory.
     fn write_durably(&self, bytes: &[u8], keep_backup: bool) -> Result<(), StoreError> {
-        let dir = parent(&self.path);
-        let write_error = |path: &Utf8Path| {
-            let path = path.to_owned();
-            move |source| StoreError::Write { path, source }
-        };
-        let mut temp = tempfile::Builder::new()
-            .prefix(&temp_prefix(&self.path))
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(write_error(dir))?;
-        temp.write_all(bytes).map_err(write_error(dir))?;
-        faults::reach(faults::Point::TempWritten).map_err(write_error(dir))?;
-        temp.as_file().sync_all().map_err(write_error(dir))?;
-        faults::reach(faults::Point::TempSynced).map_err(write_error(dir))?;
-        if keep_backup {
-            self.link_backup()?;
-        }
-        faults::reach(faults::Point::BackupLinked).map_err(write_error(dir))?;
-        #[allow(clippy::disallowed_methods)] // this is the one place that replaces the index
-        temp.persist(&self.path)
-            .map_err(|error| StoreError::Write {
-                path: self.path.clone(),
-                source: error.error,
-            })?;
-        faults::reach(faults::Point::Renamed).map_err(write_error(dir))?;
-        sync_dir(dir)
-    }
-
-    /// Points `<index>.bak` at the current index's data: a hard link under a temp name, renamed
-    /// over the old backup (copied where hard links are not supported).
-    fn link_backup(&self) -> Result<(), StoreError> {
-        let backup = self.backup_path();
-        let staging = sidecar(&self.path, ".bak.tmp");
-        let _ = fs::remove_file(&staging);
-        if fs::hard_link(&self.path, &staging).is_err() {
-            fs::copy(&self.path, &staging).map_err(|source| StoreError::Write {
-                path: staging.clone(),
-                source,
-            })?;
-            fs::File::open(&staging)
-                .and_then(|file| file.sync_all())
-                .map_err(|source| StoreError::Write {
-                    path: staging.clone(),
-                    source,
-                })?;
-        }
-        #[allow(clippy::disallowed_methods)] // the backup is the index's own sidecar
-        fs::rename(&staging, &backup).map_err(|source| StoreError::Write {
-            path: backup,
-            source,
-        })
+        write_atomically(&self.path, bytes, keep_backup, None)
     }
 
     /// Removes temp files a killed writer left behind. Only called under the lock, when no
@@ -492,6 +440,81 @@ impl Store {
             }
         }
     }
+}
+
+/// Replaces `path` with `bytes` the way the index is written (temp file in the same dir, write,
+/// fsync, previous content kept as `<path>.bak`, rename, fsync the dir), keeping the file's
+/// permissions. For small files crash-resume edits besides the index (an agent's settings).
+pub fn replace_file(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let permissions = fs::metadata(path)
+        .ok()
+        .map(|metadata| metadata.permissions());
+    write_atomically(path, bytes, permissions.is_some(), permissions)
+}
+
+/// Temp file in the same directory, write, fsync, keep the previous generation as the backup,
+/// rename over the file, fsync the directory.
+fn write_atomically(
+    path: &Utf8Path,
+    bytes: &[u8],
+    keep_backup: bool,
+    permissions: Option<fs::Permissions>,
+) -> Result<(), StoreError> {
+    let dir = parent(path);
+    let write_error = |path: &Utf8Path| {
+        let path = path.to_owned();
+        move |source| StoreError::Write { path, source }
+    };
+    let mut temp = tempfile::Builder::new()
+        .prefix(&temp_prefix(path))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(write_error(dir))?;
+    if let Some(permissions) = permissions {
+        temp.as_file()
+            .set_permissions(permissions)
+            .map_err(write_error(dir))?;
+    }
+    temp.write_all(bytes).map_err(write_error(dir))?;
+    faults::reach(faults::Point::TempWritten).map_err(write_error(dir))?;
+    temp.as_file().sync_all().map_err(write_error(dir))?;
+    faults::reach(faults::Point::TempSynced).map_err(write_error(dir))?;
+    if keep_backup {
+        link_backup(path)?;
+    }
+    faults::reach(faults::Point::BackupLinked).map_err(write_error(dir))?;
+    #[allow(clippy::disallowed_methods)] // this is the one place that replaces the index
+    temp.persist(path).map_err(|error| StoreError::Write {
+        path: path.to_owned(),
+        source: error.error,
+    })?;
+    faults::reach(faults::Point::Renamed).map_err(write_error(dir))?;
+    sync_dir(dir)
+}
+
+/// Points `<path>.bak` at the current file's data: a hard link under a temp name, renamed over
+/// the old backup (copied where hard links are not supported).
+fn link_backup(path: &Utf8Path) -> Result<(), StoreError> {
+    let backup = sidecar(path, ".bak");
+    let staging = sidecar(path, ".bak.tmp");
+    let _ = fs::remove_file(&staging);
+    if fs::hard_link(path, &staging).is_err() {
+        fs::copy(path, &staging).map_err(|source| StoreError::Write {
+            path: staging.clone(),
+            source,
+        })?;
+        fs::File::open(&staging)
+            .and_then(|file| file.sync_all())
+            .map_err(|source| StoreError::Write {
+                path: staging.clone(),
+                source,
+            })?;
+    }
+    #[allow(clippy::disallowed_methods)] // the backup is the file's own sidecar
+    fs::rename(&staging, &backup).map_err(|source| StoreError::Write {
+        path: backup,
+        source,
+    })
 }
 
 fn temp_prefix(path: &Utf8Path) -> String {

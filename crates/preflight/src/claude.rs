@@ -248,3 +248,78 @@ pub fn continued_in(path: &Utf8Path) -> Option<String> {
         .continued_in
         .filter(|session| is_file_name_safe(session))
 }
+
+/// Sessions held by running Claude Code processes: Claude Code keeps
+/// `<config dir>/sessions/<pid>.json` naming the session of each running process. A file counts
+/// only while its pid is alive (and, on Linux, is a Claude process: after a reboot a stale pid
+/// may belong to anything). Returns `(session, pid)` pairs.
+pub fn live_holders(config_dir: &Utf8Path) -> Vec<(String, u32)> {
+    let Ok(listing) = fs::read_dir(config_dir.join("sessions")) else {
+        return Vec::new();
+    };
+    listing
+        .flatten()
+        .filter_map(|item| {
+            let name = item.file_name().into_string().ok()?;
+            let pid: u32 = name.strip_suffix(".json")?.parse().ok()?;
+            let value: serde_json::Value = serde_json::from_slice(&fs::read(item.path()).ok()?).ok()?;
+            let session = ["sessionId", "session_id"]
+                .into_iter()
+                .find_map(|key| value.get(key).and_then(serde_json::Value::as_str))?
+                .to_string();
+            is_live_agent(pid).then_some((session, pid))
+        })
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+fn is_live_agent(pid: u32) -> bool {
+    match fs::read(format!("/proc/{pid}/cmdline")) {
+        Ok(cmdline) => {
+            let text = String::from_utf8_lossy(&cmdline).to_lowercase();
+            let state = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = state.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+            text.contains("claude") && !zombie
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn is_live_agent(pid: u32) -> bool {
+    std::process::Command::new("kill")
+        .args(["-0", &pid.to_string()])
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// Claude Code deletes transcripts older than `cleanupPeriodDays` (30 by default) at startup.
+pub const DEFAULT_CLEANUP_DAYS: u64 = 30;
+/// A transcript this close to the cut-off (or past it) is flagged.
+pub const RETENTION_MARGIN_DAYS: u64 = 5;
+
+/// A transcript close to Claude Code's retention cut-off.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RetentionRisk {
+    pub age_days: u64,
+    pub cleanup_period_days: u64,
+}
+
+/// `cleanupPeriodDays` from `<config dir>/settings.json`, else the default.
+pub fn cleanup_period_days(config_dir: &Utf8Path) -> u64 {
+    fs::read(config_dir.join("settings.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+        .and_then(|settings| settings.get("cleanupPeriodDays")?.as_u64())
+        .unwrap_or(DEFAULT_CLEANUP_DAYS)
+}
+
+/// Flags a transcript last written within [`RETENTION_MARGIN_DAYS`] of the cut-off, or past it.
+pub fn retention_risk(transcript: &Utf8Path, cleanup_period_days: u64, now: std::time::SystemTime) -> Option<RetentionRisk> {
+    let modified = fs::metadata(transcript).ok()?.modified().ok()?;
+    let age_days = now.duration_since(modified).ok()?.as_secs() / 86_400;
+    (age_days + RETENTION_MARGIN_DAYS >= cleanup_period_days).then_some(RetentionRisk {
+        age_days,
+        cleanup_period_days,
+    })
+}

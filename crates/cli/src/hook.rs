@@ -1,0 +1,293 @@
+//! `crash-resume hook claude|codex`: the agent's hook. Reads the hook's JSON on stdin, finds the
+//! surface in the environment, and records, touches or ends the entry.
+//!
+//! A hook never fails and never delays the agent: whatever happens it exits 0, prints nothing
+//! on stdout (Claude Code would add it to the conversation), gives up on stdin and on the lock
+//! quickly, and writes what went wrong to `hook.log` next to the index.
+
+use std::io::{Read, Write};
+use std::process::Command as Process;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, anyhow, bail};
+use camino::{Utf8Path, Utf8PathBuf};
+use index_core::capture::{
+    HookEvent, HookPayload, SurfaceHint, parse_hook_payload, surface_from_env,
+};
+use index_core::{Provider, Record, Repo, Role, SessionId, SurfaceId};
+use index_store::{Store, StoreOptions};
+
+use crate::args::Global;
+
+/// How long a hook waits for its payload on stdin (Claude Code may never close it).
+const STDIN_DEADLINE: Duration = Duration::from_secs(2);
+/// How long a hook waits for the index lock, unless `--lock-timeout` says otherwise.
+const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(2);
+/// The log is cut back to nothing past this size.
+const MAX_LOG_BYTES: u64 = 1 << 20;
+
+/// The agents whose hooks this binary understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    Claude,
+    Codex,
+}
+
+impl Agent {
+    pub fn provider(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+        }
+    }
+
+    /// The variable that names the agent's config dir, and its default under the home dir.
+    pub fn config_dir_variable(self) -> (&'static str, &'static str) {
+        match self {
+            Agent::Claude => ("CLAUDE_CONFIG_DIR", ".claude"),
+            Agent::Codex => ("CODEX_HOME", ".codex"),
+        }
+    }
+}
+
+/// Runs the hook; every failure is logged, none is returned.
+pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
+    let started = Instant::now();
+    let result = capture(global, agent, payload_arg);
+    let log_line = match &result {
+        Ok(done) => done.clone(),
+        Err(error) => format!("error: {error:#}"),
+    };
+    let elapsed = started.elapsed();
+    // Successes are not logged unless slow: the log is for problems.
+    if result.is_err() || elapsed > Duration::from_millis(100) {
+        log(
+            global,
+            &format!(
+                "hook {} ({:.1} ms): {log_line}",
+                agent.provider(),
+                elapsed.as_secs_f64() * 1000.0
+            ),
+        );
+    }
+}
+
+fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::Result<String> {
+    let text = match payload_arg {
+        Some(text) => text.to_string(),
+        None => read_stdin(STDIN_DEADLINE)?,
+    };
+    let value: serde_json::Value = serde_json::Deserializer::from_str(&text)
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("no hook payload on stdin"))?
+        .context("the hook payload is not valid JSON")?;
+    let payload = parse_hook_payload(&value).map_err(|reason| anyhow!(reason))?;
+    let surface = match surface_from_env(|name| std::env::var(name).ok()) {
+        Some(SurfaceHint::Ready(surface)) => surface,
+        Some(SurfaceHint::TmuxPane(pane)) => tmux_surface(&pane)?,
+        None => bail!(
+            "no surface in the environment (none of CRASH_RESUME_SURFACE, CMUX_SURFACE_ID, TMUX_PANE, \
+             ZELLIJ_PANE_ID, WEZTERM_PANE, KITTY_WINDOW_ID is set); session {} not recorded",
+            payload.session
+        ),
+    };
+    let record = build_record(agent, &surface, &payload)?;
+    let store = open_store(global)?;
+    let now = crate::commands::now();
+    let session = payload.session.clone();
+    let event = payload.event;
+    let updated = store.update(|index| match &event {
+        HookEvent::SessionEnd { clean: true, .. } => {
+            if index.end(&surface, &session, now) {
+                "ended cleanly"
+            } else {
+                "end of an unknown session"
+            }
+        }
+        HookEvent::SessionEnd { clean: false, .. } => {
+            // Not a clean exit (a /clear, a signal): the session stays resumable.
+            if index.touch(&surface, now) {
+                "touched"
+            } else {
+                "nothing to touch"
+            }
+        }
+        HookEvent::Activity { .. }
+            if index
+                .lookup(&surface)
+                .is_some_and(|entry| entry.session.as_str() == session) =>
+        {
+            index.touch(&surface, now);
+            "touched"
+        }
+        HookEvent::SessionStart { .. } | HookEvent::Activity { .. } => {
+            index.record(record, now);
+            "recorded"
+        }
+    })?;
+    for warning in &updated.warnings {
+        log(global, &format!("warning: {warning}"));
+    }
+    Ok(format!("{} {surface} → {session}", updated.value))
+}
+
+/// Reads stdin up to EOF or the first complete JSON value, whichever comes first, giving up at
+/// the deadline.
+fn read_stdin(deadline: Duration) -> anyhow::Result<String> {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut bytes = Vec::new();
+        let mut chunk = [0u8; 8192];
+        loop {
+            match stdin.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(read) => {
+                    bytes.extend_from_slice(&chunk[..read]);
+                    let mut values = serde_json::Deserializer::from_slice(&bytes)
+                        .into_iter::<serde_json::Value>();
+                    if matches!(values.next(), Some(Ok(_))) {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = sender.send(bytes);
+    });
+    let bytes = receiver
+        .recv_timeout(deadline)
+        .map_err(|_| anyhow!("no complete hook payload on stdin within {deadline:?}"))?;
+    String::from_utf8(bytes).context("the hook payload is not UTF-8")
+}
+
+/// `tmux:<session>:<window>.<pane>` for a `%N` pane id, asking the tmux server the pane runs in
+/// (tmux finds it through `$TMUX`).
+fn tmux_surface(pane: &str) -> anyhow::Result<String> {
+    let output = Process::new("tmux")
+        .args([
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{session_name}:#{window_index}.#{pane_index}",
+        ])
+        .output()
+        .context("cannot run tmux to name the pane")?;
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    if !output.status.success() || text.is_empty() {
+        bail!(
+            "tmux could not name pane {pane}: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(format!("tmux:{text}"))
+}
+
+fn build_record(agent: Agent, surface: &str, payload: &HookPayload) -> anyhow::Result<Record> {
+    let cwd = match &payload.cwd {
+        Some(cwd) => Utf8PathBuf::from(cwd),
+        None => Utf8PathBuf::from_path_buf(std::env::current_dir().context("no working dir")?)
+            .map_err(|_| anyhow!("the working dir is not valid UTF-8"))?,
+    };
+    let mut record = Record::new(
+        SurfaceId::new(surface)?,
+        SessionId::new(payload.session.as_str())?,
+        Repo::new(repo_name(&cwd))?,
+    );
+    record.role = std::env::var("CRASH_RESUME_ROLE")
+        .ok()
+        .filter(|role| !role.trim().is_empty())
+        .map(Role::new)
+        .transpose()?;
+    record.provider = Some(Provider::new(agent.provider())?);
+    record.config_dir = Some(config_dir(agent)?);
+    record.cwd = Some(cwd.into_string());
+    Ok(record)
+}
+
+/// The agent's config dir as it runs: its variable, else the default under the home dir.
+pub fn config_dir(agent: Agent) -> anyhow::Result<String> {
+    let (variable, default) = agent.config_dir_variable();
+    match std::env::var(variable) {
+        Ok(dir) if !dir.trim().is_empty() => Ok(dir),
+        _ => {
+            let home =
+                crate::commands::home().ok_or_else(|| anyhow!("cannot find the home directory"))?;
+            Ok(home.join(default).into_string())
+        }
+    }
+}
+
+/// The name of the git top-level holding `cwd` (a `.git` dir or file, so worktrees count),
+/// else the name of `cwd` itself.
+pub fn repo_name(cwd: &Utf8Path) -> String {
+    let top = cwd
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd);
+    top.file_name()
+        .filter(|name| !name.trim().is_empty())
+        .unwrap_or("root")
+        .to_string()
+}
+
+fn open_store(global: &Global) -> anyhow::Result<Store> {
+    let path = match &global.path {
+        Some(path) => Utf8PathBuf::from(path),
+        None => index_store::default_index_path()?,
+    };
+    let lock_timeout = match std::env::var_os("CRASH_RESUME_LOCK_TIMEOUT") {
+        Some(_) => {
+            crate::commands::parse_duration(&global.lock_timeout, "lock timeout").map_err(|_| {
+                anyhow!(
+                    "invalid CRASH_RESUME_LOCK_TIMEOUT {:?}",
+                    global.lock_timeout
+                )
+            })?
+        }
+        None => HOOK_LOCK_TIMEOUT,
+    };
+    let options = StoreOptions {
+        lock_timeout,
+        allow_volatile: global.allow_volatile,
+    };
+    Ok(Store::open(&path, options)?)
+}
+
+/// The hook's log: `hook.log` beside the index (stderr when that cannot be written).
+pub fn log_path(global: &Global) -> Option<Utf8PathBuf> {
+    let index = match &global.path {
+        Some(path) => Utf8PathBuf::from(path),
+        None => index_store::default_index_path().ok()?,
+    };
+    Some(index.parent()?.join("hook.log"))
+}
+
+fn log(global: &Global, message: &str) {
+    let line = format!(
+        "{} pid {} {message}\n",
+        humantime::format_rfc3339_millis(std::time::SystemTime::now()),
+        std::process::id()
+    );
+    let written = log_path(global).is_some_and(|path| append(&path, &line).is_ok());
+    if !written {
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    }
+}
+
+fn append(path: &Utf8Path, line: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let too_big = std::fs::metadata(path).is_ok_and(|metadata| metadata.len() > MAX_LOG_BYTES);
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    if too_big {
+        file.set_len(0)?;
+    }
+    file.write_all(line.as_bytes())
+}
