@@ -22,10 +22,14 @@ pub fn run(cli: Cli) -> Outcome {
     let global = &cli.global;
     match cli.command {
         Command::Record(args) => record(global, args),
-        Command::Lookup { surface } => lookup(global, &surface),
-        Command::ResumeCmd { surface, max_age } => resume_cmd(global, &surface, max_age.as_deref()),
-        Command::Touch { surface } => touch(global, &surface),
-        Command::Forget { surface } => forget(global, &surface),
+        Command::Lookup { surface } => lookup(global, SurfaceId::new(surface)?.as_str()),
+        Command::ResumeCmd { surface, max_age } => resume_cmd(
+            global,
+            SurfaceId::new(surface)?.as_str(),
+            max_age.as_deref(),
+        ),
+        Command::Touch { surface } => touch(global, SurfaceId::new(surface)?.as_str()),
+        Command::Forget { surface } => forget(global, SurfaceId::new(surface)?.as_str()),
         Command::Prune { max_age } => prune(global, &max_age),
         Command::List => list(global),
         Command::Preflight(args) => preflight(global, args),
@@ -207,27 +211,38 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
         .transpose()?;
     let index = load(global)?;
     let now = now();
-    let Some(entry) = index.lookup(surface) else {
-        return Err(Failure::NotFound(format!(
-            "no session recorded for surface {surface:?}"
-        )));
+    let found = match (index.lookup(surface), max_age) {
+        (None, _) => Err(format!("no session recorded for surface {surface:?}")),
+        (Some(entry), Some(max_age))
+            if index
+                .resumable_for(surface, Some(millis(max_age)), now)
+                .is_none() =>
+        {
+            Err(format!(
+                "the session of surface {surface:?} was last active {} ago, longer than the max age {}; nothing to resume",
+                humantime::format_duration(Duration::from_secs(entry.age(now) / 1000)),
+                humantime::format_duration(max_age),
+            ))
+        }
+        (Some(entry), _) => Ok(entry),
     };
-    if let Some(max_age) = max_age
-        && index
-            .resumable_for(surface, Some(millis(max_age)), now)
-            .is_none()
-    {
-        return Err(Failure::NotFound(format!(
-            "the session of surface {surface:?} was last active {} ago, longer than the max age {}; nothing to resume",
-            humantime::format_duration(Duration::from_secs(entry.age(now) / 1000)),
-            humantime::format_duration(max_age),
-        )));
-    }
-    let command = render(global, entry)?;
+    let command = found
+        .as_ref()
+        .ok()
+        .map(|entry| render(global, entry))
+        .transpose()?;
     if global.json {
-        return print_json(&output::ResumeCmd::new(entry, &command));
+        print_json(&output::ResumeCmd::new(
+            surface,
+            found.as_ref().ok().copied(),
+            command.as_deref(),
+        ))?;
     }
-    print_line(&command)
+    match (found, command) {
+        (Ok(_), Some(command)) if !global.json => print_line(&command),
+        (Ok(_), _) => Ok(()),
+        (Err(message), _) => Err(Failure::NotFound(message)),
+    }
 }
 
 /// The launcher registry: `$XDG_CONFIG_HOME/crash-resume/launchers.toml` over the built-ins,
@@ -326,7 +341,8 @@ fn preflight(global: &Global, args: PreflightArgs) -> Outcome {
     let index = load(global)?;
     let input = match &args.surface {
         Some(surface) => {
-            let Some(entry) = index.lookup(surface) else {
+            let surface = SurfaceId::new(surface.as_str())?;
+            let Some(entry) = index.lookup(surface.as_str()) else {
                 return Err(Failure::NotFound(format!(
                     "no entry for surface {surface:?}"
                 )));

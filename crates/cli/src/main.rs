@@ -59,7 +59,7 @@ fn main() -> ExitCode {
             // clap prints help and version on stdout with exit 0, usage errors on stderr with 2;
             // but an agent's hook exits 0 whatever it was given.
             let _ = error.print();
-            let is_hook = std::env::args()
+            let is_hook = std::env::args_os()
                 .collect::<Vec<_>>()
                 .windows(2)
                 .any(|pair| pair[0] == "hook" && (pair[1] == "claude" || pair[1] == "codex"));

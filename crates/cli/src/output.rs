@@ -53,16 +53,16 @@ impl<'a> Lookup<'a> {
 pub struct ResumeCmd<'a> {
     version: u32,
     surface: &'a str,
-    session: &'a str,
-    command: &'a str,
+    session: Option<&'a str>,
+    command: Option<&'a str>,
 }
 
 impl<'a> ResumeCmd<'a> {
-    pub fn new(entry: &'a Entry, command: &'a str) -> Self {
+    pub fn new(surface: &'a str, entry: Option<&'a Entry>, command: Option<&'a str>) -> Self {
         ResumeCmd {
             version: OUTPUT_VERSION,
-            surface: entry.surface.as_str(),
-            session: entry.session.as_str(),
+            surface,
+            session: entry.map(|entry| entry.session.as_str()),
             command,
         }
     }

@@ -62,21 +62,18 @@ pub enum StoreError {
     NoHome,
     #[error("index path {path} is a directory; give the path of the index file itself")]
     IsDirectory { path: Utf8PathBuf },
-    #[error("cannot read index at {path}: {source}")]
-    Read {
-        path: Utf8PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error("cannot read index at {path}: {cause}")]
+    Read { path: Utf8PathBuf, cause: io::Error },
     #[error(
-        "cannot write {path}: {source}; the index was left as it was: make the directory \
+        "cannot write {path}: {cause}; the index was left as it was: make the directory \
          writable, free some disk space, or choose another path with --path"
     )]
-    Write {
-        path: Utf8PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    Write { path: Utf8PathBuf, cause: io::Error },
+    #[error(
+        "the new {path} is in place but could not be synced to disk ({cause}); it may not \
+         survive a power cut: check the disk, then run the command again"
+    )]
+    NotDurable { path: Utf8PathBuf, cause: io::Error },
     #[error(
         "index at {path} has format version {found}, newer than this crash-resume reads (up to \
          {supported}); upgrade crash-resume. The file was left untouched",
@@ -92,12 +89,8 @@ pub enum StoreError {
         holder: String,
         waited: Duration,
     },
-    #[error("cannot lock {path}: {source}")]
-    Lock {
-        path: Utf8PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error("cannot lock {path}: {cause}")]
+    Lock { path: Utf8PathBuf, cause: io::Error },
 }
 
 /// Something the caller should tell the user; the operation itself went through.
@@ -215,6 +208,9 @@ impl Store {
         if let (Durability::Volatile(reason), false) = (durability(&path), options.allow_volatile) {
             return Err(StoreError::Volatile { path, reason });
         }
+        if path.is_dir() {
+            return Err(StoreError::IsDirectory { path });
+        }
         Ok(Store { path, options })
     }
 
@@ -284,7 +280,7 @@ impl Store {
     ) -> Result<Updated<T>, StoreError> {
         faults::reach(faults::Point::Locked).map_err(|source| StoreError::Write {
             path: self.path.clone(),
-            source,
+            cause: source,
         })?;
         self.remove_stale_temp_files();
         let mut warnings = Vec::new();
@@ -348,7 +344,7 @@ impl Store {
             Err(source) => {
                 return Err(StoreError::Read {
                     path: path.to_owned(),
-                    source,
+                    cause: source,
                 });
             }
         };
@@ -377,7 +373,7 @@ impl Store {
         }
         create_private_dir(dir).map_err(|source| StoreError::Write {
             path: dir.to_owned(),
-            source,
+            cause: source,
         })
     }
 
@@ -411,13 +407,13 @@ impl Store {
                 Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(source) => Err(StoreError::Write {
                     path: target,
-                    source,
+                    cause: source,
                 }),
             };
         }
         Err(StoreError::Write {
             path: base,
-            source: io::Error::new(io::ErrorKind::AlreadyExists, "too many files kept aside"),
+            cause: io::Error::new(io::ErrorKind::AlreadyExists, "too many files kept aside"),
         })
     }
 
@@ -463,7 +459,10 @@ fn write_atomically(
     let dir = parent(path);
     let write_error = |path: &Utf8Path| {
         let path = path.to_owned();
-        move |source| StoreError::Write { path, source }
+        move |source| StoreError::Write {
+            path,
+            cause: source,
+        }
     };
     let mut temp = tempfile::Builder::new()
         .prefix(&temp_prefix(path))
@@ -486,10 +485,17 @@ fn write_atomically(
     #[allow(clippy::disallowed_methods)] // this is the one place that replaces the index
     temp.persist(path).map_err(|error| StoreError::Write {
         path: path.to_owned(),
-        source: error.error,
+        cause: error.error,
     })?;
-    faults::reach(faults::Point::Renamed).map_err(write_error(dir))?;
-    sync_dir(dir)
+    // From here on the new file is in place: a failure means it may not be durable yet.
+    let not_durable = |cause| StoreError::NotDurable {
+        path: path.to_owned(),
+        cause,
+    };
+    faults::reach(faults::Point::Renamed).map_err(not_durable)?;
+    fs::File::open(dir)
+        .and_then(|handle| handle.sync_all())
+        .map_err(not_durable)
 }
 
 /// Points `<path>.bak` at the current file's data: a hard link under a temp name, renamed over
@@ -501,20 +507,24 @@ fn link_backup(path: &Utf8Path) -> Result<(), StoreError> {
     if fs::hard_link(path, &staging).is_err() {
         fs::copy(path, &staging).map_err(|source| StoreError::Write {
             path: staging.clone(),
-            source,
+            cause: source,
         })?;
         fs::File::open(&staging)
             .and_then(|file| file.sync_all())
             .map_err(|source| StoreError::Write {
                 path: staging.clone(),
-                source,
+                cause: source,
             })?;
     }
     #[allow(clippy::disallowed_methods)] // the backup is the file's own sidecar
     fs::rename(&staging, &backup).map_err(|source| StoreError::Write {
         path: backup,
-        source,
-    })
+        cause: source,
+    })?;
+    // Renaming a name over another link to the same file does nothing (a writer that died
+    // after linking the backup leaves `.bak` and the index as one file): drop the staging name.
+    let _ = fs::remove_file(&staging);
+    Ok(())
 }
 
 fn temp_prefix(path: &Utf8Path) -> String {
@@ -530,15 +540,6 @@ fn parent(path: &Utf8Path) -> &Utf8Path {
         Some(parent) if !parent.as_str().is_empty() => parent,
         _ => Utf8Path::new("."),
     }
-}
-
-fn sync_dir(dir: &Utf8Path) -> Result<(), StoreError> {
-    fs::File::open(dir)
-        .and_then(|handle| handle.sync_all())
-        .map_err(|source| StoreError::Write {
-            path: dir.to_owned(),
-            source,
-        })
 }
 
 /// Creates `dir` and its missing parents, private to the user (mode 0700 on Unix).

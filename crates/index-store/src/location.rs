@@ -32,14 +32,14 @@ pub(crate) fn utf8(path: PathBuf) -> Result<Utf8PathBuf, StoreError> {
 pub fn resolve(path: &Utf8Path) -> Result<Utf8PathBuf, StoreError> {
     let mut current: PathBuf = std::path::absolute(path).map_err(|source| StoreError::Read {
         path: path.to_owned(),
-        source,
+        cause: source,
     })?;
     for _ in 0..40 {
         match std::fs::symlink_metadata(&current) {
             Ok(metadata) if metadata.is_symlink() => {
                 let target = std::fs::read_link(&current).map_err(|source| StoreError::Read {
                     path: utf8(current.clone()).unwrap_or_else(|_| path.to_owned()),
-                    source,
+                    cause: source,
                 })?;
                 current = match current.parent() {
                     Some(parent) => parent.join(target),

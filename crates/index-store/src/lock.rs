@@ -24,7 +24,7 @@ impl Lock {
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let file = options.open(lock_path).map_err(|source| StoreError::Lock {
             path: lock_path.to_owned(),
-            source,
+            cause: source,
         })?;
         #[allow(clippy::disallowed_methods)] // this is the one place that locks the index
         Ok(Lock(RwLock::new(file)))
@@ -61,7 +61,7 @@ impl Lock {
                 Err(source) => {
                     return Err(StoreError::Lock {
                         path: lock_path.to_owned(),
-                        source,
+                        cause: source,
                     });
                 }
             }

@@ -202,7 +202,12 @@ pub fn largest_reachable(project_dir: &Utf8Path, skip: impl Fn(&str) -> bool) ->
             if session.is_empty() || skip(session) {
                 return None;
             }
-            let metadata = fs::metadata(item.path()).ok()?;
+            // The listing's file type saves a stat for most entries; a symlink is followed.
+            let metadata = match item.file_type().ok()? {
+                kind if kind.is_symlink() => fs::metadata(item.path()).ok()?,
+                kind if kind.is_file() => item.metadata().ok()?,
+                _ => return None,
+            };
             metadata.is_file().then(|| {
                 let path = project_dir.join(&name);
                 let candidate = Candidate {
@@ -262,7 +267,8 @@ pub fn live_holders(config_dir: &Utf8Path) -> Vec<(String, u32)> {
         .filter_map(|item| {
             let name = item.file_name().into_string().ok()?;
             let pid: u32 = name.strip_suffix(".json")?.parse().ok()?;
-            let value: serde_json::Value = serde_json::from_slice(&fs::read(item.path()).ok()?).ok()?;
+            let value: serde_json::Value =
+                serde_json::from_slice(&fs::read(item.path()).ok()?).ok()?;
             let session = ["sessionId", "session_id"]
                 .into_iter()
                 .find_map(|key| value.get(key).and_then(serde_json::Value::as_str))?
@@ -278,7 +284,9 @@ fn is_live_agent(pid: u32) -> bool {
         Ok(cmdline) => {
             let text = String::from_utf8_lossy(&cmdline).to_lowercase();
             let state = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = state.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+            let zombie = state
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
             text.contains("claude") && !zombie
         }
         Err(_) => false,
@@ -315,7 +323,11 @@ pub fn cleanup_period_days(config_dir: &Utf8Path) -> u64 {
 }
 
 /// Flags a transcript last written within [`RETENTION_MARGIN_DAYS`] of the cut-off, or past it.
-pub fn retention_risk(transcript: &Utf8Path, cleanup_period_days: u64, now: std::time::SystemTime) -> Option<RetentionRisk> {
+pub fn retention_risk(
+    transcript: &Utf8Path,
+    cleanup_period_days: u64,
+    now: std::time::SystemTime,
+) -> Option<RetentionRisk> {
     let modified = fs::metadata(transcript).ok()?.modified().ok()?;
     let age_days = now.duration_since(modified).ok()?.as_secs() / 86_400;
     (age_days + RETENTION_MARGIN_DAYS >= cleanup_period_days).then_some(RetentionRisk {

@@ -288,13 +288,12 @@ fn a_symlinked_index_is_followed_and_stays_a_symlink() {
 }
 
 #[test]
-fn an_index_path_that_is_a_directory_is_an_error() {
+fn an_index_path_that_is_a_directory_is_an_error_and_leaves_no_lock_file() {
     let (_dir, dir) = temp_dir();
     let path = dir.join("index.json");
     std::fs::create_dir(&path).unwrap();
-    let store = store_at(&path);
-    assert!(matches!(store.load(), Err(StoreError::IsDirectory { .. })));
-    let error = store.update(|index| index.touch("p", 1)).unwrap_err();
+    let error = Store::open(&path, StoreOptions::default()).unwrap_err();
     assert!(matches!(error, StoreError::IsDirectory { .. }), "{error:?}");
     assert!(error.to_string().contains("is a directory"));
+    assert_eq!(names_in(&dir), ["index.json"]);
 }

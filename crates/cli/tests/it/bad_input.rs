@@ -1,0 +1,393 @@
+//! Bad input and refused indexes: each is a clear message on stderr, nothing on stdout, the
+//! documented exit code, and the index file left byte for byte as it was.
+
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use predicates::prelude::*;
+use predicates::str::{contains, is_empty};
+
+use crate::{BIN, Sandbox, check, crash_resume, record, sandboxed};
+
+/// A sandbox whose index holds one entry, `S`.
+fn with_one_entry() -> (Sandbox, Vec<u8>) {
+    let env = Sandbox::default();
+    record(&env, "S", "SID", "REPO");
+    let bytes = env.index_bytes().unwrap();
+    (env, bytes)
+}
+
+/// Runs `args`, expects `code`, empty stdout, a stderr holding every piece of `message`, and the
+/// index unchanged byte for byte (and no new file next to it).
+fn check_refused(env: &Sandbox, index_before: &[u8], args: &[&OsStr], code: i32, message: &[&str]) {
+    let files_before = files_but_the_lock(env);
+    let assert = crash_resume(env).args(args).assert();
+    let output = assert.get_output();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(code), "{args:?}: {stderr}");
+    assert!(
+        output.stdout.is_empty(),
+        "{args:?} printed {:?}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    for piece in message {
+        assert!(
+            stderr.contains(piece),
+            "{args:?}: stderr lacks {piece:?}: {stderr}"
+        );
+    }
+    assert!(
+        stderr.trim_end().lines().count() <= 12,
+        "{args:?}: a short message: {stderr}"
+    );
+    assert_eq!(
+        env.index_bytes().as_deref(),
+        Some(index_before),
+        "{args:?} changed the index"
+    );
+    assert_eq!(
+        files_but_the_lock(env),
+        files_before,
+        "{args:?} left a file"
+    );
+}
+
+/// The files in the index dir but the lock sidecar (which any write attempt may create, and
+/// which is never removed).
+fn files_but_the_lock(env: &Sandbox) -> Vec<String> {
+    let mut files = env.index_dir_files();
+    files.retain(|name| name != "index.json.lock");
+    files
+}
+
+fn os(args: &[&str]) -> Vec<OsString> {
+    args.iter().map(OsString::from).collect()
+}
+
+/// Stands for a 513-byte id in the cases below.
+const TOO_LONG: &str = "<513 bytes>";
+
+/// (arguments, exit code, pieces of the message on stderr)
+#[rustfmt::skip]
+const INVALID_INPUT: &[(&[&str], i32, &[&str])] = &[
+    // Empty, blank, control characters, too long: every id.
+    (&["record", "", "s", "r"], 2, &["error:", "surface id is empty"]),
+    (&["record", "T", "", "r"], 2, &["session id is empty"]),
+    (&["record", "T", "s", ""], 2, &["repo is empty"]),
+    (&["record", "   ", "s", "r"], 2, &["surface id is only whitespace"]),
+    (&["record", "T", "  ", "r"], 2, &["session id is only whitespace"]),
+    (&["record", "T", "s", " "], 2, &["repo is only whitespace"]),
+    (&["record", "T", "s", "r", " "], 2, &["role is only whitespace"]),
+    (&["record", "a\tb", "s", "r"], 2, &["surface id contains a control character (U+0009)"]),
+    (&["record", "T", "a\nb", "r"], 2, &["session id contains a control character (U+000A)"]),
+    (&["record", "T", "s\r", "r"], 2, &["session id contains a control character (U+000D)"]),
+    (&["record", "T", "s", "a\u{7f}b"], 2, &["repo contains a control character (U+007F)"]),
+    (&["record", "T", "s", "r", "ro\u{1b}le"], 2, &["role contains a control character (U+001B)"]),
+    (&["record", TOO_LONG, "s", "r"], 2, &["surface id is 513 bytes long", "at most 512"]),
+    (&["record", "T", TOO_LONG, "r"], 2, &["session id is 513 bytes long"]),
+    (&["record", "T", "s", TOO_LONG], 2, &["repo is 513 bytes long"]),
+    (&["record", "T", "s", "r", "--provider", ""], 2, &["provider is empty"]),
+    (&["record", "T", "s", "r", "--cwd", ""], 2, &["--cwd is empty"]),
+    (&["record", "T", "s", "r", "--config-dir", " "], 2, &["--config-dir is empty"]),
+    // Bad max ages.
+    (&["resume-cmd", "S", "abc"], 2, &["invalid max age \"abc\"", "90s, 30m, 2h, 7d"]),
+    (&["resume-cmd", "S", "1x"], 2, &["invalid max age \"1x\""]),
+    (&["resume-cmd", "S", ""], 2, &["invalid max age \"\""]),
+    (&["resume-cmd", "S", " "], 2, &["invalid max age \" \""]),
+    (&["resume-cmd", "S", "--", "-5"], 2, &["invalid max age \"-5\""]),
+    (&["resume-cmd", "S", "-5"], 2, &["unexpected argument '-5'"]),
+    (&["prune", "abc"], 2, &["invalid max age \"abc\""]),
+    (&["prune", "1x"], 2, &["invalid max age \"1x\""]),
+    (&["prune", ""], 2, &["invalid max age \"\""]),
+    (&["prune", "--", "-5"], 2, &["invalid max age \"-5\""]),
+    (&["prune", "-5"], 2, &["unexpected argument '-5'"]),
+    (&["prune", "99999999999999999999"], 2, &["invalid max age \"99999999999999999999\""]),
+    // A bad lock timeout, an empty index path, an unknown profile.
+    (&["--lock-timeout", "soon", "record", "T", "s", "r"], 2, &["invalid lock timeout \"soon\""]),
+    (&["--path", "", "record", "T", "s", "r"], 2, &["the index path is empty"]),
+    (&["--profile", "no-such-profile", "resume-cmd", "S"], 2, &["no-such-profile"]),
+    // Unknown commands and flags, missing and extra arguments.
+    (&[], 2, &["requires a subcommand", "Usage:"]),
+    (&["bogus"], 2, &["unrecognized subcommand 'bogus'", "Usage:"]),
+    (&["record", "T", "s", "r", "--bogus"], 2, &["unexpected argument '--bogus'"]),
+    (&["record"], 2, &["required arguments were not provided", "<SURFACE>", "<SESSION>", "<REPO>"]),
+    (&["record", "T", "s"], 2, &["required arguments were not provided", "<REPO>"]),
+    (&["record", "T", "s", "r", "role", "extra"], 2, &["unexpected argument 'extra'"]),
+    (&["lookup"], 2, &["<SURFACE>"]),
+    (&["lookup", "S", "T"], 2, &["unexpected argument 'T'"]),
+    (&["resume-cmd"], 2, &["<SURFACE>"]),
+    (&["touch"], 2, &["<SURFACE>"]),
+    (&["forget"], 2, &["<SURFACE>"]),
+    (&["prune"], 2, &["<MAX_AGE>"]),
+    (&["completions", "nosh"], 2, &["invalid value 'nosh'"]),
+];
+
+#[test]
+fn invalid_input_is_refused_and_writes_nothing() {
+    let too_long = "x".repeat(513);
+    let (env, before) = with_one_entry();
+    for (args, code, message) in INVALID_INPUT {
+        let args: Vec<&OsStr> = args
+            .iter()
+            .map(|arg| {
+                if *arg == TOO_LONG {
+                    too_long.as_ref()
+                } else {
+                    OsStr::new(arg)
+                }
+            })
+            .collect();
+        check_refused(&env, &before, &args, *code, message);
+    }
+}
+
+#[test]
+fn invalid_utf8_argument_is_refused() {
+    let (env, before) = with_one_entry();
+    let invalid = OsStr::from_bytes(b"pane-\xff\xfe");
+    let cases: [Vec<&OsStr>; 4] = [
+        vec!["record".as_ref(), invalid, "s".as_ref(), "r".as_ref()],
+        vec!["record".as_ref(), "T".as_ref(), invalid, "r".as_ref()],
+        vec!["lookup".as_ref(), invalid],
+        vec!["prune".as_ref(), invalid],
+    ];
+    for args in cases {
+        check_refused(&env, &before, &args, 2, &["invalid UTF-8"]);
+    }
+}
+
+#[test]
+fn index_path_that_is_a_directory_is_refused() {
+    let (env, before) = with_one_entry();
+    let dir = env.root().join("a-dir");
+    fs::create_dir(&dir).unwrap();
+    let dir_text = dir.to_str().unwrap();
+    for args in [
+        vec!["--path", dir_text, "record", "T", "s", "r"],
+        vec!["--path", dir_text, "lookup", "S"],
+        vec!["--path", dir_text, "resume-cmd", "S"],
+        vec!["--path", dir_text, "list"],
+    ] {
+        let args = os(&args);
+        let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
+        check_refused(&env, &before, &args, 1, &[dir_text, "is a directory"]);
+    }
+    assert_eq!(
+        fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing was written into the dir"
+    );
+}
+
+#[test]
+fn newer_index_version_is_refused_and_left_untouched() {
+    let env = Sandbox::default();
+    let newer = br#"{
+  "version": 2,
+  "entries": { "S": { "surfaceId": "S", "sessionId": "SID", "repo": "REPO", "shape": "new" } },
+  "format": "from the future"
+}
+"#;
+    env.write_index_bytes(newer);
+    let index = env.index_path();
+    let index = index.to_str().unwrap();
+    for args in [
+        vec!["record", "T", "s", "r"],
+        vec!["touch", "S"],
+        vec!["prune", "1h"],
+        vec!["lookup", "S"],
+        vec!["resume-cmd", "S"],
+        vec!["list"],
+    ] {
+        let args = os(&args);
+        let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
+        check_refused(
+            &env,
+            newer,
+            &args,
+            1,
+            &[index, "format version 2", "upgrade crash-resume"],
+        );
+    }
+    assert_eq!(env.index_dir_files(), ["index.json", "index.json.lock"]);
+}
+
+/// Makes a directory read-only for the user that runs the binary, and undoes it on drop.
+#[derive(Debug)]
+struct ReadOnly {
+    dir: PathBuf,
+    mode: u32,
+    owner: (u32, u32),
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        let _ = fs::set_permissions(&self.dir, fs::Permissions::from_mode(self.mode));
+        if rustix::process::geteuid().is_root() {
+            let _ = chown_tree(&self.dir, self.owner);
+        }
+    }
+}
+
+fn chown_tree(dir: &Path, (uid, gid): (u32, u32)) -> std::io::Result<()> {
+    std::os::unix::fs::chown(dir, Some(uid), Some(gid))?;
+    for item in fs::read_dir(dir)? {
+        std::os::unix::fs::chown(item?.path(), Some(uid), Some(gid))?;
+    }
+    Ok(())
+}
+
+const NOBODY: u32 = 65534;
+
+/// Makes the index dir read-only for the binary: as root (where mode bits do not stop writes)
+/// the binary runs as nobody on a dir nobody owns with mode 0555; otherwise the dir is 0555.
+fn make_read_only(env: &Sandbox) -> ReadOnly {
+    let dir = env.index_dir();
+    let metadata = fs::metadata(&dir).unwrap();
+    let guard = ReadOnly {
+        dir: dir.clone(),
+        mode: metadata.mode() & 0o7777,
+        owner: (metadata.uid(), metadata.gid()),
+    };
+    if rustix::process::geteuid().is_root() {
+        for ancestor in env.root().ancestors().skip(1) {
+            let mode = fs::metadata(ancestor).unwrap().mode();
+            assert!(
+                mode & 0o001 != 0,
+                "{} is not traversable by others (mode {mode:o}); nobody cannot reach the sandbox",
+                ancestor.display()
+            );
+        }
+        fs::set_permissions(env.root(), fs::Permissions::from_mode(0o755)).unwrap();
+        chown_tree(&dir, (NOBODY, NOBODY)).unwrap();
+    }
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o555)).unwrap();
+    guard
+}
+
+/// The binary as the user the read-only test runs it as (nobody when the tests run as root).
+fn crash_resume_unprivileged(env: &Sandbox) -> assert_cmd::Command {
+    if rustix::process::geteuid().is_root() {
+        let mut command = sandboxed(env, "setpriv");
+        command.args([
+            "--reuid",
+            "65534",
+            "--regid",
+            "65534",
+            "--clear-groups",
+            "--",
+            BIN,
+        ]);
+        assert_cmd::Command::from_std(command)
+    } else {
+        crash_resume(env)
+    }
+}
+
+#[test]
+fn read_only_index_dir_fails_and_leaves_the_index_untouched() {
+    // With the lock file in place (any earlier write leaves one), the write fails at the temp
+    // file; without it, at creating the lock file. Both are exit 1, the index as it was.
+    for keep_lock_file in [true, false] {
+        let (env, before) = with_one_entry();
+        if !keep_lock_file {
+            fs::remove_file(env.index_dir().join("index.json.lock")).unwrap();
+        }
+        let files_before = env.index_dir_files();
+        let read_only = make_read_only(&env);
+        let index_dir = env.index_dir();
+        let index_dir = index_dir.to_str().unwrap();
+
+        for args in [
+            vec!["record", "T", "sid-t", "REPO"],
+            vec!["touch", "S"],
+            vec!["forget", "S"],
+            vec!["prune", "1ms"],
+        ] {
+            crash_resume_unprivileged(&env)
+                .args(&args)
+                .assert()
+                .code(1)
+                .stdout("")
+                .stderr(
+                    contains("error:")
+                        .and(contains(index_dir))
+                        .and(contains("ermission denied")),
+                );
+            assert_eq!(
+                env.index_bytes().unwrap(),
+                before,
+                "{args:?} (lock file kept: {keep_lock_file})"
+            );
+            assert_eq!(
+                env.index_dir_files(),
+                files_before,
+                "{args:?} (lock file kept: {keep_lock_file})"
+            );
+        }
+        // Reads still work.
+        crash_resume_unprivileged(&env)
+            .args(["resume-cmd", "S"])
+            .assert()
+            .code(0)
+            .stdout("claude --resume SID\n")
+            .stderr("");
+        drop(read_only);
+    }
+}
+
+#[test]
+fn lookups_of_invalid_ids_find_nothing_and_write_nothing() {
+    let (env, before) = with_one_entry();
+    for args in [
+        ["lookup", ""],
+        ["lookup", "a\tb"],
+        ["resume-cmd", " "],
+        ["touch", ""],
+        ["forget", "a\nb"],
+    ] {
+        let code = crash_resume(&env)
+            .args(args)
+            .assert()
+            .get_output()
+            .status
+            .code();
+        assert!(matches!(code, Some(2 | 4)), "{args:?}: exit {code:?}");
+        assert_eq!(env.index_bytes().unwrap(), before);
+    }
+    check(&env, &["lookup", "S"], 0, contains("SID"), is_empty());
+}
+
+#[test]
+fn ids_of_512_bytes_are_accepted() {
+    let env = Sandbox::default();
+    let longest = "é".repeat(256);
+    assert_eq!(longest.len(), 512);
+    record(&env, &longest, &longest, &longest);
+    assert_eq!(env.entry(&longest).unwrap()["sessionId"], longest.as_str());
+}
+
+#[test]
+fn a_directory_index_path_leaves_no_lock_file_behind() {
+    let env = Sandbox::default();
+    let dir = env.root().join("a-dir");
+    fs::create_dir(&dir).unwrap();
+    crash_resume(&env)
+        .args(["--path", dir.to_str().unwrap(), "record", "T", "s", "r"])
+        .assert()
+        .code(1)
+        .stderr(contains("is a directory"));
+    let mut files: Vec<String> = fs::read_dir(env.root())
+        .unwrap()
+        .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        ["a-dir", "config", "home", "state"],
+        "a refused write leaves nothing"
+    );
+}

@@ -1,0 +1,107 @@
+//! `--json`: every command prints exactly one JSON document on stdout, with `"version": 1`.
+
+use serde_json::{Value, json};
+
+use crate::{HOUR, Sandbox, crash_resume, entry, now_millis};
+
+/// Runs `crash-resume --json ARGS`, checks the exit code and that stdout is one JSON document
+/// with `"version": 1`, and returns it.
+fn json_of(env: &Sandbox, args: &[&str], code: i32) -> Value {
+    let assert = crash_resume(env)
+        .arg("--json")
+        .args(args)
+        .assert()
+        .code(code);
+    let output = assert.get_output();
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
+        panic!(
+            "`--json {}` printed not one JSON document ({error}): {:?}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stdout)
+        )
+    });
+    assert_eq!(
+        document["version"],
+        json!(1),
+        "`--json {}`: {document}",
+        args.join(" ")
+    );
+    document
+}
+
+#[test]
+fn every_command_prints_one_versioned_json_document() {
+    let env = Sandbox::default();
+    let now = now_millis();
+    env.write_index(&[entry(
+        "old",
+        "sid-old",
+        "REPO",
+        now - 5 * HOUR,
+        now - 5 * HOUR,
+    )]);
+
+    let recorded = json_of(&env, &["record", "S", "SID", "REPO", "lead"], 0);
+    assert_eq!(recorded["recorded"]["surfaceId"], "S");
+    assert_eq!(recorded["recorded"]["sessionId"], "SID");
+    assert_eq!(recorded["recorded"]["role"], "lead");
+    assert_eq!(recorded["first_sight"], true);
+    assert_eq!(recorded["superseded"], Value::Null);
+    assert_eq!(recorded["recorded"], env.entry("S").unwrap());
+
+    let again = json_of(&env, &["record", "S", "SID-2", "REPO"], 0);
+    assert_eq!(again["first_sight"], false);
+    assert_eq!(again["superseded"], "SID");
+
+    let looked_up = json_of(&env, &["lookup", "S"], 0);
+    assert_eq!(looked_up["surface"], "S");
+    assert_eq!(looked_up["entry"], env.entry("S").unwrap());
+
+    let resume = json_of(&env, &["resume-cmd", "S"], 0);
+    assert_eq!(resume["surface"], "S");
+    assert_eq!(resume["session"], "SID-2");
+    assert_eq!(resume["command"], "claude --resume SID-2");
+
+    let touched = json_of(&env, &["touch", "S"], 0);
+    assert_eq!(
+        touched,
+        json!({ "version": 1, "surface": "S", "touched": true })
+    );
+
+    let listed = json_of(&env, &["list"], 0);
+    let surfaces: Vec<&str> = listed["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["surfaceId"].as_str().unwrap())
+        .collect();
+    assert_eq!(surfaces, ["S", "old"]);
+
+    let pruned = json_of(&env, &["prune", "1h"], 0);
+    assert_eq!(pruned["pruned"].as_array().unwrap().len(), 1);
+    assert_eq!(pruned["pruned"][0]["surfaceId"], "old");
+
+    let forgotten = json_of(&env, &["forget", "S"], 0);
+    assert_eq!(forgotten["surface"], "S");
+    assert_eq!(forgotten["forgotten"]["sessionId"], "SID-2");
+    assert!(env.entries().is_empty());
+
+    let path = json_of(&env, &["path"], 0);
+    assert_eq!(path["path"], env.index_path().to_str().unwrap());
+    assert_eq!(path["durable"], true);
+    assert_eq!(path["exists"], true);
+    assert_eq!(path["volatile_reason"], Value::Null);
+}
+
+#[test]
+fn nothing_found_is_still_one_json_document() {
+    let env = Sandbox::default();
+    let looked_up = json_of(&env, &["lookup", "nope"], 4);
+    assert_eq!(looked_up["entry"], Value::Null);
+    let touched = json_of(&env, &["touch", "nope"], 4);
+    assert_eq!(touched["touched"], false);
+    let forgotten = json_of(&env, &["forget", "nope"], 4);
+    assert_eq!(forgotten["forgotten"], Value::Null);
+    let listed = json_of(&env, &["list"], 0);
+    assert_eq!(listed["entries"], json!([]));
+}

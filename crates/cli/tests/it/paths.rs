@@ -1,0 +1,191 @@
+//! Where the index lives: `path`, the default location, and the refusal of volatile
+//! filesystems (`/tmp`, `/dev/shm`, tmpfs) that a reboot wipes.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use predicates::prelude::*;
+use predicates::str::{contains, is_empty};
+
+use crate::{Sandbox, check, crash_resume, record, sandboxed};
+
+/// A directory on a volatile filesystem for one test, removed when the test ends.
+#[derive(Debug)]
+struct VolatileDir(PathBuf);
+
+impl VolatileDir {
+    /// `<base>/crash-resume-it-<sandbox name>`: unique per test, not created yet.
+    fn new(base: &str, env: &Sandbox) -> VolatileDir {
+        let name = env.root().file_name().unwrap().to_string_lossy();
+        VolatileDir(Path::new(base).join(format!("crash-resume-it-{name}")))
+    }
+
+    fn index(&self) -> String {
+        self.0.join("index.json").to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for VolatileDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn path_prints_the_index_in_use_and_durable() {
+    let env = Sandbox::default();
+    let expected = format!("{}\ndurable\n", env.index_path().display());
+    check(
+        &env,
+        &["path"],
+        0,
+        predicate::eq(expected.as_str()),
+        is_empty(),
+    );
+    record(&env, "S", "SID", "REPO");
+    check(
+        &env,
+        &["path"],
+        0,
+        predicate::eq(expected.as_str()),
+        is_empty(),
+    );
+
+    let other = env.root().join("elsewhere").join("idx.json");
+    let other = other.to_str().unwrap();
+    check(
+        &env,
+        &["--path", other, "path"],
+        0,
+        predicate::eq(format!("{other}\ndurable\n").as_str()),
+        is_empty(),
+    );
+}
+
+#[test]
+fn default_path_follows_xdg_state_home_then_home() {
+    let env = Sandbox::default();
+    let with_xdg = sandboxed(&env, crate::BIN)
+        .env_remove("CRASH_RESUME_INDEX_PATH")
+        .arg("path")
+        .output()
+        .unwrap();
+    assert!(with_xdg.status.success());
+    let expected = env.state_home().join("crash-resume").join("index.json");
+    assert_eq!(
+        String::from_utf8(with_xdg.stdout).unwrap(),
+        format!("{}\ndurable\n", expected.display())
+    );
+
+    let with_home = sandboxed(&env, crate::BIN)
+        .env_remove("CRASH_RESUME_INDEX_PATH")
+        .env_remove("XDG_STATE_HOME")
+        .arg("path")
+        .output()
+        .unwrap();
+    assert!(with_home.status.success());
+    let expected = env.home().join(".local/state/crash-resume/index.json");
+    assert_eq!(
+        String::from_utf8(with_home.stdout).unwrap(),
+        format!("{}\ndurable\n", expected.display())
+    );
+}
+
+#[test]
+fn volatile_paths_are_reported_by_path() {
+    let env = Sandbox::default();
+    for base in ["/dev/shm", "/tmp"] {
+        let volatile = VolatileDir::new(base, &env);
+        let index = volatile.index();
+        check(
+            &env,
+            &["--path", &index, "path"],
+            0,
+            predicate::str::starts_with(format!("{index}\nvolatile: under {base}"))
+                .and(contains("--allow-volatile")),
+            is_empty(),
+        );
+        let info = crash_resume(&env)
+            .args(["--json", "--path", &index, "path"])
+            .assert()
+            .success();
+        let info: serde_json::Value = serde_json::from_slice(&info.get_output().stdout).unwrap();
+        assert_eq!(info["durable"], false);
+        assert_eq!(info["volatile_reason"], format!("under {base}"));
+        assert!(!volatile.0.exists(), "path creates nothing");
+    }
+}
+
+#[test]
+fn volatile_index_is_refused_without_allow_volatile() {
+    let env = Sandbox::default();
+    for base in ["/dev/shm", "/tmp"] {
+        let volatile = VolatileDir::new(base, &env);
+        let index = volatile.index();
+        check(
+            &env,
+            &["--path", &index, "record", "S", "SID", "REPO"],
+            1,
+            is_empty(),
+            contains(index.as_str()).and(contains("--allow-volatile")),
+        );
+        assert!(
+            !volatile.0.exists(),
+            "a refused write creates nothing under {base}"
+        );
+
+        check(
+            &env,
+            &[
+                "--path",
+                &index,
+                "--allow-volatile",
+                "record",
+                "S",
+                "SID",
+                "REPO",
+            ],
+            0,
+            predicate::eq("recorded S → SID (REPO)\n"),
+            is_empty(),
+        );
+        let stored: serde_json::Value =
+            serde_json::from_slice(&fs::read(volatile.0.join("index.json")).unwrap()).unwrap();
+        assert_eq!(stored["entries"]["S"]["sessionId"], "SID");
+
+        // The environment variable allows it too.
+        crash_resume(&env)
+            .env("CRASH_RESUME_ALLOW_VOLATILE", "1")
+            .args(["--path", &index, "record", "T", "SID-T", "REPO"])
+            .assert()
+            .success();
+    }
+    assert_eq!(
+        env.index_bytes(),
+        None,
+        "the sandbox's own index was never written"
+    );
+}
+
+#[test]
+fn symlink_into_a_volatile_dir_is_refused() {
+    let env = Sandbox::default();
+    let volatile = VolatileDir::new("/dev/shm", &env);
+    fs::create_dir_all(env.index_dir()).unwrap();
+    std::os::unix::fs::symlink(volatile.0.join("index.json"), env.index_path()).unwrap();
+    check(
+        &env,
+        &["record", "S", "SID", "REPO"],
+        1,
+        is_empty(),
+        contains("/dev/shm").and(contains("--allow-volatile")),
+    );
+    assert!(!volatile.0.exists());
+    check(
+        &env,
+        &["path"],
+        0,
+        predicate::str::starts_with(format!("{}\nvolatile", volatile.index())),
+        is_empty(),
+    );
+}

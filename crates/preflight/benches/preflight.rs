@@ -1,0 +1,124 @@
+//! The preflight at scale: a project folder with 10, 1,000 and 10,000 transcripts; the
+//! reachability of one session; the recovery scan; following a `continued-in` chain.
+
+use std::hint::black_box;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use preflight::{Input, claude, preflight};
+
+const USER: &str = r#"{"parentUuid":null,"type":"user","message":{"role":"user","content":"fix the failing test in the parser"},"uuid":"9b1d","timestamp":"2026-11-30T10:00:00.000Z"}"#;
+
+fn sizes() -> Vec<usize> {
+    if std::env::args().any(|arg| arg == "--bench") {
+        vec![10, 1_000, 10_000]
+    } else {
+        vec![10]
+    }
+}
+
+struct Folder {
+    config: Utf8PathBuf,
+    cwd: Utf8PathBuf,
+    project: Utf8PathBuf,
+}
+
+fn folder(root: &Utf8Path, size: usize) -> Folder {
+    let config = root.join(format!("config-{size}"));
+    let cwd = root.join(format!("work-{size}"));
+    std::fs::create_dir_all(&cwd).unwrap();
+    let cwd = cwd.canonicalize_utf8().unwrap();
+    let project = claude::project_dir(&config, &cwd);
+    std::fs::create_dir_all(&project).unwrap();
+    for n in 0..size {
+        let lines = 1 + n % 7;
+        std::fs::write(
+            project.join(format!("session-{n:05}.jsonl")),
+            format!("{USER}\n").repeat(lines),
+        )
+        .unwrap();
+    }
+    // A chain of eight sessions, each continued in the next.
+    for n in 0..8 {
+        let text = format!(
+            "{USER}\n{{\"type\":\"system\",\"continuedInSessionId\":\"chain-{}\"}}\n",
+            n + 1
+        );
+        std::fs::write(project.join(format!("chain-{n}.jsonl")), text).unwrap();
+    }
+    std::fs::write(project.join("chain-8.jsonl"), format!("{USER}\n")).unwrap();
+    Folder {
+        config,
+        cwd,
+        project,
+    }
+}
+
+fn input(folder: &Folder, held: &str) -> Input {
+    Input {
+        provider: "claude".into(),
+        session: Some(held.into()),
+        cwd: folder.cwd.to_string(),
+        config_dir: Some(folder.config.to_string()),
+        ..Input::default()
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::Builder::new()
+        .prefix("preflight-bench-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let root = Utf8PathBuf::from_path_buf(dir.path().to_path_buf()).unwrap();
+    for size in sizes() {
+        let folder = folder(&root, size);
+        let mut group = c.benchmark_group("preflight");
+        group.bench_with_input(
+            BenchmarkId::new("resume (held id reachable)", size),
+            &folder,
+            |b, folder| {
+                let input = input(folder, "session-00003");
+                b.iter(|| black_box(preflight(black_box(&input))))
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("recover (held id missing, scan)", size),
+            &folder,
+            |b, folder| {
+                let input = input(folder, "gone");
+                b.iter(|| black_box(preflight(black_box(&input))))
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("reachability of one session", size),
+            &folder,
+            |b, folder| {
+                let path = folder.project.join("session-00003.jsonl");
+                b.iter(|| black_box(claude::reachability(black_box(&path))))
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("recovery scan", size),
+            &folder,
+            |b, folder| {
+                b.iter(|| {
+                    black_box(claude::largest_reachable(&folder.project, |id| {
+                        id == "gone"
+                    }))
+                })
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("continued-in chain of 8", size),
+            &folder,
+            |b, folder| {
+                let input = input(folder, "chain-0");
+                b.iter(|| black_box(preflight(black_box(&input))))
+            },
+        );
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
