@@ -1,10 +1,19 @@
 //! Project tasks, run as `cargo xtask <task>` (the cargo-xtask pattern: plain Rust instead of
 //! shell scripts, so they work wherever cargo does).
 //!
-//! - `test`: every test of the workspace: nextest for unit, integration and property tests,
-//!   then the doc tests (nextest does not run those).
+//! - `test`: every test of the workspace: installs the pinned Claude Code CLI (the conformance
+//!   test runs it), then nextest for unit, integration and property tests, then the doc tests
+//!   (nextest does not run those), then each criterion benchmark once.
+//! - `reboot-sim`: the whole crash-and-resume story in a sandbox (see `reboot_sim`).
+//! - `bench-cli`: the release binary timed end to end (see `bench_cli`).
+//! - `claude-cli install`: installs the pinned Claude Code CLI into the build dir and prints the
+//!   path of its executable (see `claude_cli`).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod bench_cli;
+mod claude_cli;
+mod reboot_sim;
 
 use std::process::Command;
 
@@ -16,11 +25,55 @@ fn main() -> Result<()> {
     let rest: Vec<String> = args.collect();
     match task.as_str() {
         "test" => test(&rest),
+        "claude-cli" => claude_cli_task(&rest),
+        "reboot-sim" => reboot_sim::run(&rest),
+        "bench-cli" => bench_cli::run(&rest),
         _ => {
-            eprintln!("usage: cargo xtask <task>\n\ntasks:\n  test [NEXTEST ARGS]   run every test of the workspace");
+            eprintln!("{USAGE}");
             bail!("unknown task {task:?}")
         }
     }
+}
+
+const USAGE: &str = "usage: cargo xtask <task>
+
+tasks:
+  test [NEXTEST ARGS]   run every test of the workspace
+  reboot-sim [--panes N] [--real-claude]
+                        the whole crash-and-resume story in a sandbox, checked pane by pane
+  bench-cli [--runs N]  time the release binary end to end (median, p95) at 1k and 10k entries
+  claude-cli install    install the pinned Claude Code CLI into the build dir, print its path";
+
+fn claude_cli_task(args: &[String]) -> Result<()> {
+    match args {
+        [command] if command == "install" => {
+            let executable = claude_cli::install()?;
+            println!("{}", executable.display());
+            Ok(())
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            bail!("unknown claude-cli command {args:?}")
+        }
+    }
+}
+
+/// The build dir of the workspace, as cargo resolves it (`CARGO_TARGET_DIR`, `build.target-dir`).
+pub fn target_dir() -> Result<std::path::PathBuf> {
+    let output = cargo()
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("cannot run cargo metadata")?;
+    if !output.status.success() {
+        bail!("cargo metadata failed: {}", output.status);
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .context("cargo metadata printed something that is not JSON")?;
+    metadata["target_directory"]
+        .as_str()
+        .map(std::path::PathBuf::from)
+        .context("cargo metadata names no target_directory")
 }
 
 fn cargo() -> Command {
@@ -29,7 +82,9 @@ fn cargo() -> Command {
 
 fn run(command: &mut Command) -> Result<()> {
     eprintln!("$ {command:?}");
-    let status = command.status().with_context(|| format!("cannot start {command:?}"))?;
+    let status = command
+        .status()
+        .with_context(|| format!("cannot start {command:?}"))?;
     if !status.success() {
         bail!("{command:?} failed: {status}");
     }
@@ -37,8 +92,13 @@ fn run(command: &mut Command) -> Result<()> {
 }
 
 fn test(extra: &[String]) -> Result<()> {
+    // The conformance test of the preflight runs the real CLI and fails when it is missing.
+    let executable = claude_cli::install()?;
+    eprintln!("Claude Code CLI: {}", executable.display());
     run(cargo()
         .args(["nextest", "run", "--workspace", "--no-fail-fast"])
         .args(extra))?;
-    run(cargo().args(["test", "--workspace", "--doc"]))
+    run(cargo().args(["test", "--workspace", "--doc"]))?;
+    // The criterion benchmarks, each run once, so they cannot rot.
+    run(cargo().args(["test", "--workspace", "--benches"]))
 }

@@ -5,6 +5,13 @@
 //! `C/projects/<folder name of W'>/S.jsonl`, where `W'` is `W` with `~` expanded and symlinks
 //! resolved. It is reachable when it is a regular file holding at least one complete JSON line
 //! whose `type` is `user` or `assistant`.
+//!
+//! Measured beyond the spec's table (the conformance test runs the real CLI on each case):
+//! when that file holds no conversation, the CLI looks for `S.jsonl` in every project folder
+//! of `C` and resumes it when exactly one holds a conversation, for a UUID id. So a transcript
+//! under another working dir's folder (a child dir, the unresolved name of a symlink) is
+//! resumed too. A directory at the derived path stops the look-up (EISDIR). [`locate`] is that
+//! rule.
 
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -182,6 +189,64 @@ fn trim_line(line: &[u8]) -> &[u8] {
     &line[..end]
 }
 
+/// Where the CLI would load a session from, and what is there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub reachability: Reachability,
+    /// The transcript the CLI would load when reachable; else the path derived from the
+    /// working dir.
+    pub path: Utf8PathBuf,
+}
+
+/// The CLI's look-up of `session`: the folder of its working dir first; when that holds no
+/// conversation (and is not a directory), for a UUID id, the one project folder of
+/// `config_dir` holding `session.jsonl` with a conversation, if exactly one does.
+pub fn locate(config_dir: &Utf8Path, project_dir: &Utf8Path, session: &str) -> Located {
+    let Some(derived) = transcript_path(project_dir, session) else {
+        return Located {
+            reachability: Reachability::Missing,
+            path: project_dir.join(format!("{session:?}")),
+        };
+    };
+    let here = reachability(&derived);
+    let fall_back = matches!(
+        here,
+        Reachability::Missing | Reachability::NoConversation | Reachability::NotAFile
+    );
+    if !fall_back || !is_uuid(session) {
+        return Located {
+            reachability: here,
+            path: derived,
+        };
+    }
+    let file_name = format!("{session}.jsonl");
+    let mut found = fs::read_dir(config_dir.join("projects"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|item| Utf8PathBuf::from_path_buf(item.path().join(&file_name)).ok())
+        .filter(|path| *path != derived && reachability(path).is_reachable());
+    match (found.next(), found.next()) {
+        (Some(path), None) => Located {
+            reachability: Reachability::Reachable,
+            path,
+        },
+        _ => Located {
+            reachability: here,
+            path: derived,
+        },
+    }
+}
+
+/// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in hex digits: the ids the CLI looks up everywhere.
+pub fn is_uuid(session: &str) -> bool {
+    let groups: Vec<&str> = session.split('-').collect();
+    groups.len() == 5
+        && groups.iter().zip([8, 4, 4, 4, 12]).all(|(group, length)| {
+            group.len() == length && group.bytes().all(|byte| byte.is_ascii_hexdigit())
+        })
+}
+
 /// A transcript found by the recovery scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
@@ -236,7 +301,7 @@ struct ContinuedIn {
 }
 
 /// The session a transcript continues in: the `continuedInSessionId` of its last record, read
-/// from the file's tail only.
+/// from the file's tail only (the file at `path`, typically [`locate`]'s answer).
 pub fn continued_in(path: &Utf8Path) -> Option<String> {
     let mut file = File::open(path).ok()?;
     let length = file.metadata().ok()?.len();

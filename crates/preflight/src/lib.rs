@@ -178,8 +178,13 @@ impl Decision {
 
 /// Where a provider keeps its transcripts, for one working dir.
 enum Disk {
-    Claude { project_dir: Utf8PathBuf },
-    Codex { home: Utf8PathBuf },
+    Claude {
+        config_dir: Utf8PathBuf,
+        project_dir: Utf8PathBuf,
+    },
+    Codex {
+        home: Utf8PathBuf,
+    },
 }
 
 /// What is on disk for one session id.
@@ -191,16 +196,16 @@ struct Located {
 impl Disk {
     fn locate(&self, session: &str) -> Located {
         match self {
-            Disk::Claude { project_dir } => match claude::transcript_path(project_dir, session) {
-                Some(path) => Located {
-                    reachability: claude::reachability(&path),
-                    place: path.into_string(),
-                },
-                None => Located {
-                    reachability: Reachability::Missing,
-                    place: format!("{session:?} (not a file name)"),
-                },
-            },
+            Disk::Claude {
+                config_dir,
+                project_dir,
+            } => {
+                let found = claude::locate(config_dir, project_dir, session);
+                Located {
+                    reachability: found.reachability,
+                    place: found.path.into_string(),
+                }
+            }
             Disk::Codex { home } => match codex::find_rollout(home, session) {
                 Some(path) => Located {
                     reachability: Reachability::Reachable,
@@ -214,11 +219,12 @@ impl Disk {
         }
     }
 
+    /// The `continued-in` link at the end of the transcript the CLI would load (else of the
+    /// file at the working dir's folder): the gate reads it whether or not that file holds a
+    /// conversation.
     fn continued_in(&self, session: &str) -> Option<String> {
         match self {
-            Disk::Claude { project_dir } => {
-                claude::continued_in(&claude::transcript_path(project_dir, session)?)
-            }
+            Disk::Claude { .. } => claude::continued_in(Utf8Path::new(&self.locate(session).place)),
             Disk::Codex { .. } => None,
         }
     }
@@ -226,14 +232,14 @@ impl Disk {
     /// The recovery scan; Codex has none.
     fn scan(&self, skip: impl Fn(&str) -> bool) -> Result<Option<claude::Candidate>, String> {
         match self {
-            Disk::Claude { project_dir } => Ok(claude::largest_reachable(project_dir, skip)),
+            Disk::Claude { project_dir, .. } => Ok(claude::largest_reachable(project_dir, skip)),
             Disk::Codex { .. } => Err("Codex keeps no recoverable sessions per working dir".into()),
         }
     }
 
     fn describe(&self) -> String {
         match self {
-            Disk::Claude { project_dir } => project_dir.to_string(),
+            Disk::Claude { project_dir, .. } => project_dir.to_string(),
             Disk::Codex { home } => format!("{home}/sessions"),
         }
     }
@@ -293,6 +299,7 @@ fn decide(input: &Input, trail: &mut Trail) -> Decision {
         let cwd = claude::resolve_working_dir(&input.cwd, home);
         Disk::Claude {
             project_dir: claude::project_dir(&config_dir, &cwd),
+            config_dir,
         }
     };
     trail.step(
@@ -444,9 +451,8 @@ fn chain_head(input: &Input, disk: &Disk, candidate: &str) -> String {
     let mut current = candidate.to_string();
     let mut seen = HashSet::from([current.clone()]);
     for _ in 0..MAX_CHAIN_HOPS {
-        let position = input.chain.iter().position(|id| *id == current);
-        let next = match (position, input.chain.last()) {
-            (Some(position), Some(head)) if position + 1 < input.chain.len() => Some(head.clone()),
+        let next = match input.chain.last() {
+            Some(head) if *head != current && input.chain.contains(&current) => Some(head.clone()),
             _ => disk.continued_in(&current),
         };
         match next {

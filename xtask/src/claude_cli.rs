@@ -1,0 +1,132 @@
+//! `cargo xtask claude-cli install`: the real Claude Code CLI, pinned, for the conformance test
+//! of the preflight (`crates/preflight/tests/it/claude_cli.rs`, spec/preflight.md "Agreement,
+//! checked two ways").
+//!
+//! The npm package `@anthropic-ai/claude-code` is a thin wrapper: the CLI is a native binary
+//! shipped in a per-platform optional dependency (`@anthropic-ai/claude-code-linux-x64`, ...),
+//! which the wrapper's postinstall script copies over its `bin/claude.exe` placeholder. It is
+//! installed locally into `<target dir>/claude-code/` (never globally), and the executable that
+//! reports the pinned version is linked to `<target dir>/claude-code/claude`, the one path the
+//! test looks at.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+/// The npm package of the Claude Code CLI.
+pub const PACKAGE: &str = "@anthropic-ai/claude-code";
+
+/// The one pinned version: the spec's reachability table was measured against it.
+pub const VERSION: &str = "2.1.328";
+
+/// Where the CLI is installed, inside the build dir so that `cargo clean` removes it.
+const INSTALL_DIR: &str = "claude-code";
+
+/// Installs the pinned CLI unless it is already there; returns the executable's path.
+pub fn install() -> Result<PathBuf> {
+    let dir = crate::target_dir()?.join(INSTALL_DIR);
+    let executable = dir.join(format!("claude{}", std::env::consts::EXE_SUFFIX));
+    if reports_pinned_version(&executable) {
+        eprintln!(
+            "{PACKAGE}@{VERSION} is already installed in {}",
+            dir.display()
+        );
+        return Ok(executable);
+    }
+    fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut npm = Command::new("npm");
+    npm.arg("install")
+        .arg("--prefix")
+        .arg(&dir)
+        .args(["--no-save", "--no-audit", "--no-fund"])
+        .arg(format!("{PACKAGE}@{VERSION}"))
+        // npm's report goes to stderr: stdout carries only the executable's path.
+        .stdout(std::io::stderr());
+    eprintln!("$ {npm:?}");
+    let status = npm.status().context(
+        "cannot run npm, which installs the Claude Code CLI: install Node.js with npm and retry",
+    )?;
+    if !status.success() {
+        bail!(
+            "npm could not install {PACKAGE}@{VERSION} into {}: {status}",
+            dir.display()
+        );
+    }
+    let found = find_executable(&dir)?;
+    link(&found, &executable)?;
+    if !reports_pinned_version(&executable) {
+        bail!(
+            "{} does not report version {VERSION} after the install",
+            executable.display()
+        );
+    }
+    Ok(executable)
+}
+
+/// The installed executable that reports the pinned version: the package's own `bin` entry
+/// (the native binary once the postinstall script has run), else the native binary in the
+/// platform package (when npm was told not to run install scripts).
+fn find_executable(dir: &Path) -> Result<PathBuf> {
+    let modules = dir.join("node_modules");
+    let mut candidates = vec![modules.join(".bin").join("claude")];
+    let scope = modules.join("@anthropic-ai");
+    let listing =
+        fs::read_dir(&scope).with_context(|| format!("cannot list {}", scope.display()))?;
+    let mut platform_binaries: Vec<PathBuf> = listing
+        .flatten()
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("claude-code-")
+        })
+        .map(|entry| {
+            entry
+                .path()
+                .join(format!("claude{}", std::env::consts::EXE_SUFFIX))
+        })
+        .collect();
+    platform_binaries.sort();
+    candidates.extend(platform_binaries);
+    candidates
+        .iter()
+        .find(|candidate| reports_pinned_version(candidate))
+        .cloned()
+        .with_context(|| {
+            format!(
+                "no installed executable reports version {VERSION} (tried {candidates:?}); is there a \
+                 native package of {PACKAGE} for this platform?"
+            )
+        })
+}
+
+/// Hard-links the executable (resolved) at `link`, replacing what was there.
+fn link(executable: &Path, link: &Path) -> Result<()> {
+    let resolved = fs::canonicalize(executable)
+        .with_context(|| format!("cannot resolve {}", executable.display()))?;
+    match fs::remove_file(link) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => {
+            return Err(error).with_context(|| format!("cannot remove {}", link.display()));
+        }
+    }
+    fs::hard_link(&resolved, link)
+        .with_context(|| format!("cannot link {} to {}", resolved.display(), link.display()))
+}
+
+/// Whether `executable --version` prints the pinned version (`2.1.328 (Claude Code)`).
+fn reports_pinned_version(executable: &Path) -> bool {
+    let Ok(output) = Command::new(executable)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+    else {
+        return false;
+    };
+    output.status.success()
+        && String::from_utf8_lossy(&output.stdout).starts_with(&format!("{VERSION} "))
+}

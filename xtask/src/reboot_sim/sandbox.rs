@@ -1,0 +1,301 @@
+//! The sandbox: one directory under the build dir (never `/tmp`: the index refuses volatile
+//! locations) holding a `HOME`, the XDG state and config dirs, a Claude config dir, the
+//! binaries the panes run, the work dirs, and the private tmux server's socket dir. Every
+//! process the simulation starts gets a clean environment that points only into it.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail};
+
+/// The longest socket path a Unix socket address holds (108 bytes with the final NUL on Linux).
+const MAX_SOCKET_PATH: usize = 100;
+
+/// What the wrapper named `claude` in the sandbox's bin dir starts.
+#[derive(Debug, Clone, Copy)]
+pub enum Agent<'a> {
+    /// The stand-in agent (this program, dispatching on a hidden task).
+    StandIn,
+    /// The real Claude Code CLI, driven offline by the stand-in (see `stand_in::run_real`).
+    Real { cli: &'a Path, port: u16 },
+}
+
+#[derive(Debug)]
+pub struct Sandbox {
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub claude_dir: PathBuf,
+    pub bin: PathBuf,
+    pub work: PathBuf,
+    /// What a reboot wipes: the tmux socket dir (`TMUX_TMPDIR`) and `TMPDIR`.
+    pub volatile: PathBuf,
+    /// The private tmux server's name (`tmux -L`).
+    pub socket: String,
+}
+
+impl Sandbox {
+    /// Creates `<target>/reboot-sim/<run id>/` with its dirs and binaries: a copy of the release
+    /// `crash-resume`, a copy of this program (the stand-in), and the `claude` wrapper.
+    pub fn create(target: &Path, crash_resume: &Path) -> Result<Sandbox> {
+        let started = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let run_id = format!("{started}-{}", std::process::id());
+        let root = target.join("reboot-sim").join(&run_id);
+        fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
+        let root = root
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", root.display()))?;
+        let home = root.join("home");
+        let sandbox = Sandbox {
+            claude_dir: home.join(".claude-sim"),
+            bin: root.join("bin"),
+            work: root.join("work"),
+            volatile: root.join("run"),
+            socket: format!("rs{}", std::process::id()),
+            home,
+            root,
+        };
+        for dir in [
+            &sandbox.home,
+            &sandbox.claude_dir,
+            &sandbox.bin,
+            &sandbox.work,
+            &sandbox.state_dir(),
+            &sandbox.config_dir(),
+        ] {
+            create_dir(dir)?;
+        }
+        sandbox.create_volatile()?;
+        let socket_path = sandbox.socket_path();
+        if socket_path.as_os_str().len() > MAX_SOCKET_PATH {
+            bail!(
+                "the tmux socket path {} is too long for a Unix socket; use a shorter build dir \
+                 (CARGO_TARGET_DIR)",
+                socket_path.display()
+            );
+        }
+        // Copies, not links: a rebuild during the run cannot swap the binaries under the panes.
+        copy_executable(crash_resume, &sandbox.bin.join("crash-resume"))?;
+        let this = std::env::current_exe().context("cannot find this program's path")?;
+        copy_executable(&this, &sandbox.stand_in())?;
+        sandbox.install_agent(Agent::StandIn)?;
+        Ok(sandbox)
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.home.join(".local").join("state")
+    }
+
+    pub fn config_dir(&self) -> PathBuf {
+        self.home.join(".config")
+    }
+
+    pub fn tmp_dir(&self) -> PathBuf {
+        self.volatile.join("tmp")
+    }
+
+    /// Where the stand-in writes what it did, one JSON line per event.
+    pub fn log_path(&self) -> PathBuf {
+        self.home.join(super::stand_in::LOG_FILE)
+    }
+
+    /// The copy of this program that the `claude` wrapper runs.
+    fn stand_in(&self) -> PathBuf {
+        self.bin.join("stand-in-claude")
+    }
+
+    fn socket_path(&self) -> PathBuf {
+        self.volatile
+            .join(format!("tmux-{}", rustix::process::getuid().as_raw()))
+            .join(&self.socket)
+    }
+
+    pub fn create_volatile(&self) -> Result<()> {
+        create_dir(&self.tmp_dir())
+    }
+
+    /// Writes the `claude` wrapper.
+    pub fn install_agent(&self, agent: Agent<'_>) -> Result<()> {
+        let stand_in = sh_quote(&self.stand_in().to_string_lossy());
+        let task = super::stand_in::TASK;
+        let script = match agent {
+            Agent::StandIn => {
+                format!("#!/bin/sh\nexec {stand_in} reboot-sim {task} \"$@\"\n")
+            }
+            Agent::Real { cli, port } => {
+                let offline = super::real::offline_env(port)
+                    .iter()
+                    .map(|(name, value)| format!("{name}={}", sh_quote(value)))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let cli = sh_quote(&cli.to_string_lossy());
+                format!(
+                    "#!/bin/sh\nexport {offline}\nexec {stand_in} reboot-sim {task} --real-cli {cli} \"$@\"\n"
+                )
+            }
+        };
+        // A new file, not rewritten in place: a shell reading the old one is not disturbed.
+        // (Nothing runs it while it is swapped: the panes are down or idle.)
+        let path = self.bin.join("claude");
+        match fs::remove_file(&path) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return Err(error).with_context(|| format!("cannot remove {}", path.display()));
+            }
+            _ => {}
+        }
+        fs::write(&path, script).with_context(|| format!("cannot write {}", path.display()))?;
+        set_executable(&path)
+    }
+
+    /// The whole environment of every process started here: nothing from the caller's.
+    pub fn env(&self) -> Vec<(&'static str, PathBuf)> {
+        vec![
+            (
+                "PATH",
+                PathBuf::from(format!(
+                    "{}:/usr/local/bin:/usr/bin:/bin",
+                    self.bin.display()
+                )),
+            ),
+            ("HOME", self.home.clone()),
+            ("XDG_STATE_HOME", self.state_dir()),
+            ("XDG_CONFIG_HOME", self.config_dir()),
+            ("CLAUDE_CONFIG_DIR", self.claude_dir.clone()),
+            ("TMUX_TMPDIR", self.volatile.clone()),
+            ("TMPDIR", self.tmp_dir()),
+            ("TERM", PathBuf::from("xterm-256color")),
+            ("SHELL", PathBuf::from("/bin/bash")),
+            ("LANG", PathBuf::from("C.UTF-8")),
+            ("PS1", PathBuf::from("$ ")),
+            ("GIT_CEILING_DIRECTORIES", self.root.clone()),
+        ]
+    }
+
+    /// A command with the sandbox's environment only, stdin closed.
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut command = Command::new(program);
+        command.env_clear().envs(self.env()).stdin(Stdio::null());
+        command
+    }
+
+    /// Runs `crash-resume ARGS` (the release copy in the bin dir) to completion.
+    pub fn crash_resume(&self, args: &[&str]) -> Result<Output> {
+        let mut command = self.command(self.bin.join("crash-resume"));
+        command.args(args).current_dir(&self.home);
+        command
+            .output()
+            .with_context(|| format!("cannot run crash-resume {}", args.join(" ")))
+    }
+
+    /// `crash-resume ARGS`, which must succeed; its stdout.
+    pub fn crash_resume_ok(&self, args: &[&str]) -> Result<String> {
+        let output = self.crash_resume(args)?;
+        if !output.status.success() {
+            bail!(
+                "crash-resume {} failed ({}): {}",
+                args.join(" "),
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    /// `tmux -L <socket> ARGS` against the private server; its stdout, trimmed.
+    pub fn tmux(&self, args: &[&str]) -> Result<String> {
+        let output = self
+            .command("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .current_dir(&self.home)
+            .output()
+            .context("cannot run tmux; install tmux and retry")?;
+        if !output.status.success() {
+            bail!(
+                "tmux {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+        }
+        Ok(String::from_utf8_lossy(&output.stdout)
+            .trim_end()
+            .to_string())
+    }
+
+    /// Ends the private server, whichever generation runs (best effort: it may be gone).
+    pub fn kill_server(&self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+
+    /// Whether `pid` is alive and was started in this sandbox (its environment names this
+    /// `HOME`): the guard that keeps the simulation from signalling anyone else's process.
+    pub fn owns_live_process(&self, pid: u32) -> bool {
+        if !is_alive(pid) {
+            return false;
+        }
+        let needle = format!("HOME={}", self.home.display());
+        fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+            environ
+                .split(|byte| *byte == 0)
+                .any(|entry| entry == needle.as_bytes())
+        })
+    }
+
+    /// SIGKILLs each of `pids` that is alive and ours, then waits until all are gone.
+    pub fn kill_all(&self, pids: &[u32], deadline: Duration) -> Result<()> {
+        for &pid in pids {
+            if self.owns_live_process(pid) {
+                kill(pid);
+            }
+        }
+        super::wait_until(deadline, "the killed processes to be gone", || {
+            Ok(pids.iter().all(|&pid| !is_alive(pid)))
+        })
+    }
+}
+
+/// SIGKILL, by pid (errors ignored: the process may have exited).
+pub fn kill(pid: u32) {
+    if let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// Alive: it exists and is not a zombie (a dead process nobody reaped yet).
+pub fn is_alive(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
+    }
+}
+
+pub fn create_dir(dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+}
+
+fn copy_executable(from: &Path, to: &Path) -> Result<()> {
+    fs::copy(from, to)
+        .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
+    set_executable(to)
+}
+
+fn set_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("cannot make {} executable", path.display()))
+}
+
+/// One shell word: `'...'` with every `'` written as `'\''`.
+pub fn sh_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}

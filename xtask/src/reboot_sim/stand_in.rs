@@ -1,0 +1,663 @@
+//! The stand-in agent: the `claude` the sandbox's panes run. It behaves like Claude Code
+//! wherever crash-resume looks:
+//!
+//! - on start it takes a new session id, or with `--resume <sid>` checks the transcript the way
+//!   the real CLI does (spec/preflight.md, "Reachability for Claude Code") and, when it is not
+//!   reachable, prints `No conversation found with session ID: <sid>` and exits 1;
+//! - it runs the hooks of `$CLAUDE_CONFIG_DIR/settings.json` (SessionStart with `source`
+//!   startup/resume/clear, SessionEnd with `reason`) with the JSON payload on stdin and the
+//!   pane's own environment (`TMUX`, `TMUX_PANE`);
+//! - it keeps `$CLAUDE_CONFIG_DIR/sessions/<pid>.json` while it runs;
+//! - it writes its transcript (a user line, then an assistant line, in the CLI's format) only
+//!   once it gets a prompt (a line on stdin); `/clear` starts a new session, `/exit` ends it
+//!   cleanly, and `/fork-bg` (the simulation's own) forks the conversation into a background
+//!   session and ends the transcript with a `continuedInSessionId` record.
+//!
+//! Killed, it leaves everything as a crash would: no SessionEnd, the sessions file in place.
+//! Every event goes to `$HOME/stand-in.log` (one JSON line each) so that the simulation can
+//! wait on events and check which session each pane loaded.
+//!
+//! With `--real-cli <path>` it drives the real Claude Code CLI instead (see [`run_real`]).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, anyhow};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The hidden task the `claude` wrapper runs: `xtask reboot-sim stand-in-claude ARGS`.
+pub const TASK: &str = "stand-in-claude";
+
+/// The log, in `$HOME`.
+pub const LOG_FILE: &str = "stand-in.log";
+
+/// How long a hook may run before the stand-in stops waiting for it.
+const HOOK_DEADLINE: Duration = Duration::from_secs(10);
+
+/// How long the real CLI may take to answer a resume.
+const REAL_CLI_DEADLINE: Duration = Duration::from_secs(45);
+
+/// What the stand-in did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Started; `session` is its id, `loaded` the session `--resume` loaded.
+    Start,
+    /// `--resume` was refused: no conversation found.
+    NotFound,
+    /// A prompt was answered (`text`); the transcript was written.
+    Prompt,
+    /// `/clear`: `session` is the new id.
+    Clear,
+    /// `/fork-bg`: `text` is the background session the conversation continued in.
+    Fork,
+    /// `/exit`.
+    Exit,
+    /// The real CLI answered: `loaded` is the session whose transcript it appended to, `text`
+    /// its exit status and what it printed.
+    Real,
+}
+
+/// One line of the log.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Event {
+    pub pid: u32,
+    pub kind: Kind,
+    /// `tmux:<session>:<window>.<pane>` of the pane it runs in, if any.
+    pub surface: Option<String>,
+    /// Its working dir, resolved (as the CLI sees it).
+    pub cwd: String,
+    pub argv: Vec<String>,
+    pub config_dir: String,
+    pub session: Option<String>,
+    pub loaded: Option<String>,
+    pub text: Option<String>,
+}
+
+/// The events logged from byte `offset` on (a torn last line is skipped), and the offset after
+/// the last complete line.
+pub fn read_events(log: &Path, offset: u64) -> Result<Vec<Event>> {
+    let bytes = match fs::read(log) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(error).with_context(|| format!("cannot read {}", log.display())),
+    };
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    let complete = bytes[start..]
+        .iter()
+        .rposition(|byte| *byte == b'\n')
+        .map_or(start, |last| start + last + 1);
+    bytes[start..complete]
+        .split(|byte| *byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            serde_json::from_slice(line).with_context(|| {
+                format!(
+                    "{}: not an event: {}",
+                    log.display(),
+                    String::from_utf8_lossy(line)
+                )
+            })
+        })
+        .collect()
+}
+
+/// `xtask reboot-sim stand-in-claude ARGS`: the agent's main.
+pub fn main(args: &[String]) -> Result<()> {
+    let mut resume = None;
+    let mut real_cli = None;
+    let mut argv = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "--real-cli" => real_cli = words.next().cloned(),
+            "--resume" | "-r" => {
+                resume = words.next().cloned();
+                argv.push(word.clone());
+                argv.extend(resume.clone());
+            }
+            other => {
+                if let Some(session) = other.strip_prefix("--resume=") {
+                    resume = Some(session.to_string());
+                }
+                argv.push(word.clone());
+            }
+        }
+    }
+    let agent = Agent::from_env(argv)?;
+    match real_cli {
+        Some(cli) => run_real(&agent, Path::new(&cli)),
+        None => agent.run(resume.as_deref()),
+    }
+}
+
+#[derive(Debug)]
+struct Agent {
+    pid: u32,
+    cwd: String,
+    config_dir: PathBuf,
+    project_dir: PathBuf,
+    surface: Option<String>,
+    argv: Vec<String>,
+    log: PathBuf,
+}
+
+/// The session the agent holds, and the uuid of its last transcript line.
+#[derive(Debug)]
+struct Session {
+    id: String,
+    last_uuid: Option<String>,
+}
+
+impl Agent {
+    fn from_env(argv: Vec<String>) -> Result<Agent> {
+        let home = PathBuf::from(std::env::var_os("HOME").ok_or_else(|| anyhow!("no HOME"))?);
+        let config_dir = match std::env::var_os("CLAUDE_CONFIG_DIR") {
+            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+            _ => home.join(".claude"),
+        };
+        // The CLI names the project folder from its own resolved cwd (getcwd resolves links).
+        let cwd = std::env::current_dir()
+            .context("no working dir")?
+            .into_os_string()
+            .into_string()
+            .map_err(|_| anyhow!("the working dir is not UTF-8"))?;
+        let project_dir = config_dir
+            .join("projects")
+            .join(preflight::claude::project_folder_name(&cwd));
+        Ok(Agent {
+            pid: std::process::id(),
+            surface: surface(),
+            cwd,
+            config_dir,
+            project_dir,
+            argv,
+            log: home.join(LOG_FILE),
+        })
+    }
+
+    fn run(&self, resume: Option<&str>) -> Result<()> {
+        let mut session = match resume {
+            Some(held) => match reachability(&self.transcript(held)) {
+                Ok(()) => Session {
+                    id: held.to_string(),
+                    last_uuid: last_uuid(&self.transcript(held)),
+                },
+                Err(refusal) => {
+                    eprintln!("{refusal}");
+                    self.fire("SessionEnd", held, "reason", "other");
+                    self.log(Kind::NotFound, Some(held), None, Some(&refusal))?;
+                    std::process::exit(1);
+                }
+            },
+            None => Session {
+                id: new_session_id()?,
+                last_uuid: None,
+            },
+        };
+        self.write_sessions_file(&session.id)?;
+        let source = if resume.is_some() {
+            "resume"
+        } else {
+            "startup"
+        };
+        self.fire("SessionStart", &session.id, "source", source);
+        self.log(Kind::Start, Some(&session.id), resume, None)?;
+        println!(
+            "stand-in claude: session {} ({source}) in {}",
+            session.id, self.cwd
+        );
+        let stdin = std::io::stdin();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if stdin.lock().read_line(&mut line)? == 0 {
+                // The terminal went away without a SessionEnd: like a crash.
+                break;
+            }
+            match line.trim() {
+                "" => {}
+                "/exit" => {
+                    self.fire("SessionEnd", &session.id, "reason", "prompt_input_exit");
+                    self.remove_sessions_file();
+                    self.log(Kind::Exit, Some(&session.id), None, None)?;
+                    return Ok(());
+                }
+                "/clear" => {
+                    self.fire("SessionEnd", &session.id, "reason", "clear");
+                    session = Session {
+                        id: new_session_id()?,
+                        last_uuid: None,
+                    };
+                    self.write_sessions_file(&session.id)?;
+                    self.fire("SessionStart", &session.id, "source", "clear");
+                    self.log(Kind::Clear, Some(&session.id), None, None)?;
+                    println!("stand-in claude: cleared, session {}", session.id);
+                }
+                "/fork-bg" => {
+                    let background = self.fork_into_background(&mut session)?;
+                    self.log(Kind::Fork, Some(&session.id), None, Some(&background))?;
+                    println!("stand-in claude: continued in {background}");
+                }
+                prompt => {
+                    self.answer(&mut session, prompt)?;
+                    self.log(Kind::Prompt, Some(&session.id), None, Some(prompt))?;
+                    println!("stand-in claude: noted");
+                }
+            }
+        }
+        self.remove_sessions_file();
+        Ok(())
+    }
+
+    fn transcript(&self, session: &str) -> PathBuf {
+        self.project_dir.join(format!("{session}.jsonl"))
+    }
+
+    /// Appends the prompt and an answer to the transcript, creating it on the first prompt.
+    fn answer(&self, session: &mut Session, prompt: &str) -> Result<()> {
+        let user = self.line(session, "user", &json!({"role": "user", "content": prompt}));
+        let answer = format!("(stand-in) noted: {prompt}");
+        let assistant = self.line(
+            session,
+            "assistant",
+            &json!({
+                "id": format!("msg_{}", hex(&random_bytes::<12>()?)),
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5-20250929",
+                "content": [{"type": "text", "text": answer}],
+                "stop_reason": "end_turn",
+                "stop_sequence": null,
+                "usage": {"input_tokens": 12, "output_tokens": 8},
+            }),
+        );
+        self.append(&session.id, &[user, assistant])
+    }
+
+    /// A transcript line as the CLI writes it, linked to the previous one.
+    fn line(&self, session: &mut Session, kind: &str, message: &Value) -> Value {
+        let uuid = new_session_id().unwrap_or_default();
+        let line = json!({
+            "parentUuid": session.last_uuid,
+            "isSidechain": false,
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": session.id,
+            "version": "2.1.328",
+            "gitBranch": "",
+            "type": kind,
+            "message": message,
+            "uuid": uuid,
+            "timestamp": rfc3339_now(),
+        });
+        session.last_uuid = Some(uuid);
+        line
+    }
+
+    fn append(&self, session: &str, lines: &[Value]) -> Result<()> {
+        fs::create_dir_all(&self.project_dir)
+            .with_context(|| format!("cannot create {}", self.project_dir.display()))?;
+        let path = self.transcript(session);
+        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut file| file.write_all(text.as_bytes()))
+            .with_context(|| format!("cannot append to {}", path.display()))
+    }
+
+    /// Forks the conversation into a background session: the new session gets a transcript of
+    /// its own (it ran without a pane, so no hook names a surface for it), and this one ends with
+    /// a record saying where the conversation continued. Returns the background session's id.
+    fn fork_into_background(&self, session: &mut Session) -> Result<String> {
+        let mut background = Session {
+            id: new_session_id()?,
+            last_uuid: None,
+        };
+        self.answer(&mut background, "(forked) carry on in the background")?;
+        let record = json!({
+            "type": "system",
+            "continuedInSessionId": background.id,
+            "sessionId": session.id,
+            "uuid": new_session_id()?,
+            "timestamp": rfc3339_now(),
+        });
+        self.append(&session.id, &[record])?;
+        Ok(background.id)
+    }
+
+    fn sessions_file(&self) -> PathBuf {
+        self.config_dir
+            .join("sessions")
+            .join(format!("{}.json", self.pid))
+    }
+
+    fn write_sessions_file(&self, session: &str) -> Result<()> {
+        let path = self.sessions_file();
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let content = json!({"pid": self.pid, "sessionId": session, "cwd": self.cwd});
+        fs::write(&path, content.to_string())
+            .with_context(|| format!("cannot write {}", path.display()))
+    }
+
+    fn remove_sessions_file(&self) {
+        let _ = fs::remove_file(self.sessions_file());
+    }
+
+    /// Runs the command hooks `settings.json` holds for `event`, as Claude Code does: each
+    /// through `sh -c`, the payload on stdin, in the agent's environment and working dir.
+    fn fire(&self, event: &str, session: &str, key: &str, value: &str) {
+        let mut payload = json!({
+            "session_id": session,
+            "transcript_path": self.transcript(session),
+            "cwd": self.cwd,
+            "hook_event_name": event,
+        });
+        payload[key] = json!(value);
+        for command in hook_commands(&self.config_dir, event, value) {
+            let started = Command::new("sh")
+                .args(["-c", &command])
+                .current_dir(&self.cwd)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn();
+            let Ok(mut child) = started else { continue };
+            if let Some(mut stdin) = child.stdin.take() {
+                let _ = stdin.write_all(payload.to_string().as_bytes());
+            }
+            let _ = wait_with_deadline(&mut child, HOOK_DEADLINE);
+        }
+    }
+
+    fn log(
+        &self,
+        kind: Kind,
+        session: Option<&str>,
+        loaded: Option<&str>,
+        text: Option<&str>,
+    ) -> Result<()> {
+        let event = Event {
+            pid: self.pid,
+            kind,
+            surface: self.surface.clone(),
+            cwd: self.cwd.clone(),
+            argv: self.argv.clone(),
+            config_dir: self.config_dir.to_string_lossy().into_owned(),
+            session: session.map(str::to_string),
+            loaded: loaded.map(str::to_string),
+            text: text.map(str::to_string),
+        };
+        let line = format!("{}\n", serde_json::to_string(&event)?);
+        // One write of a short line with O_APPEND: concurrent agents do not interleave.
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .and_then(|mut file| file.write_all(line.as_bytes()))
+            .with_context(|| format!("cannot append to {}", self.log.display()))
+    }
+}
+
+/// The real Claude Code CLI as the resumed process: runs `claude -p ARGS <probe>` offline (the
+/// wrapper exported the offline environment), reports which transcript it appended the probe
+/// to and what it printed, then waits on the terminal like an interactive agent (so the pane
+/// stays busy and nothing is typed into it a second time).
+fn run_real(agent: &Agent, cli: &Path) -> Result<()> {
+    let held = agent
+        .argv
+        .windows(2)
+        .find(|pair| pair[0] == "--resume")
+        .map(|pair| pair[1].clone());
+    agent.log(Kind::Start, held.as_deref(), None, Some("real CLI"))?;
+    let probe = format!("reboot-sim probe from pid {}", agent.pid);
+    let output_dir = agent.config_dir.join("reboot-sim-real");
+    fs::create_dir_all(&output_dir)
+        .with_context(|| format!("cannot create {}", output_dir.display()))?;
+    let stdout_path = output_dir.join(format!("{}.stdout", agent.pid));
+    let stderr_path = output_dir.join(format!("{}.stderr", agent.pid));
+    let mut child = Command::new(cli)
+        .arg("-p")
+        .args(&agent.argv)
+        .arg(&probe)
+        .current_dir(&agent.cwd)
+        .stdin(Stdio::null())
+        .stdout(File::create(&stdout_path)?)
+        .stderr(File::create(&stderr_path)?)
+        .spawn()
+        .with_context(|| format!("cannot run {}", cli.display()))?;
+    let status = match wait_with_deadline(&mut child, REAL_CLI_DEADLINE)? {
+        Some(status) => status.to_string(),
+        None => format!("still running after {REAL_CLI_DEADLINE:?}, killed"),
+    };
+    let stderr = fs::read_to_string(&stderr_path).unwrap_or_default();
+    let loaded = transcript_holding(&agent.config_dir.join("projects"), &probe);
+    let said = stderr
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("");
+    agent.log(
+        Kind::Real,
+        held.as_deref(),
+        loaded.as_deref(),
+        Some(&format!("{status}; {said}")),
+    )?;
+    println!("real claude: {status}; {said}");
+    let stdin = std::io::stdin();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if stdin.lock().read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        if !line.trim().is_empty() {
+            agent.log(Kind::Prompt, held.as_deref(), None, Some(line.trim()))?;
+        }
+    }
+}
+
+/// The session whose transcript (a direct child of a project folder) holds `probe` as a user
+/// message.
+fn transcript_holding(projects: &Path, probe: &str) -> Option<String> {
+    let folders = fs::read_dir(projects).ok()?;
+    folders
+        .flatten()
+        .flat_map(|folder| fs::read_dir(folder.path()).into_iter().flatten().flatten())
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "jsonl")
+        })
+        .find(|path| {
+            fs::read_to_string(path).is_ok_and(|text| {
+                text.lines()
+                    .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                    .any(|line| line["type"] == "user" && line["message"]["content"] == probe)
+            })
+        })
+        .and_then(|path| Some(path.file_stem()?.to_string_lossy().into_owned()))
+}
+
+/// `tmux:<session>:<window>.<pane>` of `$TMUX_PANE`, asking the server the pane runs in.
+fn surface() -> Option<String> {
+    let pane = std::env::var("TMUX_PANE")
+        .ok()
+        .filter(|pane| !pane.is_empty())?;
+    let output = Command::new("tmux")
+        .args([
+            "display-message",
+            "-p",
+            "-t",
+            &pane,
+            "#{session_name}:#{window_index}.#{pane_index}",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let name = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    (output.status.success() && !name.is_empty()).then(|| format!("tmux:{name}"))
+}
+
+/// Whether `--resume` finds a conversation at `path`, as the real CLI decides (written apart
+/// from the preflight's own check, so that the simulation tests it rather than repeats it):
+/// a regular file holding a complete JSON line of type `user` or `assistant`. The error is
+/// what the CLI prints.
+fn reachability(path: &Path) -> Result<(), String> {
+    let session = path
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let not_found = || format!("No conversation found with session ID: {session}");
+    match fs::metadata(path) {
+        Ok(metadata) if metadata.is_dir() => {
+            return Err(
+                "Failed to resume session: EISDIR: illegal operation on a directory".into(),
+            );
+        }
+        Ok(metadata) if metadata.is_file() => {}
+        _ => return Err(not_found()),
+    }
+    let file = File::open(path).map_err(|_| not_found())?;
+    let holds_conversation = BufReader::new(file)
+        .split(b'\n')
+        .map_while(Result::ok)
+        .any(|line| {
+            serde_json::from_slice::<Value>(&line)
+                .is_ok_and(|value| value["type"] == "user" || value["type"] == "assistant")
+        });
+    if holds_conversation {
+        Ok(())
+    } else {
+        Err(not_found())
+    }
+}
+
+/// The `uuid` of the transcript's last line that has one.
+fn last_uuid(path: &Path) -> Option<String> {
+    let text = fs::read_to_string(path).ok()?;
+    text.lines().rev().find_map(|line| {
+        serde_json::from_str::<Value>(line)
+            .ok()?
+            .get("uuid")?
+            .as_str()
+            .map(str::to_string)
+    })
+}
+
+/// The commands of the `command` hooks for `event` whose matcher accepts `value` (the source or
+/// reason; no matcher, `""` and `"*"` accept all, `a|b` accepts either).
+fn hook_commands(config_dir: &Path, event: &str, value: &str) -> Vec<String> {
+    let Ok(bytes) = fs::read(config_dir.join("settings.json")) else {
+        return Vec::new();
+    };
+    let Ok(settings) = serde_json::from_slice::<Value>(&bytes) else {
+        return Vec::new();
+    };
+    let Some(groups) = settings["hooks"][event].as_array() else {
+        return Vec::new();
+    };
+    groups
+        .iter()
+        .filter(|group| match group["matcher"].as_str() {
+            None | Some("" | "*") => true,
+            Some(matcher) => matcher.split('|').any(|one| one == value),
+        })
+        .filter_map(|group| group["hooks"].as_array())
+        .flatten()
+        .filter(|hook| hook["type"] == "command")
+        .filter_map(|hook| hook["command"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Waits for `child` up to `deadline`; kills it past that and returns `None`.
+fn wait_with_deadline(
+    child: &mut std::process::Child,
+    deadline: Duration,
+) -> Result<Option<std::process::ExitStatus>> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A random (version 4) UUID, as the CLI's session ids are.
+pub fn new_session_id() -> Result<String> {
+    let mut bytes = random_bytes::<16>()?;
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let text = hex(&bytes);
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &text[..8],
+        &text[8..12],
+        &text[12..16],
+        &text[16..20],
+        &text[20..]
+    ))
+}
+
+pub fn random_bytes<const N: usize>() -> Result<[u8; N]> {
+    let mut bytes = [0u8; N];
+    File::open("/dev/urandom")
+        .and_then(|mut file| file.read_exact(&mut bytes))
+        .context("cannot read /dev/urandom")?;
+    Ok(bytes)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Now as `2026-01-05T09:30:00.000Z`.
+fn rfc3339_now() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let seconds = now.as_secs();
+    let (year, month, day) = civil_from_days(i64::try_from(seconds / 86_400).unwrap_or_default());
+    let of_day = seconds % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60,
+        now.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 to a (year, month, day) date (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let shifted = days + 719_468;
+    let era = shifted.div_euclid(146_097);
+    let day_of_era = shifted.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
