@@ -23,7 +23,8 @@ pub fn run(args: &[String]) -> Result<()> {
     let target = Utf8PathBuf::from_path_buf(crate::target_dir()?)
         .map_err(|path| anyhow::anyhow!("the build dir {} is not UTF-8", path.display()))?;
     let binary = target.join("release/crash-resume");
-    let sandbox = target.join("bench-cli");
+    let sandbox = Utf8PathBuf::from_path_buf(crate::sandbox_base("bench-cli")?)
+        .map_err(|path| anyhow::anyhow!("the sandbox dir {} is not UTF-8", path.display()))?;
     let _ = std::fs::remove_dir_all(&sandbox);
     std::fs::create_dir_all(&sandbox)?;
 

@@ -76,6 +76,19 @@ pub fn target_dir() -> Result<std::path::PathBuf> {
         .context("cargo metadata names no target_directory")
 }
 
+/// Where a task keeps its sandbox: `<build dir>/<name>`, unless the build dir is on a volatile
+/// path (a clone under `/tmp`), which the index refuses; then `/var/tmp/crash-resume-<name>`.
+pub fn sandbox_base(name: &str) -> Result<std::path::PathBuf> {
+    let preferred = target_dir()?.join(name);
+    let durable = camino::Utf8Path::from_path(&preferred)
+        .is_some_and(|path| index_store::durability(path) == index_store::Durability::Durable);
+    Ok(if durable {
+        preferred
+    } else {
+        std::path::PathBuf::from(format!("/var/tmp/crash-resume-{name}"))
+    })
+}
+
 fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }

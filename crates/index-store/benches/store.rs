@@ -29,9 +29,15 @@ fn record_for(n: usize) -> Record {
 }
 
 fn bench(c: &mut Criterion) {
+    // The store refuses volatile paths: fall back to /var/tmp when the build dir is one.
+    let preferred = Utf8PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let base = match index_store::durability(&preferred) {
+        index_store::Durability::Durable => preferred,
+        index_store::Durability::Volatile(_) => Utf8PathBuf::from("/var/tmp"),
+    };
     let dir = tempfile::Builder::new()
         .prefix("store-bench-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .tempdir_in(base)
         .unwrap();
     for size in sizes() {
         let path =

@@ -134,7 +134,7 @@ pub fn run(args: &[String]) -> Result<()> {
         .transpose()?;
 
     let started = Instant::now();
-    let sandbox = Sandbox::create(&target, &crash_resume)?;
+    let sandbox = Sandbox::create(&crate::sandbox_base("reboot-sim")?, &crash_resume)?;
     eprintln!(
         "reboot-sim: sandbox {}, tmux -L {}, seed {}",
         sandbox.root.display(),

@@ -37,15 +37,16 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// Creates `<target>/reboot-sim/<run id>/` with its dirs and binaries: a copy of the release
-    /// `crash-resume`, a copy of this program (the stand-in), and the `claude` wrapper.
-    pub fn create(target: &Path, crash_resume: &Path) -> Result<Sandbox> {
+    /// Creates `<base>/<run id>/` (base: `<target>/reboot-sim`, see `crate::sandbox_base`) with
+    /// its dirs and binaries: a copy of the release `crash-resume`, a copy of this program (the
+    /// stand-in), and the `claude` wrapper.
+    pub fn create(base: &Path, crash_resume: &Path) -> Result<Sandbox> {
         let started = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
         let run_id = format!("{started}-{}", std::process::id());
-        let root = target.join("reboot-sim").join(&run_id);
+        let root = base.join(&run_id);
         fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
         let root = root
             .canonicalize()

@@ -53,8 +53,22 @@ const REMOVED_VARIABLES: [&str; 14] = [
     "KITTY_WINDOW_ID",
 ];
 
-/// One test's own directory (under `CARGO_TARGET_TMPDIR`, a durable filesystem: the store
-/// refuses `/tmp`), with a home, state and config dir and an index path inside it.
+/// Where sandboxes go: `CARGO_TARGET_TMPDIR`, unless the build dir is itself on a volatile path
+/// (a clone under `/tmp`), which the store refuses; then `/var/tmp`, which survives reboots.
+pub fn scratch_base() -> PathBuf {
+    let preferred = camino::Utf8Path::new(env!("CARGO_TARGET_TMPDIR"));
+    match index_store::durability(preferred) {
+        index_store::Durability::Durable => preferred.into(),
+        index_store::Durability::Volatile(_) => {
+            let base = PathBuf::from("/var/tmp/crash-resume-tests");
+            fs::create_dir_all(&base).expect("create /var/tmp/crash-resume-tests");
+            base
+        }
+    }
+}
+
+/// One test's own directory (under [`scratch_base`], a durable filesystem: the store refuses
+/// `/tmp`), with a home, state and config dir and an index path inside it.
 #[derive(Debug)]
 pub struct Sandbox {
     root: PathBuf,
@@ -65,8 +79,8 @@ impl Default for Sandbox {
     fn default() -> Sandbox {
         let dir = tempfile::Builder::new()
             .prefix("sandbox-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .expect("create the sandbox dir under CARGO_TARGET_TMPDIR");
+            .tempdir_in(scratch_base())
+            .expect("create the sandbox dir");
         let root = dir
             .path()
             .canonicalize()

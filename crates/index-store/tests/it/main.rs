@@ -8,11 +8,17 @@ use camino::{Utf8Path, Utf8PathBuf};
 use index_core::{Record, Repo, SessionId, SurfaceId};
 use index_store::{Store, StoreOptions};
 
-/// A throwaway directory under the build dir (not `/tmp`, which the store refuses).
+/// A throwaway directory under the build dir (not `/tmp`, which the store refuses; when the
+/// build dir itself is on a volatile path, under `/var/tmp`).
 pub fn temp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
+    let preferred = Utf8PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let base = match index_store::durability(&preferred) {
+        index_store::Durability::Durable => preferred,
+        index_store::Durability::Volatile(_) => Utf8PathBuf::from("/var/tmp"),
+    };
     let dir = tempfile::Builder::new()
         .prefix("store-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .tempdir_in(base)
         .unwrap();
     let path = Utf8PathBuf::from_path_buf(dir.path().to_path_buf()).unwrap();
     (dir, path)
