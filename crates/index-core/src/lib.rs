@@ -11,7 +11,7 @@
 pub mod capture;
 mod ids;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub use ids::{IdKind, InvalidId, MAX_ID_BYTES, Provider, Repo, Role, SessionId, SurfaceId};
 pub use serde_json::{Map, Value};
@@ -132,8 +132,16 @@ impl Index {
     /// it and the other is dropped and reported.
     pub fn from_entries(entries: impl IntoIterator<Item = Entry>) -> (Index, Vec<Conflict>) {
         let mut entries: Vec<Entry> = entries.into_iter().collect();
-        entries.sort_by(|a, b| (a.last_seen(), &a.surface).cmp(&(b.last_seen(), &b.surface)));
-        let mut index = Index::default();
+        // Order only matters where a session is held twice; sorting moves whole entries, so
+        // it is done only then.
+        let mut sessions = HashSet::with_capacity(entries.len());
+        if !entries.iter().all(|entry| sessions.insert(entry.session.as_str())) {
+            entries.sort_by(|a, b| (a.last_seen(), &a.surface).cmp(&(b.last_seen(), &b.surface)));
+        }
+        let mut index = Index {
+            entries: HashMap::with_capacity(entries.len()),
+            owner_of: HashMap::with_capacity(entries.len()),
+        };
         let mut conflicts = Vec::new();
         for entry in entries {
             if let Some(dropped) = index.insert(entry) {
