@@ -16,7 +16,7 @@ use index_core::capture::{
     HookEvent, HookPayload, SurfaceHint, parse_hook_payload, surface_from_env,
 };
 use index_core::{Provider, Record, Repo, Role, SessionId, SurfaceId};
-use index_store::{Store, StoreOptions};
+use index_store::{Store, StoreError, StoreOptions};
 
 use crate::args::Global;
 
@@ -98,7 +98,7 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
     let now = crate::commands::now();
     let session = payload.session.clone();
     let event = payload.event;
-    let updated = store.update(|index| match &event {
+    let updated = match store.update(|index| match &event {
         HookEvent::SessionEnd { clean: true, .. } => {
             if index.end(&surface, &session, now) {
                 "ended cleanly"
@@ -126,7 +126,20 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
             index.record(record, now);
             "recorded"
         }
-    })?;
+    }) {
+        // Many agents starting at once can keep the lock busy past the hook's short wait: the
+        // record is handed to a detached copy of this hook that waits longer, so it is not lost
+        // and the agent is not held up.
+        Err(error @ StoreError::LockTimeout { .. })
+            if std::env::var_os(RETRY_VARIABLE).is_none() =>
+        {
+            let pid = spawn_retry(global, agent, &surface, &text)?;
+            return Ok(format!(
+                "{error}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {RETRY_LOCK_TIMEOUT}"
+            ));
+        }
+        other => other?,
+    };
     for warning in &updated.warnings {
         log(global, &format!("warning: {warning}"));
     }
@@ -162,8 +175,41 @@ fn read_stdin(deadline: Duration) -> anyhow::Result<String> {
     String::from_utf8(bytes).context("the hook payload is not UTF-8")
 }
 
+/// Set in the environment of a hook's background retry, which must not hand off again.
+const RETRY_VARIABLE: &str = "CRASH_RESUME_HOOK_RETRY";
+/// How long a background retry waits for the lock.
+const RETRY_LOCK_TIMEOUT: &str = "60s";
+
+/// Starts this hook again, detached (its own process group, no stdio), with the payload as an
+/// argument, the surface already named, and a long lock wait. Returns its pid.
+fn spawn_retry(global: &Global, agent: Agent, surface: &str, payload: &str) -> anyhow::Result<u32> {
+    let mut command = Process::new(std::env::current_exe().context("cannot find this program")?);
+    if let Some(path) = &global.path {
+        command.args(["--path", path]);
+    }
+    if global.allow_volatile {
+        command.arg("--allow-volatile");
+    }
+    command
+        .args(["hook", agent.provider(), payload])
+        .env("CRASH_RESUME_SURFACE", surface)
+        .env(RETRY_VARIABLE, "1")
+        .env("CRASH_RESUME_LOCK_TIMEOUT", RETRY_LOCK_TIMEOUT)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let child = command
+        .spawn()
+        .context("cannot start the background retry")?;
+    Ok(child.id())
+}
+
 /// `tmux:<session>:<window>.<pane>` for a `%N` pane id, asking the tmux server the pane runs in
-/// (tmux finds it through `$TMUX`).
+/// (tmux finds it through `$TMUX`). tmux answers for a pane it does not have (a `TMUX_PANE`
+/// inherited by a process that outlived its pane) with empty fields and success, so the answer
+/// must name the pane asked about.
 fn tmux_surface(pane: &str) -> anyhow::Result<String> {
     let output = Process::new("tmux")
         .args([
@@ -171,18 +217,23 @@ fn tmux_surface(pane: &str) -> anyhow::Result<String> {
             "-p",
             "-t",
             pane,
-            "#{session_name}:#{window_index}.#{pane_index}",
+            "#{pane_id} #{session_name}:#{window_index}.#{pane_index}",
         ])
         .output()
         .context("cannot run tmux to name the pane")?;
     let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    if !output.status.success() || text.is_empty() {
+    if !output.status.success() {
         bail!(
             "tmux could not name pane {pane}: {}",
             String::from_utf8_lossy(&output.stderr).trim()
         );
     }
-    Ok(format!("tmux:{text}"))
+    match text.split_once(' ') {
+        Some((id, place)) if id == pane => Ok(format!("tmux:{place}")),
+        _ => bail!(
+            "tmux has no pane {pane} (TMUX_PANE is stale: the pane is gone); nothing recorded"
+        ),
+    }
 }
 
 fn build_record(agent: Agent, surface: &str, payload: &HookPayload) -> anyhow::Result<Record> {
@@ -212,6 +263,10 @@ pub fn config_dir(agent: Agent) -> anyhow::Result<String> {
     let (variable, default) = agent.config_dir_variable();
     match std::env::var(variable) {
         Ok(dir) if !dir.trim().is_empty() => Ok(dir),
+        // Not the default dir: the agent runs with the one the variable names.
+        Err(std::env::VarError::NotUnicode(dir)) => {
+            bail!("{variable} {dir:?} is not valid UTF-8; crash-resume needs a UTF-8 path")
+        }
         _ => {
             let home =
                 crate::commands::home().ok_or_else(|| anyhow!("cannot find the home directory"))?;

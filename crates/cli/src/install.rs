@@ -35,6 +35,9 @@ pub fn install(
             Utf8PathBuf::from(config_dir(agent).map_err(Failure::Failed)?).join("settings.json")
         }
     };
+    // A dotfile manager may keep the settings as a symlink: read and replace the file it
+    // points to, so that the link stays a link.
+    let path = index_store::resolve_path(&path)?;
     let mut settings = read_settings(&path)?;
     let command = hook_command(global)?;
     let added = merge(&mut settings, &command).map_err(|reason| {

@@ -201,18 +201,40 @@ fn apply_one(store: &index_store::Store, server: &tmux::Server, item: &PlanItem)
     let Some(command) = &item.command else {
         return "skipped: nothing to resume".to_string();
     };
+    // A busy pane is left alone before it is claimed: once the user has freed it, the next
+    // restore re-opens it. (`open` checks again, for a pane that gets busy in between.)
+    if let Some(running) = server.busy(&target) {
+        return tmux::busy_message(&running);
+    }
     let now = commands::now();
     let claimed = store
         .update(|index| index.claim_restore(&item.surface, &item.held_session, CLAIM_TTL_MS, now));
+    let mut doubt = String::new();
     match claimed {
         Ok(updated) if updated.value => {}
         Ok(_) => return "skipped: another restore claimed it".to_string(),
+        // The claim is in place, only its durability is in doubt: skipping now would leave the
+        // surface to nobody, since a second restore sees the claim and leaves it alone.
+        Err(error @ index_store::StoreError::NotDurable { .. })
+            if claimed_at(store, item) == Some(now) =>
+        {
+            doubt = format!(" (the claim may not survive a power cut: {error})");
+        }
         Err(error) => return format!("skipped: cannot claim it in the index: {error}"),
     }
     match server.open(&target, item.cwd.as_deref(), command) {
-        Ok(done) => done,
-        Err(error) => format!("failed: {error:#}"),
+        Ok(done) => done + &doubt,
+        Err(error) => format!("failed: {error:#}{doubt}"),
     }
+}
+
+/// When the surface was last claimed for a restore, as the index on disk says now.
+fn claimed_at(store: &index_store::Store, item: &PlanItem) -> Option<u64> {
+    let index = store.load().ok()?.index;
+    let entry = index.lookup(&item.surface)?;
+    (entry.session.as_str() == item.held_session)
+        .then_some(entry.restore_claimed_at)
+        .flatten()
 }
 
 fn plan_text(plan: &[PlanItem]) -> String {

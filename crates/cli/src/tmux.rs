@@ -49,6 +49,32 @@ impl PaneTarget {
     }
 }
 
+/// The program a pane runs, unless it is a shell (a login shell's `-` prefix dropped).
+fn busy_with(running: &str) -> Option<&str> {
+    let running = running.trim_start_matches('-');
+    (!SHELLS.contains(&running)).then_some(running)
+}
+
+/// What a restore says of a pane it leaves alone because something runs there.
+pub fn busy_message(running: &str) -> String {
+    format!("skipped: the pane is busy running {running}")
+}
+
+/// What a server has of a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Found {
+    Nothing,
+    /// The session, not the window.
+    Session,
+    /// The window, not the pane.
+    Window,
+    Pane {
+        id: String,
+        /// `pane_current_command`.
+        running: String,
+    },
+}
+
 /// A tmux server: the default one (or `$TMUX`'s), or a named socket (`tmux -L NAME`).
 #[derive(Debug, Clone)]
 pub struct Server {
@@ -76,15 +102,57 @@ impl Server {
         Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
     }
 
-    fn exists(&self, kind: &str, target: &str) -> bool {
-        self.tmux(&[
-            "display-message",
-            "-p",
-            "-t",
-            target,
-            &format!("#{{{kind}}}"),
-        ])
-        .is_ok_and(|found| !found.is_empty())
+    /// What the server has of `target`. Read from one listing of every pane and matched
+    /// exactly: `display-message -t` is no test, since tmux answers it for a target that does
+    /// not exist with another pane (the current one). No server: nothing.
+    fn find(&self, target: &PaneTarget) -> Found {
+        let Ok(listing) = self.tmux(&[
+            "list-panes",
+            "-a",
+            "-F",
+            "#{window_index}\t#{pane_index}\t#{pane_id}\t#{pane_current_command}\t#{session_name}",
+        ]) else {
+            return Found::Nothing;
+        };
+        let mut found = Found::Nothing;
+        for line in listing.lines() {
+            let mut fields = line.splitn(5, '\t');
+            let (Some(window), Some(pane), Some(id), Some(running), Some(session)) = (
+                fields.next(),
+                fields.next(),
+                fields.next(),
+                fields.next(),
+                fields.next(),
+            ) else {
+                continue;
+            };
+            if session != target.session {
+                continue;
+            }
+            if window != target.window.to_string() {
+                if found == Found::Nothing {
+                    found = Found::Session;
+                }
+                continue;
+            }
+            if pane != target.pane.to_string() {
+                found = Found::Window;
+                continue;
+            }
+            return Found::Pane {
+                id: id.to_string(),
+                running: running.to_string(),
+            };
+        }
+        found
+    }
+
+    /// What runs in the target's pane, when the pane exists and is not idle at a shell.
+    pub fn busy(&self, target: &PaneTarget) -> Option<String> {
+        match self.find(target) {
+            Found::Pane { running, .. } => busy_with(&running).map(str::to_string),
+            _ => None,
+        }
     }
 
     /// Opens the surface and types `command` there. Returns what was done.
@@ -99,60 +167,50 @@ impl Server {
         if let Some(dir) = start_dir {
             dir_args.extend(["-c", dir]);
         }
-        let (pane_id, done) = if self.exists("pane_id", &target.pane_target()) {
-            let pane_id = self.tmux(&[
-                "display-message",
-                "-p",
-                "-t",
-                &target.pane_target(),
-                "#{pane_id}",
-            ])?;
-            let running = self.tmux(&[
-                "display-message",
-                "-p",
-                "-t",
-                &pane_id,
-                "#{pane_current_command}",
-            ])?;
-            let running = running.trim_start_matches('-');
-            if !SHELLS.contains(&running) {
-                return Ok(format!("skipped: the pane is busy running {running}"));
+        let (pane_id, done) = match self.find(target) {
+            Found::Pane { id, running } => {
+                if let Some(running) = busy_with(&running) {
+                    return Ok(busy_message(running));
+                }
+                (id, "typed into the existing pane")
             }
-            (pane_id, "typed into the existing pane")
-        } else if self.exists("window_id", &target.window_target()) {
-            let mut args = vec!["split-window", "-d", "-P", "-F", "#{pane_id}", "-t"];
-            let window = target.window_target();
-            args.push(&window);
-            args.extend(&dir_args);
-            (
-                self.tmux(&args)?,
-                "split the window and typed into the new pane",
-            )
-        } else if self.exists("session_id", &target.session_target()) {
-            let window = format!("{}:{}", target.session_target(), target.window);
-            let mut args = vec!["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", &window];
-            args.extend(&dir_args);
-            (self.tmux(&args)?, "created the window and typed into it")
-        } else {
-            let mut args = vec![
-                "new-session",
-                "-d",
-                "-P",
-                "-F",
-                "#{pane_id}",
-                "-s",
-                &target.session,
-            ];
-            args.extend(&dir_args);
-            let pane_id = self.tmux(&args)?;
-            let created =
-                self.tmux(&["display-message", "-p", "-t", &pane_id, "#{window_index}"])?;
-            if created != target.window.to_string() {
-                let from = format!("{}:{created}", target.session_target());
-                let to = format!("{}:{}", target.session_target(), target.window);
-                self.tmux(&["move-window", "-s", &from, "-t", &to])?;
+            Found::Window => {
+                let mut args = vec!["split-window", "-d", "-P", "-F", "#{pane_id}", "-t"];
+                let window = target.window_target();
+                args.push(&window);
+                args.extend(&dir_args);
+                (
+                    self.tmux(&args)?,
+                    "split the window and typed into the new pane",
+                )
             }
-            (pane_id, "created the session and typed into it")
+            Found::Session => {
+                let window = format!("{}:{}", target.session_target(), target.window);
+                let mut args = vec!["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", &window];
+                args.extend(&dir_args);
+                (self.tmux(&args)?, "created the window and typed into it")
+            }
+            Found::Nothing => {
+                let mut args = vec![
+                    "new-session",
+                    "-d",
+                    "-P",
+                    "-F",
+                    "#{pane_id}",
+                    "-s",
+                    &target.session,
+                ];
+                args.extend(&dir_args);
+                let pane_id = self.tmux(&args)?;
+                let created =
+                    self.tmux(&["display-message", "-p", "-t", &pane_id, "#{window_index}"])?;
+                if created != target.window.to_string() {
+                    let from = format!("{}:{created}", target.session_target());
+                    let to = format!("{}:{}", target.session_target(), target.window);
+                    self.tmux(&["move-window", "-s", &from, "-t", &to])?;
+                }
+                (pane_id, "created the session and typed into it")
+            }
         };
         if pane_id.is_empty() {
             return Err(anyhow!("tmux gave no pane id for {}", target.pane_target()));

@@ -8,11 +8,19 @@
 
 mod bad_input;
 mod concurrency;
+mod crash_points;
 mod crashes;
+mod harness;
+mod hooks;
+mod install;
 mod json;
+mod matrix;
 mod meta;
 mod paths;
+mod restore;
 mod scenarios;
+mod soak;
+mod tmux_restore;
 
 use std::ffi::OsStr;
 use std::fs;

@@ -1,0 +1,618 @@
+//! What the capture and restore tests share: an agent's environment inside the sandbox, the
+//! hook run through the real binary with a payload on stdin, Claude Code's transcripts where the
+//! CLI keeps them, a stand-in `claude` that only writes down how it was started, a private tmux
+//! server, and polling with a deadline.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Value, json};
+
+use crate::{BIN, Sandbox, sandboxed};
+
+/// Environment variables a case sets (an empty value removes one).
+pub type Vars = &'static [(&'static str, &'static str)];
+
+/// How long a test waits for something another process does before it fails.
+pub const DEADLINE: Duration = Duration::from_secs(20);
+
+/// Variables of the caller's environment that would change what a hook or a restore does, on
+/// top of those [`sandboxed`] removes.
+const AGENT_REMOVED_VARIABLES: [&str; 2] = ["CRASH_RESUME_ROLE", "CRASH_RESUME_TMUX_SOCKET"];
+
+/// Claude Code's config dir in the sandbox (`CLAUDE_CONFIG_DIR`), not the default one, so that
+/// resume commands carry it.
+pub fn claude_dir(env: &Sandbox) -> PathBuf {
+    env.home().join(".claude-work")
+}
+
+/// Codex CLI's home in the sandbox (`CODEX_HOME`).
+pub fn codex_home(env: &Sandbox) -> PathBuf {
+    env.home().join(".codex-work")
+}
+
+/// Where a private tmux server of this sandbox keeps its socket (`TMUX_TMPDIR`).
+pub fn tmux_tmpdir(env: &Sandbox) -> PathBuf {
+    env.root().join("run")
+}
+
+/// The sandbox's `bin` dir, first on the `PATH` of everything started through [`agent_command`].
+pub fn bin_dir(env: &Sandbox) -> PathBuf {
+    env.root().join("bin")
+}
+
+/// `program` with the sandbox's environment, as an agent would run it: every XDG dir, the Claude
+/// and Codex config dirs and tmux's socket dir inside the sandbox, the sandbox's `bin` first on
+/// `PATH`, and no surface, role or tmux variable of the caller.
+pub fn agent_command(env: &Sandbox, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    for dir in [bin_dir(env), tmux_tmpdir(env)] {
+        fs::create_dir_all(&dir).expect("create a sandbox dir");
+    }
+    let mut command = sandboxed(env, program);
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+    command
+        .env("PATH", format!("{}:{path}", bin_dir(env).display()))
+        .env("XDG_DATA_HOME", env.root().join("data"))
+        .env("XDG_CACHE_HOME", env.root().join("cache"))
+        .env("XDG_RUNTIME_DIR", tmux_tmpdir(env))
+        .env("TMUX_TMPDIR", tmux_tmpdir(env))
+        .env("CLAUDE_CONFIG_DIR", claude_dir(env))
+        .env("CODEX_HOME", codex_home(env));
+    for variable in AGENT_REMOVED_VARIABLES {
+        command.env_remove(variable);
+    }
+    command
+}
+
+/// The binary under test in an agent's environment.
+pub fn crash_resume_agent(env: &Sandbox) -> Command {
+    agent_command(env, BIN)
+}
+
+/// What one run of the hook did.
+#[derive(Debug)]
+pub struct HookRun {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl HookRun {
+    /// Exit 0 and nothing on stdout, whatever happened: what every hook run must do.
+    pub fn assert_silent_success(&self, what: &str) {
+        assert_eq!(
+            self.status.code(),
+            Some(0),
+            "{what}: the hook exits 0 ({}), stderr: {}",
+            self.status,
+            self.stderr
+        );
+        assert_eq!(self.stdout, "", "{what}: the hook prints nothing on stdout");
+    }
+}
+
+/// Runs `crash-resume hook <agent>` with `payload` on stdin (closed after it) and the extra
+/// variables `vars` (an empty value removes the variable).
+pub fn run_hook(env: &Sandbox, agent: &str, vars: &[(&str, &str)], payload: &str) -> HookRun {
+    let mut command = crash_resume_agent(env);
+    command.args(["hook", agent]);
+    run_with_stdin(with_vars(command, vars), payload)
+}
+
+/// Sets each of `vars` on `command`, or removes it when its value is empty.
+pub fn with_vars(mut command: Command, vars: &[(&str, &str)]) -> Command {
+    for (name, value) in vars {
+        if value.is_empty() {
+            command.env_remove(name);
+        } else {
+            command.env(name, value);
+        }
+    }
+    command
+}
+
+/// Runs `command` with `input` written to its stdin, which is then closed.
+pub fn run_with_stdin(mut command: Command, input: &str) -> HookRun {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the hook");
+    let mut stdin = child.stdin.take().unwrap();
+    // The hook may stop reading after one JSON value; a broken pipe is not a failure here.
+    let _ = stdin.write_all(input.as_bytes());
+    drop(stdin);
+    let output = child.wait_with_output().expect("wait for the hook");
+    HookRun {
+        status: output.status,
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// A Claude Code hook payload: the fields every event carries, plus `extra` (`source`,
+/// `reason`, `prompt`, ...).
+pub fn claude_payload(event: &str, session: &str, cwd: &Path, extra: Value) -> String {
+    let mut payload = json!({
+        "session_id": session,
+        "transcript_path": format!("/unused/projects/x/{session}.jsonl"),
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": event,
+    });
+    if let (Some(payload), Value::Object(extra)) = (payload.as_object_mut(), extra) {
+        payload.extend(extra);
+    }
+    payload.to_string()
+}
+
+/// `SessionStart` with `source`.
+pub fn session_start(session: &str, cwd: &Path, source: &str) -> String {
+    claude_payload("SessionStart", session, cwd, json!({ "source": source }))
+}
+
+/// `SessionEnd` with `reason`.
+pub fn session_end(session: &str, cwd: &Path, reason: &str) -> String {
+    claude_payload("SessionEnd", session, cwd, json!({ "reason": reason }))
+}
+
+/// `hook.log` beside the sandbox's index ("" when there is none).
+pub fn hook_log(env: &Sandbox) -> String {
+    fs::read_to_string(env.index_dir().join("hook.log")).unwrap_or_default()
+}
+
+/// A session id in the form Claude Code gives them (a v4 UUID), distinct per `n`.
+pub fn uuid(n: u32) -> String {
+    format!(
+        "{n:08x}-7e57-4c1a-9d2b-{:012x}",
+        0x00c0_ffee_0000_u64 + u64::from(n)
+    )
+}
+
+/// Makes `dir` (and its parents).
+pub fn make_dir(dir: &Path) -> PathBuf {
+    fs::create_dir_all(dir).unwrap_or_else(|error| panic!("create {}: {error}", dir.display()));
+    dir.to_path_buf()
+}
+
+/// A working dir `<sandbox>/work/<repo>/<sub>` inside a git checkout named `repo` (a `.git`
+/// dir at `<sandbox>/work/<repo>`, close to the working dir, so that a git repo the sandbox
+/// itself may sit in does not count).
+pub fn git_work_dir(env: &Sandbox, repo: &str, sub: &str) -> PathBuf {
+    let top = env.root().join("work").join(repo);
+    make_dir(&top.join(".git"));
+    if sub.is_empty() {
+        top
+    } else {
+        make_dir(&top.join(sub))
+    }
+}
+
+/// Writes a transcript for `session` where Claude Code keeps it for `cwd` under `config_dir`,
+/// with a user and an assistant line, last modified `age` ago. Returns its path.
+pub fn write_transcript(config_dir: &Path, cwd: &Path, session: &str, age: Duration) -> PathBuf {
+    let path = preflight::claude_transcript_path(
+        config_dir.to_str().unwrap(),
+        cwd.to_str().unwrap(),
+        session,
+        None,
+    )
+    .expect("a UUID session has a transcript path");
+    let path = PathBuf::from(path.into_string());
+    make_dir(path.parent().unwrap());
+    let user = json!({
+        "parentUuid": null,
+        "isSidechain": false,
+        "userType": "external",
+        "cwd": cwd,
+        "sessionId": session,
+        "version": "2.1.328",
+        "type": "user",
+        "message": { "role": "user", "content": "hi" },
+        "uuid": "5a1e0000-0000-4000-8000-000000000001",
+        "timestamp": "2026-11-30T10:00:00.000Z",
+    });
+    let assistant = json!({
+        "parentUuid": "5a1e0000-0000-4000-8000-000000000001",
+        "isSidechain": false,
+        "userType": "external",
+        "cwd": cwd,
+        "sessionId": session,
+        "version": "2.1.328",
+        "type": "assistant",
+        "message": {
+            "role": "assistant",
+            "model": "claude-opus-4-5",
+            "content": [ { "type": "text", "text": "Hello! What shall we work on?" } ],
+        },
+        "uuid": "5a1e0000-0000-4000-8000-000000000002",
+        "timestamp": "2026-11-30T10:00:02.000Z",
+    });
+    fs::write(&path, format!("{user}\n{assistant}\n")).expect("write the transcript");
+    let file = fs::File::options().write(true).open(&path).unwrap();
+    file.set_modified(SystemTime::now() - age)
+        .expect("set the transcript's mtime");
+    path
+}
+
+/// The file the stand-in `claude` appends one line to each time it runs.
+pub fn claude_runs_path(env: &Sandbox) -> PathBuf {
+    env.root().join("claude-runs.log")
+}
+
+/// Installs a stand-in `claude` in the sandbox's `bin`: it appends the pane it runs in, its
+/// working dir, the dir the shell was in before (`OLDPWD`), its config dir and its arguments
+/// to [`claude_runs_path`], and exits.
+pub fn install_claude_stand_in(env: &Sandbox) {
+    let script = format!(
+        "#!/bin/sh\nprintf '%s\\n' \"pane=${{TMUX_PANE-}} pwd=$PWD oldpwd=${{OLDPWD-}} \
+         config=${{CLAUDE_CONFIG_DIR-}} args=$*\" >> '{}'\n",
+        claude_runs_path(env).display()
+    );
+    let path = bin_dir(env).join("claude");
+    make_dir(&bin_dir(env));
+    fs::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The lines the stand-in `claude` wrote so far.
+pub fn claude_runs(env: &Sandbox) -> Vec<String> {
+    fs::read_to_string(claude_runs_path(env))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Calls `probe` until it returns `Some`, failing the test after [`DEADLINE`].
+pub fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let started = Instant::now();
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(
+            started.elapsed() < DEADLINE,
+            "gave up after {DEADLINE:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Quotes `word` for a POSIX shell the way the resume commands do: as it is when it holds only
+/// safe characters, else in single quotes.
+pub fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || ",._+:@%/-".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        assert!(!word.contains('\''), "test paths hold no single quote");
+        format!("'{word}'")
+    }
+}
+
+/// The command `restore` and `resume-cmd` give for a Claude session in `cwd` with the sandbox's
+/// config dir.
+pub fn claude_resume_command(env: &Sandbox, cwd: &Path, session: &str) -> String {
+    format!(
+        "cd {} && CLAUDE_CONFIG_DIR={} claude --resume {session}",
+        shell_word(cwd.to_str().unwrap()),
+        shell_word(claude_dir(env).to_str().unwrap())
+    )
+}
+
+/// One pane of a tmux layout: `tmux:<session>:<window>.<pane>`, started in `dir`.
+#[derive(Debug, Clone)]
+pub struct PanePlace {
+    pub session: String,
+    pub window: u32,
+    pub pane: u32,
+}
+
+impl PanePlace {
+    pub fn new(session: &str, window: u32, pane: u32) -> PanePlace {
+        PanePlace {
+            session: session.to_string(),
+            window,
+            pane,
+        }
+    }
+
+    pub fn surface(&self) -> String {
+        format!("tmux:{}:{}.{}", self.session, self.window, self.pane)
+    }
+
+    /// The exact tmux target of the pane.
+    pub fn target(&self) -> String {
+        format!("={}:{}.{}", self.session, self.window, self.pane)
+    }
+
+    fn window_target(&self) -> String {
+        format!("={}:{}", self.session, self.window)
+    }
+}
+
+/// A private tmux server (`tmux -L <unique name> -f /dev/null`, its socket inside the
+/// sandbox), started with the sandbox's agent environment, so that every pane has it; killed
+/// when dropped.
+#[derive(Debug)]
+pub struct TmuxServer {
+    name: String,
+    /// `TMUX_TMPDIR`: the dir of the server's socket dir.
+    tmpdir: PathBuf,
+    /// The environment every tmux client of this server runs with: the sandbox's agent
+    /// environment (tmux gives a pane that a command-line client creates that client's
+    /// environment).
+    client_env: Vec<(OsString, Option<OsString>)>,
+}
+
+/// The shell every pane runs: no rc files, a plain prompt.
+pub const PANE_SHELL: &str = "bash --norc --noprofile";
+
+/// What the panes' shells get on top of the agent environment.
+const PANE_ENVIRONMENT: [(&str, &str); 5] = [
+    ("SHELL", "/bin/bash"),
+    ("PS1", "$ "),
+    ("TERM", "xterm-256color"),
+    ("LANG", "C.UTF-8"),
+    ("HISTFILE", "/dev/null"),
+];
+
+impl TmuxServer {
+    /// Starts a server with one pane at each place of `layout` (in order: a session's windows
+    /// and a window's panes from the lowest index, panes numbered from 0 without gaps), each
+    /// running `command(place)` in `dir(place)`, and waits until each pane runs it.
+    pub fn start(env: &Sandbox, name: &str, layout: &[(PanePlace, PathBuf, &str)]) -> TmuxServer {
+        let mut client = agent_command(env, "tmux");
+        client.envs(PANE_ENVIRONMENT);
+        let server = TmuxServer {
+            name: name.to_string(),
+            tmpdir: tmux_tmpdir(env),
+            client_env: client
+                .get_envs()
+                .map(|(name, value)| (name.to_owned(), value.map(ToOwned::to_owned)))
+                .collect(),
+        };
+        let socket = server.socket_path();
+        assert!(
+            socket.as_os_str().len() < 100,
+            "the tmux socket path {} is too long for a Unix socket; use a shorter target dir",
+            socket.display()
+        );
+        let mut sessions: Vec<&str> = Vec::new();
+        for (place, dir, program) in layout {
+            let dir = dir.to_str().unwrap();
+            if !sessions.contains(&place.session.as_str()) {
+                sessions.push(&place.session);
+                server.tmux(&[
+                    "new-session",
+                    "-d",
+                    "-s",
+                    &place.session,
+                    "-x",
+                    "250",
+                    "-y",
+                    "50",
+                    "-c",
+                    dir,
+                    program,
+                ]);
+                if sessions.len() == 1 {
+                    // Windows tmux creates later (a restore's) run the same plain shell.
+                    server.tmux(&["set-option", "-g", "default-command", PANE_SHELL]);
+                }
+                if place.window != 0 {
+                    let created = format!("={}:0", place.session);
+                    server.tmux(&["move-window", "-s", &created, "-t", &place.window_target()]);
+                }
+            } else if place.pane == 0 {
+                server.tmux(&[
+                    "new-window",
+                    "-d",
+                    "-t",
+                    &place.window_target(),
+                    "-c",
+                    dir,
+                    program,
+                ]);
+            } else {
+                let previous = format!("{}.{}", place.window_target(), place.pane - 1);
+                server.tmux(&["split-window", "-d", "-t", &previous, "-c", dir, program]);
+            }
+        }
+        let mut wanted: Vec<(String, String)> = layout
+            .iter()
+            .map(|(place, _, program)| {
+                let first_word = program.split_whitespace().next().unwrap_or_default();
+                (place.surface(), first_word.to_string())
+            })
+            .collect();
+        wanted.sort();
+        wait_until("every pane of the layout to run its program", || {
+            (server.panes() == wanted).then_some(())
+        });
+        server
+    }
+
+    /// `tmux:<session>:<window>.<pane>` and the command running there, for every pane, sorted.
+    pub fn panes(&self) -> Vec<(String, String)> {
+        let Ok(listing) = self.try_tmux(&[
+            "list-panes",
+            "-a",
+            "-F",
+            "tmux:#{session_name}:#{window_index}.#{pane_index} #{pane_current_command}",
+        ]) else {
+            return Vec::new();
+        };
+        let mut panes: Vec<(String, String)> = listing
+            .lines()
+            .filter_map(|line| line.split_once(' '))
+            .map(|(surface, command)| (surface.to_string(), command.to_string()))
+            .collect();
+        panes.sort();
+        panes
+    }
+
+    /// The server's socket, as `$TMUX` names it.
+    pub fn socket_path(&self) -> PathBuf {
+        self.tmpdir
+            .join(format!("tmux-{}", rustix::process::getuid().as_raw()))
+            .join(&self.name)
+    }
+
+    /// A tmux client command for this server, in the sandbox's agent environment.
+    fn client(&self) -> Command {
+        let mut command = Command::new("tmux");
+        for (name, value) in &self.client_env {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        command
+            .env("TMUX_TMPDIR", &self.tmpdir)
+            .env_remove("TMUX")
+            .args(["-L", &self.name, "-f", "/dev/null"])
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// `tmux ARGS` against this server, which must succeed; its stdout, trimmed.
+    pub fn tmux(&self, args: &[&str]) -> String {
+        self.try_tmux(args)
+            .unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    pub fn try_tmux(&self, args: &[&str]) -> Result<String, String> {
+        let output = self
+            .client()
+            .args(args)
+            .output()
+            .map_err(|error| format!("cannot run tmux: {error}"))?;
+        if output.status.success() {
+            Ok(String::from_utf8_lossy(&output.stdout)
+                .trim_end()
+                .to_string())
+        } else {
+            Err(format!(
+                "tmux {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr).trim()
+            ))
+        }
+    }
+
+    /// One format of the pane at `target`.
+    pub fn display(&self, target: &str, format: &str) -> String {
+        self.tmux(&["display-message", "-p", "-t", target, format])
+    }
+
+    /// The text of a pane, wrapped lines joined.
+    pub fn capture(&self, target: &str) -> String {
+        self.tmux(&["capture-pane", "-p", "-J", "-t", target])
+    }
+
+    /// `$TMUX` as a process inside this server's panes has it.
+    pub fn tmux_variable(&self) -> String {
+        let pid = self.tmux(&["display-message", "-p", "#{pid}"]);
+        format!("{},{pid},0", self.socket_path().display())
+    }
+
+    /// Types `line` into the pane's shell and waits until it has run: the line signals a
+    /// `tmux wait-for` channel when done.
+    pub fn run_in_pane(&self, target: &str, line: &str) {
+        static CHANNELS: AtomicUsize = AtomicUsize::new(0);
+        let channel = format!("done-{}", CHANNELS.fetch_add(1, Ordering::Relaxed));
+        let mut waiter = self
+            .client()
+            .args(["wait-for", &channel])
+            .spawn()
+            .expect("spawn tmux wait-for");
+        self.type_line(target, &format!("{line}; tmux wait-for -S {channel}"));
+        let status = wait_until(&format!("the line typed into {target} to run"), || {
+            waiter.try_wait().expect("poll tmux wait-for")
+        });
+        assert!(status.success(), "tmux wait-for {channel}: {status}");
+    }
+
+    /// Runs `crash-resume hook claude` in the pane's shell, as Claude Code runs it there, with
+    /// `payload` on stdin; checks that it exited 0 and printed nothing.
+    pub fn run_hook_in_pane(&self, env: &Sandbox, target: &str, payload: &str) {
+        static RUNS: AtomicUsize = AtomicUsize::new(0);
+        let n = RUNS.fetch_add(1, Ordering::Relaxed);
+        let file = |suffix: &str| env.root().join(format!("pane-hook-{n}.{suffix}"));
+        fs::write(file("json"), payload).unwrap();
+        let path = |suffix: &str| shell_word(file(suffix).to_str().unwrap());
+        self.run_in_pane(
+            target,
+            &format!(
+                "{} hook claude < {} > {} 2> {}; echo $? > {}",
+                shell_word(BIN),
+                path("json"),
+                path("out"),
+                path("err"),
+                path("rc"),
+            ),
+        );
+        let read = |suffix: &str| fs::read_to_string(file(suffix)).unwrap();
+        assert_eq!(read("rc"), "0\n", "the hook in {target} exits 0");
+        assert_eq!(
+            read("out"),
+            "",
+            "the hook in {target} prints nothing on stdout"
+        );
+        assert_eq!(
+            read("err"),
+            "",
+            "the hook in {target} prints nothing on stderr"
+        );
+    }
+
+    /// Types `line` and Enter into the pane.
+    pub fn type_line(&self, target: &str, line: &str) {
+        self.tmux(&["send-keys", "-t", target, "-l", line]);
+        self.tmux(&["send-keys", "-t", target, "Enter"]);
+    }
+
+    /// Waits until every earlier keystroke sent to the pane has been handled by its shell:
+    /// types `echo <marker>` and waits for the marker's output line.
+    pub fn barrier(&self, target: &str, marker: &str) {
+        self.type_line(target, &format!("echo {marker}"));
+        wait_until(&format!("{marker} in {target}"), || {
+            self.capture(target)
+                .lines()
+                .any(|line| line.trim_end() == marker)
+                .then_some(())
+        });
+    }
+
+    /// Kills the server and waits until its process is gone, as a crash would leave it.
+    pub fn kill_and_wait(&self) {
+        let pid: u32 = self
+            .tmux(&["display-message", "-p", "#{pid}"])
+            .parse()
+            .expect("the server's pid");
+        self.tmux(&["kill-server"]);
+        wait_until("the tmux server to exit", || {
+            matches!(crate::process_state(pid), None | Some('Z')).then_some(())
+        });
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = self.try_tmux(&["kill-server"]);
+    }
+}
+
+/// A unique server name for this test process.
+pub fn server_name(test: &str) -> String {
+    format!("cr-{test}-{}", std::process::id())
+}

@@ -1,0 +1,774 @@
+//! `crash-resume hook claude|codex` through the real binary: recorded payloads of every
+//! SessionStart source and SessionEnd reason, with each multiplexer's environment, judged by
+//! the index file on disk; the fields a record takes from the environment and the working dir;
+//! 50 hooks at once; and every way a hook can go wrong, which still exits 0, prints nothing on
+//! stdout and says why in `hook.log`.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use rustix::process::Signal;
+use serde_json::{Value, json};
+
+use crate::harness::{
+    HookRun, PANE_SHELL, PanePlace, TmuxServer, Vars, claude_dir, claude_payload, codex_home,
+    crash_resume_agent, git_work_dir, hook_log, make_dir, run_hook, run_with_stdin, server_name,
+    session_end, session_start, shell_word, uuid, wait_until,
+};
+use crate::{HOUR, Reaped, Sandbox, crash_resume_std, now_millis};
+
+/// One hook event of a Claude Code session's life, and the entry it leaves:
+/// (event, its `source` or `reason`, the payload's session, the session the surface holds
+/// after it, the surface's earlier sessions after it, whether it is marked as ended cleanly).
+/// Sessions are letters, each a UUID.
+#[rustfmt::skip]
+const LIFE_OF_A_SURFACE: &[(&str, &str, char, char, &str, bool)] = &[
+    ("SessionStart",     "startup",           'A', 'A', "",   false),
+    ("UserPromptSubmit", "",                  'A', 'A', "",   false),
+    ("Stop",             "",                  'A', 'A', "",   false),
+    ("SessionStart",     "compact",           'A', 'A', "",   false),
+    // `/clear`: the old session ends (not cleanly), a new one starts on the same surface.
+    ("SessionEnd",       "clear",             'A', 'A', "",   false),
+    ("SessionStart",     "clear",             'B', 'B', "A",  false),
+    ("SessionStart",     "resume",            'B', 'B', "A",  false),
+    ("SessionStart",     "fork",              'C', 'C', "AB", false),
+    ("UserPromptSubmit", "",                  'C', 'C', "AB", false),
+    ("SessionEnd",       "other",             'C', 'C', "AB", false),
+    ("SessionEnd",       "logout",            'C', 'C', "AB", true),
+    // Resumed after a clean exit: resumable again until the next clean exit.
+    ("SessionStart",     "resume",            'C', 'C', "AB", false),
+    ("Stop",             "",                  'C', 'C', "AB", false),
+    ("SessionEnd",       "prompt_input_exit", 'C', 'C', "AB", true),
+];
+
+fn session_of(letter: char) -> String {
+    uuid(u32::from(letter))
+}
+
+/// The payload of one step of [`LIFE_OF_A_SURFACE`].
+fn step_payload(event: &str, detail: &str, session: &str, cwd: &Path) -> String {
+    let extra = match event {
+        "SessionStart" => json!({ "source": detail }),
+        "SessionEnd" => json!({ "reason": detail }),
+        "UserPromptSubmit" => json!({ "prompt": "fix the failing test" }),
+        "Stop" => json!({ "stop_hook_active": false }),
+        other => panic!("no payload for {other}"),
+    };
+    claude_payload(event, session, cwd, extra)
+}
+
+/// Moves every timestamp of the surface's entry an hour back in the index file, so that the
+/// next step shows whether it bumped `last_active` (and kept `captured_at`).
+fn age_entry(env: &Sandbox, surface: &str) {
+    let mut index = env.index();
+    let entry = index["entries"][surface].as_object_mut().unwrap();
+    for field in ["captured_at", "last_active", "ended_at"] {
+        if let Some(Value::Number(time)) = entry.get(field) {
+            let aged = time.as_u64().unwrap() - HOUR;
+            entry.insert(field.to_string(), json!(aged));
+        }
+    }
+    env.write_index_bytes(&serde_json::to_vec_pretty(&index).unwrap());
+}
+
+/// Runs [`LIFE_OF_A_SURFACE`] through `crash-resume hook claude` with `vars` naming the surface,
+/// and checks the index file after every step.
+fn check_life_of_a_surface(env: &Sandbox, vars: &[(&str, &str)], surface: &str) {
+    let cwd = git_work_dir(env, "proj", "crates/core");
+    let vars: Vec<(&str, &str)> = vars
+        .iter()
+        .copied()
+        .chain([("CRASH_RESUME_ROLE", "reviewer")])
+        .collect();
+    let mut captured_at = None;
+    for (step, &(event, detail, session, held, chain, ended)) in
+        LIFE_OF_A_SURFACE.iter().enumerate()
+    {
+        let what = format!("{surface}: step {step} {event} {detail} {session}");
+        let payload = step_payload(event, detail, &session_of(session), &cwd);
+        let before = now_millis();
+        run_hook(env, "claude", &vars, &payload).assert_silent_success(&what);
+        let after = now_millis();
+        assert!(
+            !hook_log(env).contains("error"),
+            "{what}: hook.log: {}",
+            hook_log(env)
+        );
+
+        let entries = env.entries();
+        assert_eq!(
+            entries.keys().collect::<Vec<_>>(),
+            [surface],
+            "{what}: one entry"
+        );
+        let entry = &entries[surface];
+        let previous: Vec<String> = chain.chars().map(session_of).collect();
+        let expected = json!({
+            "surfaceId": surface,
+            "sessionId": session_of(held),
+            "repo": "proj",
+            "role": "reviewer",
+            "provider": "claude",
+            "cwd": cwd,
+            "config_dir": claude_dir(env),
+        });
+        for (field, value) in expected.as_object().unwrap() {
+            assert_eq!(&entry[field], value, "{what}: {field} in {entry}");
+        }
+        if previous.is_empty() {
+            assert_eq!(entry.get("previous_sessions"), None, "{what}: {entry}");
+        } else {
+            assert_eq!(
+                entry["previous_sessions"],
+                json!(previous),
+                "{what}: {entry}"
+            );
+        }
+        let last_active = entry["last_active"].as_u64().unwrap();
+        assert!(
+            (before..=after).contains(&last_active),
+            "{what}: last_active {last_active} bumped into {before}..={after}"
+        );
+        let captured = entry["captured_at"].as_u64().unwrap();
+        match captured_at {
+            None => assert_eq!(captured, last_active, "{what}: first sight"),
+            Some(kept) => assert_eq!(captured, kept, "{what}: captured_at is kept"),
+        }
+        match (ended, entry.get("ended_at")) {
+            (false, None) => {}
+            (true, Some(at)) => assert!(
+                (before..=after).contains(&at.as_u64().unwrap()),
+                "{what}: ended_at {at} in {before}..={after}"
+            ),
+            (_, found) => panic!("{what}: ended cleanly expected {ended}, ended_at is {found:?}"),
+        }
+        age_entry(env, surface);
+        captured_at = Some(captured - HOUR);
+    }
+}
+
+/// Each multiplexer's variables and the surface id they name (tmux has its own tests below).
+#[rustfmt::skip]
+const MULTIPLEXERS: &[(Vars, &str)] = &[
+    (&[("CRASH_RESUME_SURFACE", "my pane/1 é")],                          "my pane/1 é"),
+    (&[("CMUX_SURFACE_ID", "abc")],                                       "cmux:abc"),
+    (&[("ZELLIJ_PANE_ID", "3"), ("ZELLIJ_SESSION_NAME", "s")],            "zellij:s:3"),
+    (&[("WEZTERM_PANE", "7")],                                            "wezterm:7"),
+    (&[("KITTY_WINDOW_ID", "2")],                                         "kitty:2"),
+];
+
+#[test]
+fn every_source_and_reason_with_each_multiplexer() {
+    for (vars, surface) in MULTIPLEXERS {
+        let env = Sandbox::default();
+        check_life_of_a_surface(&env, vars, surface);
+    }
+}
+
+#[test]
+fn every_source_and_reason_in_a_tmux_pane_named_from_outside() {
+    let env = Sandbox::default();
+    let layout = [
+        (PanePlace::new("dev", 0, 0), env.home(), PANE_SHELL),
+        (PanePlace::new("dev", 2, 0), env.home(), PANE_SHELL),
+        (PanePlace::new("dev", 2, 1), env.home(), PANE_SHELL),
+    ];
+    let server = TmuxServer::start(&env, &server_name("outside"), &layout);
+    let pane_id = server.display(&layout[2].0.target(), "#{pane_id}");
+    let tmux = server.tmux_variable();
+    check_life_of_a_surface(
+        &env,
+        &[("TMUX", &tmux), ("TMUX_PANE", &pane_id)],
+        "tmux:dev:2.1",
+    );
+    server.kill_and_wait();
+}
+
+/// The hook run as an agent runs it: from the shell of a tmux pane, which sets `TMUX` and
+/// `TMUX_PANE` itself.
+#[test]
+fn hook_inside_a_tmux_pane_records_the_pane_by_its_indexes() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "inside", "src");
+    let layout = [
+        (PanePlace::new("main", 1, 0), cwd.clone(), PANE_SHELL),
+        (PanePlace::new("main", 1, 1), cwd.clone(), PANE_SHELL),
+        (PanePlace::new("side", 4, 0), cwd.clone(), PANE_SHELL),
+    ];
+    let server = TmuxServer::start(&env, &server_name("inside"), &layout);
+    for (n, (place, _, _)) in layout.iter().enumerate() {
+        server.run_hook_in_pane(
+            &env,
+            &place.target(),
+            &session_start(&uuid(n as u32), &cwd, "startup"),
+        );
+    }
+    let entries = env.entries();
+    assert_eq!(
+        entries.keys().collect::<Vec<_>>(),
+        ["tmux:main:1.0", "tmux:main:1.1", "tmux:side:4.0"]
+    );
+    for (n, (place, _, _)) in layout.iter().enumerate() {
+        let entry = &entries[&place.surface()];
+        assert_eq!(entry["sessionId"], uuid(n as u32), "{entry}");
+        assert_eq!(entry["repo"], "inside", "{entry}");
+        assert_eq!(entry["config_dir"], json!(claude_dir(&env)), "{entry}");
+    }
+    assert!(!hook_log(&env).contains("error"), "{}", hook_log(&env));
+    server.kill_and_wait();
+}
+
+/// With several multiplexers' variables set, the first of the spec's table wins; an empty or
+/// blank value does not count.
+#[rustfmt::skip]
+const PRECEDENCE: &[(Vars, &str)] = &[
+    (&[("CRASH_RESUME_SURFACE", "mine"), ("CMUX_SURFACE_ID", "abc"), ("TMUX_PANE", "%9"), ("KITTY_WINDOW_ID", "2")], "mine"),
+    (&[("CMUX_SURFACE_ID", "abc"), ("TMUX_PANE", "%9"), ("ZELLIJ_PANE_ID", "3"), ("WEZTERM_PANE", "7")], "cmux:abc"),
+    (&[("ZELLIJ_PANE_ID", "3"), ("ZELLIJ_SESSION_NAME", "s"), ("WEZTERM_PANE", "7"), ("KITTY_WINDOW_ID", "2")], "zellij:s:3"),
+    (&[("WEZTERM_PANE", "7"), ("KITTY_WINDOW_ID", "2")], "wezterm:7"),
+    (&[("CRASH_RESUME_SURFACE", "  "), ("CMUX_SURFACE_ID", " "), ("KITTY_WINDOW_ID", "2")], "kitty:2"),
+];
+
+#[test]
+fn the_first_multiplexer_of_the_table_names_the_surface() {
+    for (vars, surface) in PRECEDENCE {
+        let env = Sandbox::default();
+        let cwd = git_work_dir(&env, "proj", "");
+        run_hook(
+            &env,
+            "claude",
+            vars,
+            &session_start(&uuid(1), &cwd, "startup"),
+        )
+        .assert_silent_success(surface);
+        let entries = env.entries();
+        assert_eq!(entries.keys().collect::<Vec<_>>(), [surface], "{vars:?}");
+    }
+}
+
+/// Where the working dir is, relative to a git checkout (`.git` dir or, for a worktree, file).
+#[derive(Debug, Clone, Copy)]
+enum Checkout {
+    /// `<sandbox>/work/<name>/.git` and the working dir `<sandbox>/work/<name>/<sub>`.
+    Below(&'static str, &'static str),
+    /// `<sandbox>/work/<name>/.git` is a file (a worktree); the working dir is that dir.
+    Worktree(&'static str),
+    /// A working dir outside any checkout (it need not exist).
+    Outside(&'static str),
+}
+
+/// (checkout, extra variables, the repo, role and config dir the entry gets; `$HOME` and
+/// `$CLAUDE` stand for the sandbox's home and Claude config dir)
+#[rustfmt::skip]
+const RECORDED_FIELDS: &[(Checkout, Vars, &str, Option<&str>, &str)] = &[
+    (Checkout::Below("alpha", "crates/deep/er"), &[],                                   "alpha",        None,           "$CLAUDE"),
+    (Checkout::Below("beta", ""),                &[("CRASH_RESUME_ROLE", "lead")],      "beta",         Some("lead"),   "$CLAUDE"),
+    (Checkout::Below("gamma", "src"),            &[("CRASH_RESUME_ROLE", "   ")],       "gamma",        None,           "$CLAUDE"),
+    (Checkout::Worktree("delta-feature"),        &[("CLAUDE_CONFIG_DIR", "")],          "delta-feature", None,          "$HOME/.claude"),
+    (Checkout::Outside("plain-folder"),          &[("CLAUDE_CONFIG_DIR", " ")],         "plain-folder", None,           "$HOME/.claude"),
+];
+
+#[test]
+fn the_entry_takes_repo_role_and_config_dir_from_the_working_dir_and_environment() {
+    assert!(
+        !Path::new("/.git").exists(),
+        "a git checkout at / would make every dir a repo"
+    );
+    for &(checkout, vars, repo, role, config_dir) in RECORDED_FIELDS {
+        let env = Sandbox::default();
+        let cwd = match checkout {
+            Checkout::Below(name, sub) => git_work_dir(&env, name, sub),
+            Checkout::Worktree(name) => {
+                let dir = make_dir(&env.root().join("work").join(name));
+                fs::write(dir.join(".git"), "gitdir: /elsewhere/.git/worktrees/x\n").unwrap();
+                dir
+            }
+            Checkout::Outside(name) => PathBuf::from("/crash-resume-tests-no-such-dir").join(name),
+        };
+        let vars: Vec<(&str, &str)> = vars
+            .iter()
+            .copied()
+            .chain([("KITTY_WINDOW_ID", "1")])
+            .collect();
+        run_hook(
+            &env,
+            "claude",
+            &vars,
+            &session_start(&uuid(1), &cwd, "startup"),
+        )
+        .assert_silent_success(repo);
+        let entry = env.entry("kitty:1").expect("recorded");
+        let config_dir = config_dir
+            .replace("$CLAUDE", claude_dir(&env).to_str().unwrap())
+            .replace("$HOME", env.home().to_str().unwrap());
+        assert_eq!(entry["repo"], repo, "{checkout:?}: {entry}");
+        assert_eq!(entry["role"], json!(role), "{checkout:?}: {entry}");
+        assert_eq!(entry["config_dir"], config_dir, "{checkout:?}: {entry}");
+        assert_eq!(entry["cwd"], json!(cwd), "{checkout:?}: {entry}");
+        assert_eq!(entry["provider"], "claude", "{checkout:?}: {entry}");
+    }
+}
+
+#[test]
+fn a_payload_without_cwd_records_the_hooks_working_dir() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "from-process", "lib");
+    let payload =
+        json!({ "session_id": uuid(1), "hook_event_name": "SessionStart", "source": "startup" });
+    let mut command = crash_resume_agent(&env);
+    command
+        .args(["hook", "claude"])
+        .current_dir(&cwd)
+        .env("WEZTERM_PANE", "4");
+    run_with_stdin(command, &payload.to_string()).assert_silent_success("no cwd");
+    let entry = env.entry("wezterm:4").expect("recorded");
+    assert_eq!(entry["cwd"], json!(cwd));
+    assert_eq!(entry["repo"], "from-process");
+}
+
+/// A clean end of a session the surface no longer holds (the surface moved on) changes nothing.
+#[test]
+fn a_clean_end_of_a_superseded_session_leaves_the_entry_alone() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    let vars = [("CMUX_SURFACE_ID", "abc")];
+    run_hook(
+        &env,
+        "claude",
+        &vars,
+        &session_start(&uuid(1), &cwd, "startup"),
+    )
+    .assert_silent_success("start A");
+    run_hook(
+        &env,
+        "claude",
+        &vars,
+        &session_start(&uuid(2), &cwd, "clear"),
+    )
+    .assert_silent_success("start B");
+    let before = env.index_bytes().unwrap();
+    run_hook(
+        &env,
+        "claude",
+        &vars,
+        &session_end(&uuid(1), &cwd, "logout"),
+    )
+    .assert_silent_success("end A");
+    assert_eq!(env.index_bytes().unwrap(), before, "the index is unchanged");
+}
+
+#[test]
+fn codex_session_start_records_a_codex_entry() {
+    for (codex_home_var, expected_home) in [(true, "$CODEX"), (false, "$HOME/.codex")] {
+        let env = Sandbox::default();
+        let cwd = git_work_dir(&env, "codex-proj", "src");
+        let session = "019a4c7e-3b1f-7d20-9c55-0a1b2c3d4e5f";
+        let payload = json!({
+            "session_id": session,
+            "transcript_path": null,
+            "cwd": cwd,
+            "hook_event_name": "SessionStart",
+            "model": "gpt-5-codex",
+            "source": "startup",
+        });
+        let unset = if codex_home_var {
+            vec![]
+        } else {
+            vec![("CODEX_HOME", "")]
+        };
+        let vars: Vec<(&str, &str)> = unset
+            .into_iter()
+            .chain([("CRASH_RESUME_SURFACE", "codex-pane")])
+            .collect();
+        run_hook(&env, "codex", &vars, &payload.to_string()).assert_silent_success("codex");
+        let entry = env.entry("codex-pane").expect("recorded");
+        let config_dir = expected_home
+            .replace("$CODEX", codex_home(&env).to_str().unwrap())
+            .replace("$HOME", env.home().to_str().unwrap());
+        assert_eq!(entry["provider"], "codex", "{entry}");
+        assert_eq!(entry["sessionId"], session, "{entry}");
+        assert_eq!(entry["cwd"], json!(cwd), "{entry}");
+        assert_eq!(entry["repo"], "codex-proj", "{entry}");
+        assert_eq!(entry["config_dir"], config_dir, "{entry}");
+        assert!(!hook_log(&env).contains("error"), "{}", hook_log(&env));
+    }
+}
+
+/// Codex's `notify` passes its JSON as the last argument and leaves stdin alone: the hook must
+/// not wait for stdin (kept open here).
+#[test]
+fn codex_notify_payload_as_an_argument_with_thread_id() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "notify-proj", "");
+    let thread = "019a4c7e-aaaa-7d20-9c55-0a1b2c3d4e5f";
+    let payload = json!({
+        "type": "agent-turn-complete",
+        "thread-id": thread,
+        "turn-id": "12",
+        "cwd": cwd,
+        "input-messages": ["rename the module"],
+        "last-assistant-message": "Done.",
+    });
+    let mut child = crash_resume_agent(&env)
+        .args(["hook", "codex", &payload.to_string()])
+        .env("CRASH_RESUME_SURFACE", "notify-pane")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin_kept_open = child.stdin.take();
+    let status = wait_until("the codex hook to exit", || child.try_wait().unwrap());
+    drop(stdin_kept_open);
+    let output = child.wait_with_output().unwrap();
+    HookRun {
+        status,
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+    .assert_silent_success("notify");
+    let entry = env.entry("notify-pane").expect("recorded");
+    assert_eq!(entry["sessionId"], thread);
+    assert_eq!(entry["provider"], "codex");
+    assert_eq!(entry["config_dir"], json!(codex_home(&env)));
+    assert_eq!(entry["repo"], "notify-proj");
+    crate::check(
+        &env,
+        &["resume-cmd", "notify-pane"],
+        0,
+        predicates::ord::eq(format!(
+            "cd {} && CODEX_HOME={} codex resume {thread}\n",
+            shell_word(cwd.to_str().unwrap()),
+            shell_word(codex_home(&env).to_str().unwrap())
+        )),
+        predicates::str::is_empty(),
+    );
+}
+
+#[test]
+fn fifty_hooks_at_once_for_fifty_surfaces() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    let hooks: Vec<(usize, std::process::Child)> = (0..50)
+        .map(|n| {
+            // A hook gives up on the lock after 2 s so as not to delay its agent; 50 durable
+            // writes in a row can take longer than that on a loaded test machine (each fsyncs
+            // twice), and a hook that gives up logs it and records nothing. This test is about
+            // every write landing, not about latency: the lock wait is raised.
+            let child = crash_resume_agent(&env)
+                .args(["hook", "claude"])
+                .env("CRASH_RESUME_LOCK_TIMEOUT", "30s")
+                .env("CRASH_RESUME_SURFACE", format!("surface-{n}"))
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn a hook");
+            (n, child)
+        })
+        .collect();
+    // Every hook runs before any gets its payload: they all start reading, then race for the
+    // lock.
+    let hooks: Vec<(usize, std::process::Child)> = hooks
+        .into_iter()
+        .map(|(n, mut child)| {
+            let mut stdin = child.stdin.take().unwrap();
+            stdin
+                .write_all(session_start(&uuid(n as u32), &cwd, "startup").as_bytes())
+                .unwrap();
+            (n, child)
+        })
+        .collect();
+    for (n, child) in hooks {
+        let output = child.wait_with_output().unwrap();
+        HookRun {
+            status: output.status,
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+        .assert_silent_success(&format!("hook {n}"));
+    }
+    let entries = env.entries();
+    assert_eq!(entries.len(), 50, "hook.log: {}", hook_log(&env));
+    for n in 0..50 {
+        assert_eq!(
+            entries[&format!("surface-{n}")]["sessionId"],
+            uuid(n as u32)
+        );
+    }
+    assert!(!hook_log(&env).contains("error"), "{}", hook_log(&env));
+    assert!(env.temp_files().is_empty(), "{:?}", env.index_dir_files());
+}
+
+/// (what, variables, stdin, pieces of the line in hook.log). The surface is `CMUX_SURFACE_ID`
+/// unless the case removes it.
+#[rustfmt::skip]
+const FAILURES: &[(&str, Vars, &str, &[&str])] = &[
+    ("truncated JSON",      &[], r#"{"session_id": "s-1", "hook_event_name": "#, &["error:", "not valid JSON"]),
+    ("not JSON",            &[], "SessionStart s-1\n",                          &["error:", "not valid JSON"]),
+    ("empty stdin",         &[], "",                                            &["error:", "no hook payload on stdin"]),
+    ("blank stdin",         &[], " \n\t\n",                                     &["error:", "no hook payload on stdin"]),
+    ("not an object",       &[], r#"["s-1"]"#,                                  &["error:", "not a JSON object"]),
+    ("no session_id",       &[], r#"{"hook_event_name":"SessionStart","cwd":"/x/p","source":"startup"}"#, &["error:", "has no session_id"]),
+    ("blank session_id",    &[], r#"{"session_id":"  ","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "has no session_id"]),
+    ("control character",   &[], r#"{"session_id":"s\u0007x","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "session id contains a control character"]),
+    ("no surface",          &[("CMUX_SURFACE_ID", "")], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "no surface in the environment", "CRASH_RESUME_SURFACE", "session s-1 not recorded"]),
+    ("tmux not reachable",  &[("CMUX_SURFACE_ID", ""), ("TMUX_PANE", "%5"), ("TMUX", "/crash-resume-tests-no-such-dir/socket,1,0")], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "tmux could not name pane %5"]),
+];
+
+#[test]
+fn a_hook_that_cannot_record_exits_0_silently_and_logs_why() {
+    for (what, vars, stdin, pieces) in FAILURES {
+        let env = Sandbox::default();
+        let vars: Vec<(&str, &str)> = [("CMUX_SURFACE_ID", "abc")]
+            .into_iter()
+            .chain(vars.iter().copied())
+            .collect();
+        let run = run_hook(&env, "claude", &vars, stdin);
+        run.assert_silent_success(what);
+        assert_eq!(run.stderr, "", "{what}: the log has it");
+        let log = hook_log(&env);
+        assert_eq!(log.lines().count(), 1, "{what}: one line: {log}");
+        assert!(log.contains("hook claude ("), "{what}: {log}");
+        for piece in *pieces {
+            assert!(
+                log.contains(piece),
+                "{what}: hook.log lacks {piece:?}: {log}"
+            );
+        }
+        assert_eq!(env.index_bytes(), None, "{what}: nothing recorded");
+    }
+}
+
+#[test]
+fn a_hook_with_an_unusable_index_path_exits_0_and_says_why() {
+    let payload = |env: &Sandbox| session_start(&uuid(1), &env.root().join("p"), "startup");
+
+    // The index path is a directory: the log beside it says so.
+    let env = Sandbox::default();
+    make_dir(&env.index_path());
+    let run = run_hook(
+        &env,
+        "claude",
+        &[("CMUX_SURFACE_ID", "abc")],
+        &payload(&env),
+    );
+    run.assert_silent_success("index is a directory");
+    let log = hook_log(&env);
+    assert!(
+        log.contains("error:") && log.contains("is a directory"),
+        "{log}"
+    );
+    assert!(log.contains(env.index_path().to_str().unwrap()), "{log}");
+
+    // The index dir is a regular file: no log can go beside the index, so stderr has it.
+    let env = Sandbox::default();
+    fs::write(env.index_dir(), "not a dir\n").unwrap();
+    let run = run_hook(
+        &env,
+        "claude",
+        &[("CMUX_SURFACE_ID", "abc")],
+        &payload(&env),
+    );
+    run.assert_silent_success("index dir is a file");
+    assert!(
+        run.stderr.contains("hook claude (")
+            && run.stderr.contains("error:")
+            && run.stderr.contains(env.index_dir().to_str().unwrap()),
+        "stderr: {}",
+        run.stderr
+    );
+    assert_eq!(
+        fs::read_to_string(env.index_dir()).unwrap(),
+        "not a dir\n",
+        "the file in the way is left alone"
+    );
+}
+
+/// A corrupt index is set aside and the hook still records; the log has the warning.
+#[test]
+fn a_hook_over_a_corrupt_index_records_and_logs_the_repair() {
+    let env = Sandbox::default();
+    env.write_index_bytes(b"{\"version\": 1, \"entries\": {");
+    let cwd = git_work_dir(&env, "proj", "");
+    run_hook(
+        &env,
+        "claude",
+        &[("CMUX_SURFACE_ID", "abc")],
+        &session_start(&uuid(1), &cwd, "startup"),
+    )
+    .assert_silent_success("corrupt index");
+    assert_eq!(env.entry("cmux:abc").unwrap()["sessionId"], uuid(1));
+    let log = hook_log(&env);
+    assert!(
+        log.contains("warning:") && log.contains("moved it aside"),
+        "{log}"
+    );
+    assert!(
+        env.index_dir_files()
+            .iter()
+            .any(|name| name.starts_with("index.json.corrupt-")),
+        "{:?}",
+        env.index_dir_files()
+    );
+}
+
+/// A writer stopped while it holds the lock: the hook gives up on the lock within its own
+/// deadline, exits 0, logs who holds it, and hands the record to a detached retry that lands
+/// it once the lock is free, so nothing is lost.
+#[test]
+fn a_hook_blocked_by_a_stopped_lock_holder_hands_off_and_the_record_lands_later() {
+    let env = Sandbox::default();
+    let holder = Reaped::new(
+        crash_resume_std(&env)
+            .env("CRASH_RESUME_FAULT", "locked:stop")
+            .args(["record", "held", "sid-held", "REPO"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    holder.wait_until_stopped();
+    let cwd = git_work_dir(&env, "proj", "");
+    run_hook(
+        &env,
+        "claude",
+        &[("CMUX_SURFACE_ID", "abc")],
+        &session_start(&uuid(1), &cwd, "startup"),
+    )
+    .assert_silent_success("lock held");
+    let log = hook_log(&env);
+    assert!(
+        log.contains("locked by another process")
+            && log.contains(&format!("pid {}", holder.pid()))
+            && log.contains("handed to a background retry"),
+        "{log}"
+    );
+    assert!(
+        env.index_bytes().is_none(),
+        "nothing written while the lock is held"
+    );
+    holder.signal(Signal::CONT);
+    assert!(holder.wait().success());
+    let entry = wait_until("the background retry records the session", || {
+        env.index_bytes().and_then(|_| env.entry("cmux:abc"))
+    });
+    assert_eq!(entry["sessionId"], uuid(1));
+    assert!(
+        env.entry("held").is_some(),
+        "the holder's own record landed too"
+    );
+}
+
+/// Claude Code may never close the hook's stdin: one complete JSON value is enough.
+#[test]
+fn a_hook_whose_stdin_stays_open_records_after_one_json_value() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    let payload = session_start(&uuid(1), &cwd, "startup");
+    let (first, rest) = payload.split_at(payload.len() / 2);
+    for (case, chunks) in [
+        ("in one write", vec![payload.as_str()]),
+        ("in two writes", vec![first, rest]),
+        ("followed by a newline", vec![payload.as_str(), "\n"]),
+    ] {
+        let surface = format!("open-{}", case.replace(' ', "-"));
+        let mut child = crash_resume_agent(&env)
+            .args(["hook", "claude"])
+            .env("CRASH_RESUME_SURFACE", &surface)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        for chunk in chunks {
+            // Once the hook has its value it may exit before a later chunk: a broken pipe then.
+            let _ = stdin.write_all(chunk.as_bytes());
+        }
+        // The write end stays open until the hook has exited.
+        let status = wait_until("the hook to exit with its stdin open", || {
+            child.try_wait().unwrap()
+        });
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        HookRun {
+            status,
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+        .assert_silent_success(case);
+        // Had it waited for EOF, it would have given up at its stdin deadline, recording nothing.
+        assert_eq!(
+            env.entry(&surface).map(|entry| entry["sessionId"].clone()),
+            Some(json!(uuid(1))),
+            "{case}"
+        );
+        assert!(
+            !hook_log(&env).contains("error"),
+            "{case}: {}",
+            hook_log(&env)
+        );
+        // The next case binds the same session elsewhere; start from an empty index.
+        fs::remove_file(env.index_path()).unwrap();
+    }
+}
+
+/// Stdin open and silent: the hook gives up at its stdin deadline, exits 0 and logs it.
+#[test]
+fn a_hook_whose_stdin_stays_open_and_empty_gives_up_and_logs_it() {
+    let env = Sandbox::default();
+    let mut child = crash_resume_agent(&env)
+        .args(["hook", "claude"])
+        .env("CMUX_SURFACE_ID", "abc")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin_kept_open = child.stdin.take();
+    let status = wait_until("the hook to give up on stdin", || child.try_wait().unwrap());
+    drop(stdin_kept_open);
+    let output = child.wait_with_output().unwrap();
+    HookRun {
+        status,
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+    .assert_silent_success("stdin open and empty");
+    let log = hook_log(&env);
+    assert!(
+        log.contains("error:") && log.contains("no complete hook payload on stdin within"),
+        "{log}"
+    );
+    assert_eq!(env.index_bytes(), None);
+}
+
+/// `TMUX_PANE` naming a pane the server does not have (inherited by a process that outlived
+/// its pane): tmux answers `display-message` for it with empty fields, not an error. The hook
+/// must not record a made-up surface such as `tmux::.`.
+#[test]
+fn a_stale_tmux_pane_is_not_recorded() {
+    let env = Sandbox::default();
+    let layout = [(PanePlace::new("dev", 0, 0), env.home(), PANE_SHELL)];
+    let server = TmuxServer::start(&env, &server_name("stale"), &layout);
+    let cwd = git_work_dir(&env, "proj", "");
+    let run = run_hook(
+        &env,
+        "claude",
+        &[("TMUX", &server.tmux_variable()), ("TMUX_PANE", "%77")],
+        &session_start(&uuid(1), &cwd, "startup"),
+    );
+    run.assert_silent_success("stale pane");
+    assert_eq!(
+        env.index_bytes()
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
+        None,
+        "nothing recorded"
+    );
+    let log = hook_log(&env);
+    assert!(log.contains("error:") && log.contains("%77"), "{log}");
+    server.kill_and_wait();
+}

@@ -1,0 +1,357 @@
+//! `crash-resume hook install claude`: merged into Claude Code's settings with every other
+//! setting kept (in its order), idempotent, backed up, `--dry-run` writes nothing, a file it
+//! cannot parse is refused and left byte for byte; and the command it installs really records.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use predicates::prelude::*;
+use predicates::str::{contains, is_empty};
+use serde_json::{Value, json};
+
+use crate::harness::{
+    agent_command, claude_dir, crash_resume_agent, git_work_dir, hook_log, run_with_stdin,
+    session_end, session_start, uuid,
+};
+use crate::{BIN, Sandbox};
+
+/// Settings a user already has: another tool's SessionStart and Stop hooks, and unrelated keys
+/// before and after `hooks`.
+const EXISTING: &str = r#"{
+  "model": "opus",
+  "permissions": {
+    "allow": ["Bash(cargo test:*)", "Read(~/notes/**)"],
+    "deny": ["Bash(rm -rf:*)"]
+  },
+  "hooks": {
+    "Stop": [
+      { "hooks": [ { "type": "command", "command": "notify-send 'Claude is done'" } ] }
+    ],
+    "SessionStart": [
+      { "matcher": "startup", "hooks": [ { "type": "command", "command": "other-tool session-start", "timeout": 5 } ] }
+    ]
+  },
+  "env": { "DISABLE_TELEMETRY": "1", "EDITOR": "vim" },
+  "cleanupPeriodDays": 45
+}
+"#;
+
+fn install(env: &Sandbox, args: &[&str]) -> assert_cmd::assert::Assert {
+    assert_cmd::Command::from_std(crash_resume_agent(env))
+        .args(["hook", "install", "claude"])
+        .args(args)
+        .assert()
+}
+
+fn backup_of(path: &Path) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap().to_os_string();
+    name.push(".bak");
+    path.with_file_name(name)
+}
+
+fn keys(value: &Value) -> Vec<&str> {
+    value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+/// The command of crash-resume's hook for `event` in `settings` (there must be exactly one).
+fn our_command(settings: &Value, event: &str) -> String {
+    let ours: Vec<&str> = settings["hooks"][event]
+        .as_array()
+        .unwrap_or_else(|| panic!("hooks.{event} is a list: {settings}"))
+        .iter()
+        .flat_map(|group| group["hooks"].as_array().unwrap())
+        .filter_map(|hook| hook["command"].as_str())
+        .filter(|command| command.contains("hook claude"))
+        .collect();
+    assert_eq!(
+        ours.len(),
+        1,
+        "one crash-resume hook in {event}: {settings}"
+    );
+    ours[0].to_string()
+}
+
+#[test]
+fn install_merges_into_existing_settings_keeps_a_backup_and_is_idempotent() {
+    let env = Sandbox::default();
+    let settings_path = env.root().join("settings.json");
+    fs::write(&settings_path, EXISTING).unwrap();
+    let settings_arg = settings_path.to_str().unwrap();
+
+    install(&env, &["--settings", settings_arg])
+        .success()
+        .stdout(
+            contains("installed SessionStart and SessionEnd hooks into")
+                .and(contains(settings_arg))
+                .and(contains(BIN)),
+        )
+        .stderr(is_empty());
+    let bytes = fs::read(&settings_path).unwrap();
+    let merged: Value = serde_json::from_slice(&bytes).unwrap();
+    let existing: Value = serde_json::from_str(EXISTING).unwrap();
+
+    // Every other key is kept, in its order; theirs stay first within each event.
+    assert_eq!(
+        keys(&merged),
+        ["model", "permissions", "hooks", "env", "cleanupPeriodDays"]
+    );
+    for key in ["model", "permissions", "env", "cleanupPeriodDays"] {
+        assert_eq!(merged[key], existing[key], "{key}");
+    }
+    assert_eq!(
+        keys(&merged["hooks"]),
+        ["Stop", "SessionStart", "SessionEnd"]
+    );
+    assert_eq!(merged["hooks"]["Stop"], existing["hooks"]["Stop"]);
+    let session_start = merged["hooks"]["SessionStart"].as_array().unwrap();
+    assert_eq!(session_start.len(), 2, "{merged}");
+    assert_eq!(session_start[0], existing["hooks"]["SessionStart"][0]);
+    let command = our_command(&merged, "SessionStart");
+    assert_eq!(
+        session_start[1],
+        json!({ "hooks": [ { "type": "command", "command": command } ] })
+    );
+    assert_eq!(
+        merged["hooks"]["SessionEnd"],
+        json!([ { "hooks": [ { "type": "command", "command": command } ] } ])
+    );
+    // The command runs this binary by its absolute path, on the index chosen at install time.
+    assert!(command.starts_with(BIN), "{command}");
+    assert!(command.ends_with(" hook claude"), "{command}");
+    assert!(
+        command.contains(env.index_path().to_str().unwrap()),
+        "{command}"
+    );
+    assert_eq!(
+        fs::read(backup_of(&settings_path)).unwrap(),
+        EXISTING.as_bytes()
+    );
+
+    // A second run finds it installed and writes nothing.
+    install(&env, &["--settings", settings_arg])
+        .success()
+        .stdout(format!("already installed in {settings_arg}\n"))
+        .stderr(is_empty());
+    assert_eq!(fs::read(&settings_path).unwrap(), bytes, "byte-identical");
+    assert_eq!(
+        fs::read(backup_of(&settings_path)).unwrap(),
+        EXISTING.as_bytes(),
+        "the backup still holds the settings before the install"
+    );
+}
+
+#[test]
+fn dry_run_prints_the_merged_settings_and_writes_nothing() {
+    let env = Sandbox::default();
+    let settings_path = env.root().join("settings.json");
+    fs::write(&settings_path, EXISTING).unwrap();
+    let settings_arg = settings_path.to_str().unwrap();
+
+    let assert = install(&env, &["--settings", settings_arg, "--dry-run"])
+        .success()
+        .stderr(
+            contains("would add SessionStart and SessionEnd")
+                .and(contains("dry run"))
+                .and(contains(settings_arg)),
+        );
+    let printed: Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(fs::read_to_string(&settings_path).unwrap(), EXISTING);
+    assert!(!backup_of(&settings_path).exists());
+
+    // What it printed is what the real install writes.
+    install(&env, &["--settings", settings_arg]).success();
+    let written: Value = serde_json::from_slice(&fs::read(&settings_path).unwrap()).unwrap();
+    assert_eq!(printed, written);
+    assert_eq!(keys(&printed), keys(&written));
+
+    // Once installed, a dry run says so and still writes nothing.
+    let bytes = fs::read(&settings_path).unwrap();
+    install(&env, &["--settings", settings_arg, "--dry-run"])
+        .success()
+        .stderr(contains("already installed").and(contains("dry run")));
+    assert_eq!(fs::read(&settings_path).unwrap(), bytes);
+}
+
+/// (what the file holds, pieces of the message on stderr besides the file's path)
+#[rustfmt::skip]
+const REFUSED: &[(&str, &[&str])] = &[
+    ("{\n  \"model\": \"opus\",\n",                     &["cannot parse", "left untouched"]),
+    ("{ \"model\": \"opus\" } trailing",                &["cannot parse", "left untouched"]),
+    ("// settings\n{ \"model\": \"opus\" }\n",          &["cannot parse", "left untouched"]),
+    ("[\"not\", \"an\", \"object\"]\n",                 &["is not a JSON object", "left untouched"]),
+    ("{ \"hooks\": [\"SessionStart\"] }\n",              &["`hooks` is not a JSON object", "left untouched"]),
+    ("{ \"hooks\": { \"SessionEnd\": { \"x\": 1 } } }\n", &["`hooks.SessionEnd` is not a list", "left untouched"]),
+];
+
+#[test]
+fn a_settings_file_it_cannot_use_is_refused_and_left_untouched() {
+    for (content, pieces) in REFUSED {
+        let env = Sandbox::default();
+        let settings_path = env.root().join("settings.json");
+        fs::write(&settings_path, content).unwrap();
+        let settings_arg = settings_path.to_str().unwrap();
+        for dry_run in [false, true] {
+            let mut args = vec!["--settings", settings_arg];
+            if dry_run {
+                args.push("--dry-run");
+            }
+            let assert = install(&env, &args).code(1).stdout(is_empty());
+            let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+            assert!(stderr.contains(settings_arg), "{content:?}: {stderr}");
+            for piece in *pieces {
+                assert!(
+                    stderr.contains(piece),
+                    "{content:?}: lacks {piece:?}: {stderr}"
+                );
+            }
+            assert_eq!(
+                fs::read_to_string(&settings_path).unwrap(),
+                *content,
+                "byte-identical"
+            );
+            let mut files: Vec<String> = fs::read_dir(env.root())
+                .unwrap()
+                .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|name| name.starts_with("settings"))
+                .collect();
+            files.sort();
+            assert_eq!(
+                files,
+                ["settings.json"],
+                "{content:?}: no backup, no temp file"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_missing_settings_file_is_created_with_its_dir() {
+    let env = Sandbox::default();
+    let settings_path = env
+        .root()
+        .join("fresh")
+        .join("claude")
+        .join("settings.json");
+    install(&env, &["--settings", settings_path.to_str().unwrap()])
+        .success()
+        .stdout(contains("installed SessionStart and SessionEnd hooks"));
+    let written: Value = serde_json::from_slice(&fs::read(&settings_path).unwrap()).unwrap();
+    assert_eq!(keys(&written), ["hooks"]);
+    assert_eq!(keys(&written["hooks"]), ["SessionStart", "SessionEnd"]);
+    assert_eq!(
+        our_command(&written, "SessionStart"),
+        our_command(&written, "SessionEnd")
+    );
+    assert!(!backup_of(&settings_path).exists(), "nothing to back up");
+}
+
+#[test]
+fn without_settings_flag_it_uses_the_claude_config_dir() {
+    // CLAUDE_CONFIG_DIR set: its settings.json.
+    let env = Sandbox::default();
+    install(&env, &[]).success().stdout(contains(
+        claude_dir(&env).join("settings.json").to_str().unwrap(),
+    ));
+    assert!(claude_dir(&env).join("settings.json").is_file());
+    assert!(!env.home().join(".claude").exists());
+
+    // Unset: ~/.claude/settings.json.
+    let env = Sandbox::default();
+    assert_cmd::Command::from_std(crash_resume_agent(&env))
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .args(["hook", "install", "claude"])
+        .assert()
+        .success();
+    let default = env.home().join(".claude").join("settings.json");
+    let written: Value = serde_json::from_slice(&fs::read(&default).unwrap()).unwrap();
+    our_command(&written, "SessionEnd");
+    assert!(!claude_dir(&env).exists());
+}
+
+#[test]
+fn install_refuses_bad_usage() {
+    let env = Sandbox::default();
+    assert_cmd::Command::from_std(crash_resume_agent(&env))
+        .args(["hook", "install", "codex"])
+        .assert()
+        .code(2)
+        .stdout(is_empty())
+        .stderr(contains("claude only").and(contains("hook codex")));
+    install(&env, &["--settings", ""])
+        .code(2)
+        .stdout(is_empty())
+        .stderr(contains("--settings is empty"));
+    assert!(!claude_dir(&env).exists(), "nothing written");
+}
+
+/// The exact command string written into the settings runs as Claude Code would run it
+/// (`sh -c`, the payload on stdin), without `CRASH_RESUME_INDEX_PATH`: it names the index itself.
+#[test]
+fn the_installed_command_records_and_ends_sessions() {
+    let env = Sandbox::default();
+    let settings_path = env.root().join("settings.json");
+    fs::write(&settings_path, EXISTING).unwrap();
+    install(&env, &["--settings", settings_path.to_str().unwrap()]).success();
+    let settings: Value = serde_json::from_slice(&fs::read(&settings_path).unwrap()).unwrap();
+    let cwd = git_work_dir(&env, "installed", "src");
+    let session = uuid(42);
+
+    let run = |event: &str, payload: String| {
+        let mut command: Command = agent_command(&env, "sh");
+        command
+            .arg("-c")
+            .arg(our_command(&settings, event))
+            .env_remove("CRASH_RESUME_INDEX_PATH")
+            .env("CMUX_SURFACE_ID", "installed-surface")
+            .current_dir(&cwd);
+        run_with_stdin(command, &payload).assert_silent_success(event);
+    };
+    run("SessionStart", session_start(&session, &cwd, "startup"));
+    let entry = env.entry("cmux:installed-surface").expect("recorded");
+    assert_eq!(entry["sessionId"], session);
+    assert_eq!(entry["repo"], "installed");
+    assert_eq!(entry["provider"], "claude");
+    assert_eq!(entry["config_dir"], json!(claude_dir(&env)));
+    assert_eq!(entry.get("ended_at"), None);
+
+    run(
+        "SessionEnd",
+        session_end(&session, &cwd, "prompt_input_exit"),
+    );
+    let entry = env.entry("cmux:installed-surface").unwrap();
+    assert!(entry["ended_at"].is_u64(), "{entry}");
+    assert!(!hook_log(&env).contains("error"), "{}", hook_log(&env));
+}
+
+/// A dotfile manager keeps `settings.json` as a symlink into its repository: the install writes
+/// through the link (as the index does), and the link stays a link.
+#[test]
+fn a_symlinked_settings_file_is_written_through_the_link() {
+    let env = Sandbox::default();
+    let dotfiles = env.root().join("dotfiles");
+    fs::create_dir(&dotfiles).unwrap();
+    let real = dotfiles.join("claude-settings.json");
+    fs::write(&real, EXISTING).unwrap();
+    let link = claude_dir(&env).join("settings.json");
+    fs::create_dir_all(claude_dir(&env)).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+
+    install(&env, &[]).success();
+    assert!(
+        fs::symlink_metadata(&link).unwrap().is_symlink(),
+        "the settings file is still a symlink"
+    );
+    let written: Value = serde_json::from_slice(&fs::read(&real).unwrap()).unwrap();
+    our_command(&written, "SessionStart");
+    our_command(&written, "SessionEnd");
+    assert_eq!(written["model"], "opus");
+    install(&env, &[])
+        .success()
+        .stdout(contains("already installed"));
+}

@@ -1,0 +1,359 @@
+//! `crash-resume restore`: the plan after a reboot, from surfaces the real hook bound. A
+//! cleanly ended surface is left out unless `--all`; a session a live agent process still holds
+//! is reported as held elsewhere and never resumed; a transcript close to Claude Code's
+//! retention cut-off is flagged.
+
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use predicates::str::{contains, is_empty};
+use serde_json::{Value, json};
+
+use crate::harness::{
+    claude_dir, claude_resume_command, crash_resume_agent, git_work_dir, run_hook, session_end,
+    session_start, uuid, write_transcript,
+};
+use crate::{Reaped, Sandbox};
+
+const HOUR: Duration = Duration::from_secs(3600);
+const DAY: Duration = Duration::from_secs(24 * 3600);
+
+/// Binds `surface` to `session` in `cwd` through the real hook.
+fn bind(env: &Sandbox, surface: &str, session: &str, cwd: &Path) {
+    run_hook(
+        env,
+        "claude",
+        &[("CRASH_RESUME_SURFACE", surface)],
+        &session_start(session, cwd, "startup"),
+    )
+    .assert_silent_success(surface);
+}
+
+/// Ends `surface`'s `session` with `reason` through the real hook.
+fn end(env: &Sandbox, surface: &str, session: &str, cwd: &Path, reason: &str) {
+    run_hook(
+        env,
+        "claude",
+        &[("CRASH_RESUME_SURFACE", surface)],
+        &session_end(session, cwd, reason),
+    )
+    .assert_silent_success(surface);
+}
+
+/// `crash-resume --json restore ARGS`, which must succeed; its surfaces by id.
+fn restore_json(env: &Sandbox, args: &[&str]) -> serde_json::Map<String, Value> {
+    let output = crash_resume_agent(env)
+        .args(["--json", "restore"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "restore {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["version"], 1, "{document}");
+    document["surfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| (item["surface"].as_str().unwrap().to_string(), item.clone()))
+        .collect()
+}
+
+/// `crash-resume restore ARGS` in text, which must succeed; its lines by surface.
+fn restore_text(env: &Sandbox, args: &[&str]) -> Vec<(String, String)> {
+    let output = crash_resume_agent(env)
+        .arg("restore")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "restore {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (surface, _) = line.split_once('\t').expect("surface<TAB>...");
+            (surface.to_string(), line.to_string())
+        })
+        .collect()
+}
+
+fn surfaces(plan: &serde_json::Map<String, Value>) -> Vec<&str> {
+    plan.keys().map(String::as_str).collect()
+}
+
+#[test]
+fn a_cleanly_ended_surface_is_left_out_unless_all() {
+    let env = Sandbox::default();
+    let config = claude_dir(&env);
+    let cwd = git_work_dir(&env, "proj", "");
+    let sessions = [
+        ("crashed", uuid(1)),
+        ("exited", uuid(2)),
+        ("logged-out", uuid(3)),
+        ("cleared", uuid(4)),
+        ("other-end", uuid(5)),
+    ];
+    for (surface, session) in &sessions {
+        write_transcript(&config, &cwd, session, HOUR);
+        bind(&env, surface, session, &cwd);
+    }
+    end(&env, "exited", &sessions[1].1, &cwd, "prompt_input_exit");
+    end(&env, "logged-out", &sessions[2].1, &cwd, "logout");
+    end(&env, "cleared", &sessions[3].1, &cwd, "clear");
+    end(&env, "other-end", &sessions[4].1, &cwd, "other");
+
+    let crashed = restore_json(&env, &[]);
+    assert_eq!(surfaces(&crashed), ["cleared", "crashed", "other-end"]);
+    let all = restore_json(&env, &["--all"]);
+    assert_eq!(
+        surfaces(&all),
+        ["cleared", "crashed", "exited", "logged-out", "other-end"]
+    );
+    for (surface, session) in &sessions {
+        let item = &all[*surface];
+        let ended = ["exited", "logged-out"].contains(surface);
+        assert_eq!(item["ended_cleanly"], ended, "{item}");
+        assert_eq!(item["verdict"], "resume", "{item}");
+        assert_eq!(item["session_id"], *session, "{item}");
+        assert_eq!(item["held_session"], *session, "{item}");
+        assert_eq!(item["provider"], "claude", "{item}");
+        assert_eq!(item["repo"], "proj", "{item}");
+        assert_eq!(item["cwd"], json!(cwd), "{item}");
+        assert_eq!(
+            item["command"],
+            claude_resume_command(&env, &cwd, session),
+            "{item}"
+        );
+        assert_eq!(item["held_elsewhere"], Value::Null, "{item}");
+        assert_eq!(item["retention"], Value::Null, "{item}");
+        assert_eq!(item["applied"], Value::Null, "{item}");
+        if !ended {
+            assert_eq!(&crashed[*surface], item);
+        }
+    }
+
+    let text = restore_text(&env, &["--all"]);
+    let exited = &text
+        .iter()
+        .find(|(surface, _)| surface == "exited")
+        .unwrap()
+        .1;
+    assert!(exited.ends_with("\t(ended cleanly)"), "{exited}");
+    assert_eq!(
+        restore_text(&env, &[])
+            .iter()
+            .map(|(surface, _)| surface.as_str())
+            .collect::<Vec<_>>(),
+        ["cleared", "crashed", "other-end"]
+    );
+}
+
+#[test]
+fn nothing_to_restore_when_every_session_ended_cleanly() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    bind(&env, "done", &uuid(1), &cwd);
+    end(&env, "done", &uuid(1), &cwd, "logout");
+    assert_cmd::Command::from_std(crash_resume_agent(&env))
+        .arg("restore")
+        .assert()
+        .success()
+        .stdout(is_empty())
+        .stderr(contains(
+            "nothing to restore: no surface in the index whose session did not end cleanly",
+        ));
+    let all = restore_json(&env, &["--all"]);
+    assert_eq!(surfaces(&all), ["done"]);
+}
+
+#[test]
+fn a_session_without_transcript_starts_fresh_and_has_no_command() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    bind(&env, "fresh", &uuid(1), &cwd);
+    let plan = restore_json(&env, &[]);
+    let item = &plan["fresh"];
+    assert_eq!(item["verdict"], "fresh", "{item}");
+    assert_eq!(item["session_id"], Value::Null, "{item}");
+    assert_eq!(item["command"], Value::Null, "{item}");
+    let text = restore_text(&env, &[]);
+    assert!(text[0].1.contains("\tfresh\t-\tstarts fresh"), "{text:?}");
+}
+
+/// A process whose command line names `claude` (as Claude Code's does), doing nothing.
+fn fake_claude_process() -> Reaped {
+    Reaped::new(
+        Command::new("sleep")
+            .arg0("claude")
+            .arg("1000")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn sleep"),
+    )
+}
+
+/// Writes Claude Code's `<config dir>/sessions/<pid>.json` for a running process.
+fn write_running_session(config: &Path, pid: u32, session: &str, cwd: &Path) -> PathBuf {
+    let dir = config.join("sessions");
+    fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{pid}.json"));
+    let record = json!({
+        "pid": pid,
+        "sessionId": session,
+        "cwd": cwd,
+        "startedAt": 1_796_000_000_000_u64,
+        "kind": "interactive",
+        "entrypoint": "cli",
+    });
+    fs::write(&path, record.to_string()).unwrap();
+    path
+}
+
+/// Linux never hands out a pid above this (`PID_MAX_LIMIT`), so it names no process.
+const NO_SUCH_PID: u32 = (1 << 22) + 1;
+
+#[test]
+fn a_session_held_by_a_live_agent_process_is_not_resumed() {
+    let env = Sandbox::default();
+    let config = claude_dir(&env);
+    let cwd = git_work_dir(&env, "proj", "");
+    let held = uuid(1);
+    let by_other_process = uuid(2);
+    let by_dead_process = uuid(3);
+    for (surface, session) in [
+        ("held", &held),
+        ("not-claude", &by_other_process),
+        ("dead", &by_dead_process),
+    ] {
+        write_transcript(&config, &cwd, session, HOUR);
+        bind(&env, surface, session, &cwd);
+    }
+    let agent = fake_claude_process();
+    write_running_session(&config, agent.pid(), &held, &cwd);
+    // A live process that is not an agent (after a reboot, a stale pid may name anything).
+    let other = Reaped::new(
+        Command::new("sleep")
+            .arg("1000")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    write_running_session(&config, other.pid(), &by_other_process, &cwd);
+    write_running_session(&config, NO_SUCH_PID, &by_dead_process, &cwd);
+
+    let plan = restore_json(&env, &[]);
+    assert_eq!(surfaces(&plan), ["dead", "held", "not-claude"]);
+    let item = &plan["held"];
+    assert_eq!(
+        item["held_elsewhere"],
+        format!("a running agent (pid {})", agent.pid()),
+        "{item}"
+    );
+    assert_eq!(item["verdict"], "resume", "{item}");
+    for surface in ["dead", "not-claude"] {
+        assert_eq!(plan[surface]["held_elsewhere"], Value::Null, "{surface}");
+    }
+    let text = restore_text(&env, &[]);
+    let line = &text
+        .iter()
+        .find(|(surface, _)| surface == "held")
+        .unwrap()
+        .1;
+    assert!(
+        line.contains(&format!(
+            "not resumed: held by a running agent (pid {})",
+            agent.pid()
+        )) && !line.contains("--resume"),
+        "{line}"
+    );
+
+    // Applying the plan leaves the held one alone; the others are tried (and are not tmux
+    // surfaces here).
+    let applied = restore_json(&env, &["--apply", "tmux", "--tmux-socket", "none"]);
+    assert_eq!(
+        applied["held"]["applied"],
+        Value::Null,
+        "{}",
+        applied["held"]
+    );
+    for surface in ["dead", "not-claude"] {
+        assert_eq!(
+            applied[surface]["applied"], "skipped: not a tmux surface",
+            "{surface}"
+        );
+    }
+
+    // Once the agent has exited, the session is free to resume.
+    drop(agent);
+    let plan = restore_json(&env, &[]);
+    assert_eq!(plan["held"]["held_elsewhere"], Value::Null);
+}
+
+/// The retention flag expected: (age in days, cut-off in days).
+type Flag = Option<(u64, u64)>;
+
+/// (`cleanupPeriodDays` in the settings, the transcript's age in days, the flag expected)
+#[rustfmt::skip]
+const RETENTION: &[(Option<u64>, u64, Flag)] = &[
+    (None,      1,  None),
+    (None,      24, None),
+    (None,      25, Some((25, 30))),
+    (None,      28, Some((28, 30))),
+    (None,      40, Some((40, 30))),
+    (Some(90),  28, None),
+    (Some(12),  8,  Some((8, 12))),
+];
+
+#[test]
+fn a_transcript_close_to_the_retention_cut_off_is_flagged() {
+    for &(cleanup, age_days, expected) in RETENTION {
+        let env = Sandbox::default();
+        let config = claude_dir(&env);
+        let cwd = git_work_dir(&env, "proj", "");
+        let session = uuid(1);
+        // An hour more than whole days, so that the age is not read a moment short of them.
+        write_transcript(&config, &cwd, &session, DAY * age_days as u32 + HOUR);
+        if let Some(days) = cleanup {
+            fs::write(
+                config.join("settings.json"),
+                json!({ "model": "opus", "cleanupPeriodDays": days }).to_string(),
+            )
+            .unwrap();
+        }
+        bind(&env, "old", &session, &cwd);
+        let plan = restore_json(&env, &[]);
+        let item = &plan["old"];
+        let what = format!("cleanup {cleanup:?}, {age_days} days");
+        assert_eq!(item["verdict"], "resume", "{what}: {item}");
+        match expected {
+            None => assert_eq!(item["retention"], Value::Null, "{what}: {item}"),
+            Some((age, cut_off)) => {
+                assert_eq!(
+                    item["retention"],
+                    json!({ "age_days": age, "cleanup_period_days": cut_off }),
+                    "{what}: {item}"
+                );
+                let text = restore_text(&env, &[]);
+                assert!(
+                    text[0].1.contains(&format!(
+                        "(transcript {age} days old; Claude Code deletes transcripts after \
+                         {cut_off} days)"
+                    )),
+                    "{what}: {text:?}"
+                );
+            }
+        }
+    }
+}
