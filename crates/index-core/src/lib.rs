@@ -119,11 +119,21 @@ pub struct Conflict {
     pub kept: SurfaceId,
 }
 
+/// The maps' hasher: foldhash, several times faster than the default SipHash on short keys,
+/// and seeded per process.
+type Hasher = foldhash::fast::RandomState;
+
 /// The whole index: surfaces to entries, with each session bound to at most one surface.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Index {
-    entries: HashMap<SurfaceId, Entry>,
-    owner_of: HashMap<SessionId, SurfaceId>,
+    entries: HashMap<SurfaceId, Entry, Hasher>,
+    owner_of: HashMap<SessionId, SurfaceId, Hasher>,
+}
+
+impl PartialEq for Index {
+    fn eq(&self, other: &Index) -> bool {
+        self.entries == other.entries
+    }
 }
 
 impl Index {
@@ -134,13 +144,16 @@ impl Index {
         let mut entries: Vec<Entry> = entries.into_iter().collect();
         // Order only matters where a session is held twice; sorting moves whole entries, so
         // it is done only then.
-        let mut sessions = HashSet::with_capacity(entries.len());
-        if !entries.iter().all(|entry| sessions.insert(entry.session.as_str())) {
+        let mut sessions = HashSet::with_capacity_and_hasher(entries.len(), Hasher::default());
+        if !entries
+            .iter()
+            .all(|entry| sessions.insert(entry.session.as_str()))
+        {
             entries.sort_by(|a, b| (a.last_seen(), &a.surface).cmp(&(b.last_seen(), &b.surface)));
         }
         let mut index = Index {
-            entries: HashMap::with_capacity(entries.len()),
-            owner_of: HashMap::with_capacity(entries.len()),
+            entries: HashMap::with_capacity_and_hasher(entries.len(), Hasher::default()),
+            owner_of: HashMap::with_capacity_and_hasher(entries.len(), Hasher::default()),
         };
         let mut conflicts = Vec::new();
         for entry in entries {

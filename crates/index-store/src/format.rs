@@ -13,7 +13,12 @@
 //! use as it was, so a rewrite never drops anything.
 
 use index_core::{Entry, Index, Map, Millis, Provider, Repo, Role, SessionId, SurfaceId, Value};
-use serde::Serialize;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 /// The newest format version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
@@ -84,36 +89,60 @@ pub enum Problem {
 }
 
 /// Parses an index file's bytes.
+///
+/// The common file (entries with only the fields this version knows, well typed) takes a fast
+/// path that parses each entry straight into its fields; anything else, and every error, goes
+/// through the general path over `serde_json::Value`, which keeps unknown fields and unusable
+/// entries and says precisely what is wrong. Both give the same document.
 pub fn parse(bytes: &[u8]) -> Result<Document, ParseError> {
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|error| ParseError::Corrupt(format!("not valid JSON: {error}")))?;
-    let Value::Object(mut top) = value else {
+    match fast::parse(bytes) {
+        Some(parsed) => parsed,
+        None => parse_general(bytes),
+    }
+}
+
+/// The general path of [`parse`] alone (public so tests can hold the fast path to it).
+pub fn parse_general(bytes: &[u8]) -> Result<Document, ParseError> {
+    let Some(mut top) = members(bytes)? else {
         return Err(ParseError::Corrupt(
             "the top level is not a JSON object".into(),
         ));
     };
-    match top.remove("version") {
+    match top.shift_remove("version") {
         None => {}
-        Some(Value::Number(number)) => match number.as_u64() {
-            Some(version) if version <= FORMAT_VERSION => {}
-            Some(version) => return Err(ParseError::NewerVersion(version)),
-            None => {
+        Some(raw) => match member_value(raw)? {
+            Value::Number(number) => match number.as_u64() {
+                Some(version) if version <= FORMAT_VERSION => {}
+                Some(version) => return Err(ParseError::NewerVersion(version)),
+                None => {
+                    return Err(ParseError::Corrupt(format!(
+                        "`version` is {number}, not a whole number"
+                    )));
+                }
+            },
+            other => {
                 return Err(ParseError::Corrupt(format!(
-                    "`version` is {number}, not a whole number"
+                    "`version` is {other}, not a number"
                 )));
             }
         },
-        Some(other) => {
-            return Err(ParseError::Corrupt(format!(
-                "`version` is {other}, not a number"
-            )));
-        }
     }
-    let raw_entries = match top.remove("entries") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(entries)) => entries,
-        Some(_) => return Err(ParseError::Corrupt("`entries` is not a JSON object".into())),
+    let raw_entries = match top.shift_remove("entries") {
+        None => Vec::new(),
+        Some(raw) if raw.get() == "null" => Vec::new(),
+        Some(raw) => match members(raw.get().as_bytes())? {
+            Some(entries) => entries.into_iter().collect(),
+            None => return Err(ParseError::Corrupt("`entries` is not a JSON object".into())),
+        },
     };
+    let top = top
+        .into_iter()
+        .map(|(key, raw)| Ok((key, member_value(raw)?)))
+        .collect::<Result<Map<String, Value>, ParseError>>()?;
+    let raw_entries = raw_entries
+        .into_iter()
+        .map(|(surface, raw)| Ok((surface, member_value(raw)?)))
+        .collect::<Result<Vec<(String, Value)>, ParseError>>()?;
 
     let mut document = Document {
         unknown_fields: top,
@@ -121,17 +150,105 @@ pub fn parse(bytes: &[u8]) -> Result<Document, ParseError> {
     };
     let mut entries = Vec::with_capacity(raw_entries.len());
     for (surface, raw) in raw_entries {
-        match entry_from_json(&surface, raw) {
-            Ok(entry) => entries.push(entry),
-            Err((raw, reason)) => {
-                document.problems.push(Problem::UnusableEntry {
-                    surface: surface.clone(),
-                    reason,
-                });
-                document.unusable.insert(surface, raw);
+        add_entry(&mut document, &mut entries, surface, raw);
+    }
+    finish(document, entries)
+}
+
+/// A JSON object as its members' raw text, in order.
+pub(crate) struct RawObject<'a>(pub(crate) Vec<(String, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for RawObject<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members<'de>(PhantomData<&'de ()>);
+        impl<'de> Visitor<'de> for Members<'de> {
+            type Value = RawObject<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0));
+                while let Some(member) = map.next_entry::<String, &'de RawValue>()? {
+                    members.push(member);
+                }
+                Ok(RawObject(members))
             }
         }
+        deserializer.deserialize_map(Members(PhantomData))
     }
+}
+
+/// An object's members as raw text: in order, the last of duplicate keys winning in the place
+/// of the first, as `serde_json::Map` keeps them.
+struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'a> From<Vec<(String, &'a RawValue)>> for Members<'a> {
+    fn from(list: Vec<(String, &'a RawValue)>) -> Self {
+        let mut members: Vec<(String, &'a RawValue)> = Vec::with_capacity(list.len());
+        let mut position: std::collections::HashMap<String, usize> =
+            std::collections::HashMap::new();
+        for (key, raw) in list {
+            match position.get(&key) {
+                Some(&at) => members[at].1 = raw,
+                None => {
+                    position.insert(key.clone(), members.len());
+                    members.push((key, raw));
+                }
+            }
+        }
+        Members(members)
+    }
+}
+
+impl<'a> Members<'a> {
+    fn shift_remove(&mut self, key: &str) -> Option<&'a RawValue> {
+        let at = self.0.iter().position(|(name, _)| name == key)?;
+        Some(self.0.remove(at).1)
+    }
+}
+
+impl<'a> IntoIterator for Members<'a> {
+    type Item = (String, &'a RawValue);
+    type IntoIter = std::vec::IntoIter<(String, &'a RawValue)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+/// A JSON object's members as raw text, in order, the last of duplicate keys winning (as a
+/// JSON parser keeps it). `None`: valid JSON, but not an object. Each member is parsed on its
+/// own afterwards, so both paths of [`parse`] judge nesting per member alike.
+fn members(bytes: &[u8]) -> Result<Option<Members<'_>>, ParseError> {
+    match serde_json::from_slice::<RawObject<'_>>(bytes) {
+        Ok(RawObject(list)) => Ok(Some(Members::from(list))),
+        Err(error) => match serde_json::from_slice::<&RawValue>(bytes) {
+            Ok(_) => Ok(None),
+            Err(_) => Err(ParseError::Corrupt(format!("not valid JSON: {error}"))),
+        },
+    }
+}
+
+fn member_value(raw: &RawValue) -> Result<Value, ParseError> {
+    serde_json::from_str(raw.get())
+        .map_err(|error| ParseError::Corrupt(format!("not valid JSON: {error}")))
+}
+
+/// Converts one stored entry, or keeps it verbatim as unusable.
+fn add_entry(document: &mut Document, entries: &mut Vec<Entry>, surface: String, raw: Value) {
+    match entry_from_json(&surface, raw) {
+        Ok(entry) => entries.push(entry),
+        Err((raw, reason)) => {
+            document.problems.push(Problem::UnusableEntry {
+                surface: surface.clone(),
+                reason,
+            });
+            document.unusable.insert(surface, raw);
+        }
+    }
+}
+
+/// Builds the index from the usable entries (one surface per session).
+fn finish(mut document: Document, entries: Vec<Entry>) -> Result<Document, ParseError> {
     let (index, conflicts) = Index::from_entries(entries);
     document.index = index;
     document.problems.extend(
@@ -328,4 +445,124 @@ pub fn serialize(document: &Document) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(&file).expect("an index always serializes");
     bytes.push(b'\n');
     bytes
+}
+
+/// The fast path of [`parse`]: `None` sends the whole file to the general path.
+mod fast {
+    use std::collections::HashSet;
+
+    use index_core::{Entry, Map, Provider, Repo, Role, SessionId, SurfaceId, Value};
+    use serde::Deserialize;
+
+    use super::{Document, FORMAT_VERSION, ParseError, RawObject, add_entry, finish};
+
+    /// An entry with exactly the fields this version knows, well typed.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct KnownEntry {
+        #[serde(rename = "surfaceId", default)]
+        _surface_id: Option<String>,
+        #[serde(rename = "sessionId")]
+        session_id: String,
+        repo: String,
+        #[serde(default)]
+        role: Option<String>,
+        captured_at: u64,
+        #[serde(default)]
+        last_active: Option<u64>,
+        #[serde(default)]
+        provider: Option<String>,
+        #[serde(default)]
+        cwd: Option<String>,
+        #[serde(default)]
+        config_dir: Option<String>,
+        #[serde(default)]
+        previous_sessions: Option<Vec<String>>,
+        #[serde(default)]
+        ended_at: Option<u64>,
+        #[serde(default)]
+        restore_claimed_at: Option<u64>,
+    }
+
+    impl KnownEntry {
+        /// The core entry, when every id is valid; `None` leaves the entry to the general path.
+        fn into_entry(self, surface: &str) -> Option<Entry> {
+            Some(Entry {
+                surface: SurfaceId::new(surface).ok()?,
+                session: SessionId::new(self.session_id).ok()?,
+                repo: Repo::new(self.repo).ok()?,
+                role: match self.role.filter(|role| !role.is_empty()) {
+                    Some(role) => Some(Role::new(role).ok()?),
+                    None => None,
+                },
+                captured_at: self.captured_at,
+                last_active: self.last_active,
+                provider: match self.provider {
+                    Some(provider) => Some(Provider::new(provider).ok()?),
+                    None => None,
+                },
+                cwd: self.cwd,
+                config_dir: self.config_dir,
+                previous_sessions: self
+                    .previous_sessions
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|id| SessionId::new(id).ok())
+                    .collect::<Option<_>>()?,
+                ended_at: self.ended_at,
+                restore_claimed_at: self.restore_claimed_at,
+                unknown_fields: Map::new(),
+            })
+        }
+    }
+
+    pub(super) fn parse(bytes: &[u8]) -> Option<Result<Document, ParseError>> {
+        let top: RawObject<'_> = serde_json::from_slice(bytes).ok()?;
+        let mut document = Document::default();
+        let mut raw_entries = None;
+        for (key, raw) in top.0 {
+            match key.as_str() {
+                "version" => match serde_json::from_str::<u64>(raw.get()).ok()? {
+                    version if version > FORMAT_VERSION => {
+                        return Some(Err(ParseError::NewerVersion(version)));
+                    }
+                    _ => {}
+                },
+                "entries" => raw_entries = Some(raw),
+                _ => {
+                    let value: Value = serde_json::from_str(raw.get()).ok()?;
+                    if document.unknown_fields.insert(key, value).is_some() {
+                        return None;
+                    }
+                }
+            }
+        }
+        let members = match raw_entries {
+            None => Vec::new(),
+            Some(raw) if raw.get() == "null" => Vec::new(),
+            Some(raw) => serde_json::from_str::<RawObject<'_>>(raw.get()).ok()?.0,
+        };
+        // A surface named twice: the general path decides which one counts.
+        let mut surfaces = HashSet::with_capacity(members.len());
+        if !members
+            .iter()
+            .all(|(surface, _)| surfaces.insert(surface.as_str()))
+        {
+            return None;
+        }
+        let mut entries = Vec::with_capacity(members.len());
+        for (surface, raw) in members {
+            let known = serde_json::from_str::<KnownEntry>(raw.get())
+                .ok()
+                .and_then(|known| known.into_entry(&surface));
+            match known {
+                Some(entry) => entries.push(entry),
+                None => {
+                    let value: Value = serde_json::from_str(raw.get()).ok()?;
+                    add_entry(&mut document, &mut entries, surface, value);
+                }
+            }
+        }
+        Some(finish(document, entries))
+    }
 }

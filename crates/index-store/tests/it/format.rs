@@ -203,3 +203,50 @@ fn a_newer_version_is_refused_and_left_untouched() {
         "only the index and its lock"
     );
 }
+
+/// The fast path of `parse` gives the same document as the general path, whatever the file.
+#[test]
+fn the_fast_path_agrees_with_the_general_path() {
+    let js = std::fs::read(fixture("js-index.json")).unwrap();
+    let cases: Vec<Vec<u8>> = vec![
+        js,
+        br#"{"version":1,"entries":{}}"#.to_vec(),
+        br#"{"entries":null}"#.to_vec(),
+        br#"{}"#.to_vec(),
+        br#"{"version":1,"producer":"x","entries":{"a":{"surfaceId":"a","sessionId":"s","repo":"r","role":"lead","captured_at":1,"last_active":2,"provider":"claude","cwd":"/w","config_dir":"/c","previous_sessions":["p1","p2"],"ended_at":3,"restore_claimed_at":4}}}"#.to_vec(),
+        br#"{"version":1,"entries":{"a":{"surfaceId":"a","sessionId":"s","repo":"r","captured_at":1.5,"extra":true}}}"#.to_vec(),
+        br#"{"version":1,"entries":{"a":{"sessionId":"","repo":"r","captured_at":1},"b":{"sessionId":"s","repo":"r","captured_at":2}}}"#.to_vec(),
+        br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1},"b":{"sessionId":"s","repo":"r","captured_at":2}}}"#.to_vec(),
+        br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1},"a":{"sessionId":"t","repo":"r","captured_at":2}}}"#.to_vec(),
+        br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","role":"","captured_at":1,"previous_sessions":[" "]}}}"#.to_vec(),
+        br#"{"version":1,"entries":{"a\u0001":{"sessionId":"s","repo":"r","captured_at":1}}}"#.to_vec(),
+        br#"{"version":1,"entries":{"a":{"sessionId":"s\"q","repo":"r\u00e9","captured_at":1}}}"#.to_vec(),
+        br#"{"version":2,"entries":{}}"#.to_vec(),
+        br#"{"version":"1","entries":{}}"#.to_vec(),
+        br#"{"version":1,"entries":[]}"#.to_vec(),
+        br#"[1,2]"#.to_vec(),
+        br#"{"version":1,"entries":{"a":"#.to_vec(),
+    ];
+    for bytes in cases {
+        let text = String::from_utf8_lossy(&bytes).to_string();
+        let fast = index_store::format::parse(&bytes);
+        let general = index_store::format::parse_general(&bytes);
+        match (fast, general) {
+            (Ok(fast), Ok(general)) => {
+                assert_eq!(
+                    index_store::format::serialize(&fast),
+                    index_store::format::serialize(&general),
+                    "{text}"
+                );
+                assert_eq!(fast.problems, general.problems, "{text}");
+                assert_eq!(fast.index, general.index, "{text}");
+            }
+            (Err(fast), Err(general)) => assert_eq!(fast, general, "{text}"),
+            (fast, general) => panic!(
+                "{text}: fast {:?}, general {:?}",
+                fast.is_ok(),
+                general.is_ok()
+            ),
+        }
+    }
+}
