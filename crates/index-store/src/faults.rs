@@ -6,8 +6,14 @@
 //! - `stop`: the process stops itself with SIGSTOP (a test then kills or continues it);
 //! - `abort`: the process aborts, as a `kill -9` there would leave things;
 //! - `fail`: the operation at that point fails with an I/O error, as a full disk would.
+//!
+//! With the same feature, [`record_file_ops`] records the file operations the store makes
+//! (creations, writes, syncs, links, renames, removals), so a test can replay every state a power
+//! cut could leave them in.
 
 use std::io;
+
+use camino::Utf8PathBuf;
 
 /// A point on the write path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,3 +84,54 @@ pub(crate) fn reach(point: Point) -> io::Result<()> {
 pub(crate) fn reach(_point: Point) -> io::Result<()> {
     Ok(())
 }
+
+/// A file operation of the store's write path, as [`record_file_ops`] records it. The lock file
+/// is not recorded: its content is only ever a hint, and it is created whenever it is missing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileOp {
+    /// A directory was created (a new name in its parent).
+    CreateDir(Utf8PathBuf),
+    /// A new, empty file was created.
+    CreateFile(Utf8PathBuf),
+    /// These bytes were written to the file from its start; not durable before a `SyncFile`.
+    Write { path: Utf8PathBuf, bytes: Vec<u8> },
+    /// The file's data was synced to disk.
+    SyncFile(Utf8PathBuf),
+    /// The directory was synced: every name change in it so far is durable.
+    SyncDir(Utf8PathBuf),
+    /// `to` was made a second name of the file at `from`.
+    HardLink { from: Utf8PathBuf, to: Utf8PathBuf },
+    /// `from` was renamed over `to`.
+    Rename { from: Utf8PathBuf, to: Utf8PathBuf },
+    /// The name was removed.
+    Remove(Utf8PathBuf),
+}
+
+#[cfg(feature = "fault-injection")]
+thread_local! {
+    static RECORDING: std::cell::RefCell<Option<Vec<FileOp>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `run` and returns what it returned with the file operations the store made on this
+/// thread meanwhile, in order.
+#[cfg(feature = "fault-injection")]
+pub fn record_file_ops<T>(run: impl FnOnce() -> T) -> (T, Vec<FileOp>) {
+    let outer = RECORDING.with(|recording| recording.borrow_mut().replace(Vec::new()));
+    let value = run();
+    let ops = RECORDING.with(|recording| std::mem::replace(&mut *recording.borrow_mut(), outer));
+    (value, ops.unwrap_or_default())
+}
+
+/// Notes a file operation that was just made, when a test records them.
+#[cfg(feature = "fault-injection")]
+pub(crate) fn note(op: impl FnOnce() -> FileOp) {
+    RECORDING.with(|recording| {
+        if let Some(ops) = recording.borrow_mut().as_mut() {
+            ops.push(op());
+        }
+    });
+}
+
+#[cfg(not(feature = "fault-injection"))]
+#[inline(always)]
+pub(crate) fn note(_op: impl FnOnce() -> FileOp) {}

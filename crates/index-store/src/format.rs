@@ -518,6 +518,11 @@ mod fast {
 
     pub(super) fn parse(bytes: &[u8]) -> Option<Result<Document, ParseError>> {
         let top: RawObject<'_> = serde_json::from_slice(bytes).ok()?;
+        // A key named twice: the general path decides which one counts.
+        let mut keys = HashSet::with_capacity(top.0.len());
+        if !top.0.iter().all(|(key, _)| keys.insert(key.as_str())) {
+            return None;
+        }
         let mut document = Document::default();
         let mut raw_entries = None;
         for (key, raw) in top.0 {
@@ -531,9 +536,7 @@ mod fast {
                 "entries" => raw_entries = Some(raw),
                 _ => {
                     let value: Value = serde_json::from_str(raw.get()).ok()?;
-                    if document.unknown_fields.insert(key, value).is_some() {
-                        return None;
-                    }
+                    document.unknown_fields.insert(key, value);
                 }
             }
         }

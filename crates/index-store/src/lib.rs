@@ -22,6 +22,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use camino::{Utf8Path, Utf8PathBuf};
+use faults::FileOp;
 use index_core::Index;
 use thiserror::Error;
 
@@ -394,16 +395,26 @@ impl Store {
             if target.exists() {
                 continue;
             }
-            let kept = fs::hard_link(&self.path, &target).or_else(|_| {
-                let mut copy = fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&target)?;
-                copy.write_all(&fs::read(&self.path)?)?;
-                copy.sync_all()
-            });
+            let kept = match fs::hard_link(&self.path, &target) {
+                Ok(()) => {
+                    faults::note(|| FileOp::HardLink {
+                        from: self.path.clone(),
+                        to: target.clone(),
+                    });
+                    Ok(())
+                }
+                Err(_) => copy_new(&self.path, &target),
+            };
             return match kept {
-                Ok(()) => Ok(target),
+                // The kept name must be durable before the repaired index replaces the corrupt
+                // one, or a power cut could leave neither.
+                Ok(()) => match sync_dir(parent(&self.path)) {
+                    Ok(()) => Ok(target),
+                    Err(source) => Err(StoreError::Write {
+                        path: parent(&self.path).to_owned(),
+                        cause: source,
+                    }),
+                },
                 Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(source) => Err(StoreError::Write {
                     path: target,
@@ -431,8 +442,11 @@ impl Store {
         for item in listing.flatten() {
             let name = item.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with(&prefix) && name.ends_with(".tmp") {
-                let _ = fs::remove_file(item.path());
+            if name.starts_with(&prefix)
+                && name.ends_with(".tmp")
+                && fs::remove_file(item.path()).is_ok()
+            {
+                faults::note(|| FileOp::Remove(utf8_lossy(&item.path())));
             }
         }
     }
@@ -469,14 +483,21 @@ fn write_atomically(
         .suffix(".tmp")
         .tempfile_in(dir)
         .map_err(write_error(dir))?;
+    let temp_path = utf8_lossy(temp.path());
+    faults::note(|| FileOp::CreateFile(temp_path.clone()));
     if let Some(permissions) = permissions {
         temp.as_file()
             .set_permissions(permissions)
             .map_err(write_error(dir))?;
     }
     temp.write_all(bytes).map_err(write_error(dir))?;
+    faults::note(|| FileOp::Write {
+        path: temp_path.clone(),
+        bytes: bytes.to_vec(),
+    });
     faults::reach(faults::Point::TempWritten).map_err(write_error(dir))?;
     temp.as_file().sync_all().map_err(write_error(dir))?;
+    faults::note(|| FileOp::SyncFile(temp_path.clone()));
     faults::reach(faults::Point::TempSynced).map_err(write_error(dir))?;
     if keep_backup {
         link_backup(path)?;
@@ -487,15 +508,17 @@ fn write_atomically(
         path: path.to_owned(),
         cause: error.error,
     })?;
+    faults::note(|| FileOp::Rename {
+        from: temp_path,
+        to: path.to_owned(),
+    });
     // From here on the new file is in place: a failure means it may not be durable yet.
     let not_durable = |cause| StoreError::NotDurable {
         path: path.to_owned(),
         cause,
     };
     faults::reach(faults::Point::Renamed).map_err(not_durable)?;
-    fs::File::open(dir)
-        .and_then(|handle| handle.sync_all())
-        .map_err(not_durable)
+    sync_dir(dir).map_err(not_durable)
 }
 
 /// Points `<path>.bak` at the current file's data: a hard link under a temp name, renamed over
@@ -503,28 +526,80 @@ fn write_atomically(
 fn link_backup(path: &Utf8Path) -> Result<(), StoreError> {
     let backup = sidecar(path, ".bak");
     let staging = sidecar(path, ".bak.tmp");
-    let _ = fs::remove_file(&staging);
-    if fs::hard_link(path, &staging).is_err() {
-        fs::copy(path, &staging).map_err(|source| StoreError::Write {
-            path: staging.clone(),
-            cause: source,
-        })?;
-        fs::File::open(&staging)
-            .and_then(|file| file.sync_all())
-            .map_err(|source| StoreError::Write {
+    remove_noted(&staging);
+    match fs::hard_link(path, &staging) {
+        Ok(()) => faults::note(|| FileOp::HardLink {
+            from: path.to_owned(),
+            to: staging.clone(),
+        }),
+        Err(_) => {
+            let copy_error = |source| StoreError::Write {
                 path: staging.clone(),
                 cause: source,
-            })?;
+            };
+            fs::copy(path, &staging).map_err(copy_error)?;
+            fs::File::open(&staging)
+                .and_then(|file| file.sync_all())
+                .map_err(copy_error)?;
+            faults::note(|| FileOp::CreateFile(staging.clone()));
+            faults::note(|| FileOp::Write {
+                path: staging.clone(),
+                bytes: fs::read(&staging).unwrap_or_default(),
+            });
+            faults::note(|| FileOp::SyncFile(staging.clone()));
+        }
     }
     #[allow(clippy::disallowed_methods)] // the backup is the file's own sidecar
     fs::rename(&staging, &backup).map_err(|source| StoreError::Write {
-        path: backup,
+        path: backup.clone(),
         cause: source,
     })?;
+    faults::note(|| FileOp::Rename {
+        from: staging.clone(),
+        to: backup,
+    });
     // Renaming a name over another link to the same file does nothing (a writer that died
     // after linking the backup leaves `.bak` and the index as one file): drop the staging name.
-    let _ = fs::remove_file(&staging);
+    remove_noted(&staging);
     Ok(())
+}
+
+/// Copies `from` to `to`, a new file (never over an existing one), and syncs it: how a corrupt
+/// index is kept where hard links are not supported.
+fn copy_new(from: &Utf8Path, to: &Utf8Path) -> io::Result<()> {
+    let mut copy = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)?;
+    faults::note(|| FileOp::CreateFile(to.to_owned()));
+    let bytes = fs::read(from)?;
+    copy.write_all(&bytes)?;
+    faults::note(|| FileOp::Write {
+        path: to.to_owned(),
+        bytes,
+    });
+    copy.sync_all()?;
+    faults::note(|| FileOp::SyncFile(to.to_owned()));
+    Ok(())
+}
+
+/// Removes `path` if it is there.
+fn remove_noted(path: &Utf8Path) {
+    if fs::remove_file(path).is_ok() {
+        faults::note(|| FileOp::Remove(path.to_owned()));
+    }
+}
+
+/// Syncs a directory: every name created, linked, renamed or removed in it so far is durable.
+fn sync_dir(dir: &Utf8Path) -> io::Result<()> {
+    fs::File::open(dir).and_then(|handle| handle.sync_all())?;
+    faults::note(|| FileOp::SyncDir(dir.to_owned()));
+    Ok(())
+}
+
+/// A path the store made itself (from UTF-8 parts) as UTF-8.
+fn utf8_lossy(path: &std::path::Path) -> Utf8PathBuf {
+    Utf8PathBuf::from(path.to_string_lossy().into_owned())
 }
 
 fn temp_prefix(path: &Utf8Path) -> String {
@@ -542,11 +617,24 @@ fn parent(path: &Utf8Path) -> &Utf8Path {
     }
 }
 
-/// Creates `dir` and its missing parents, private to the user (mode 0700 on Unix).
+/// Creates `dir` and its missing parents, private to the user (mode 0700 on Unix), then syncs
+/// the parent of each directory it created: a new directory is a name in its parent, and the
+/// index inside survives a power cut only if that name does.
 fn create_private_dir(dir: &Utf8Path) -> io::Result<()> {
+    let missing: Vec<&Utf8Path> = dir
+        .ancestors()
+        .take_while(|ancestor| !ancestor.as_str().is_empty() && !ancestor.exists())
+        .collect();
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
+    builder.create(dir)?;
+    for created in missing.iter().rev() {
+        faults::note(|| FileOp::CreateDir(created.to_path_buf()));
+    }
+    for created in missing.iter().rev() {
+        sync_dir(parent(created))?;
+    }
+    Ok(())
 }

@@ -222,6 +222,7 @@ fn the_fast_path_agrees_with_the_general_path() {
         br#"{"version":1,"entries":{"a\u0001":{"sessionId":"s","repo":"r","captured_at":1}}}"#.to_vec(),
         br#"{"version":1,"entries":{"a":{"sessionId":"s\"q","repo":"r\u00e9","captured_at":1}}}"#.to_vec(),
         br#"{"version":2,"entries":{}}"#.to_vec(),
+        br#"{"version":2,"version":1,"entries":{}}"#.to_vec(),
         br#"{"version":"1","entries":{}}"#.to_vec(),
         br#"{"version":1,"entries":[]}"#.to_vec(),
         br#"[1,2]"#.to_vec(),

@@ -1,7 +1,10 @@
 //! Integration tests of index-store: the on-disk format both ways with the JavaScript tool,
-//! durability, corruption handling, locking and the volatile-path rule.
+//! durability, corruption handling, locking and the volatile-path rule; every state a power cut
+//! during an update can leave; bounded fuzzing of the loader.
 
+mod crash_states;
 mod format;
+mod fuzz;
 mod store;
 
 use camino::{Utf8Path, Utf8PathBuf};

@@ -1,0 +1,137 @@
+//! Bounded fuzzing of the hook-payload reader: arbitrary bytes, arbitrary JSON and near-valid
+//! payloads (wrong types, blank and huge values, unknown events) never make it panic, and what
+//! it accepts is usable: a non-blank session id, trimmed, and a clean end only for the reasons
+//! that mean one.
+
+use index_core::capture::{
+    CLEAN_END_REASONS, HookEvent, SurfaceHint, parse_hook_payload, surface_from_env,
+};
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+fn any_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_map(|number| json!(number)),
+        "\\PC{0,12}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 32, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+            proptest::collection::btree_map("\\PC{0,8}", inner, 0..6)
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+        ]
+    })
+}
+
+/// A value for one payload field: mostly text a hook sends, sometimes anything at all.
+fn field_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        4 => prop_oneof![
+            Just("SessionStart".to_string()),
+            Just("SessionEnd".to_string()),
+            Just("UserPromptSubmit".to_string()),
+            Just("prompt_input_exit".to_string()),
+            Just("logout".to_string()),
+            Just("clear".to_string()),
+            "[ \\t\\n]{0,3}[a-zA-Z0-9_-]{0,12}[ \\t\\n]{0,3}",
+            "\\PC{0,8}",
+            Just("x".repeat(100_000)),
+        ].prop_map(Value::from),
+        1 => any_json(),
+    ]
+}
+
+const KEYS: [&str; 9] = [
+    "session_id",
+    "thread_id",
+    "thread-id",
+    "hook_event_name",
+    "type",
+    "source",
+    "reason",
+    "cwd",
+    "transcript_path",
+];
+
+fn near_valid_payload() -> impl Strategy<Value = Value> {
+    proptest::collection::vec(
+        (proptest::sample::select(KEYS.to_vec()), field_value()),
+        0..8,
+    )
+    .prop_map(|fields| {
+        let object: Map<String, Value> = fields
+            .into_iter()
+            .map(|(key, value)| (key.to_string(), value))
+            .collect();
+        Value::Object(object)
+    })
+}
+
+fn check(value: &Value) -> Result<(), TestCaseError> {
+    if let Ok(payload) = parse_hook_payload(value) {
+        prop_assert!(!payload.session.is_empty());
+        prop_assert_eq!(payload.session.trim(), payload.session.as_str());
+        for text in [&payload.cwd, &payload.transcript_path]
+            .into_iter()
+            .flatten()
+        {
+            prop_assert!(!text.is_empty() && text.trim() == text.as_str());
+        }
+        if let HookEvent::SessionEnd { reason, clean } = &payload.event {
+            prop_assert_eq!(
+                *clean,
+                reason
+                    .as_deref()
+                    .is_some_and(|reason| CLEAN_END_REASONS.contains(&reason))
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let mut values = serde_json::Deserializer::from_slice(&bytes).into_iter::<Value>();
+        if let Some(Ok(value)) = values.next() {
+            check(&value)?;
+        }
+    }
+
+    #[test]
+    fn arbitrary_json_never_panics(value in any_json()) {
+        check(&value)?;
+    }
+
+    #[test]
+    fn near_valid_payloads_never_panic(value in near_valid_payload()) {
+        check(&value)?;
+    }
+
+    #[test]
+    fn any_environment_names_a_non_blank_surface_or_none(
+        values in proptest::collection::btree_map(
+            proptest::sample::select(vec![
+                "CRASH_RESUME_SURFACE", "CMUX_SURFACE_ID", "TMUX_PANE", "ZELLIJ_PANE_ID",
+                "ZELLIJ_SESSION_NAME", "WEZTERM_PANE", "KITTY_WINDOW_ID",
+            ]),
+            "\\PC{0,6}",
+            0..7,
+        )
+    ) {
+        let hint = surface_from_env(|name| values.get(name).cloned());
+        match hint {
+            Some(SurfaceHint::Ready(surface)) => prop_assert!(!surface.trim().is_empty()),
+            Some(SurfaceHint::TmuxPane(pane)) => prop_assert!(!pane.trim().is_empty()),
+            None => prop_assert!(values
+                .iter()
+                .filter(|(name, _)| **name != "ZELLIJ_SESSION_NAME")
+                .all(|(_, value)| value.trim().is_empty())),
+        }
+    }
+}
