@@ -6,6 +6,7 @@
 use std::borrow::Borrow;
 use std::fmt;
 
+use compact_str::CompactString;
 use thiserror::Error;
 
 /// The longest id accepted, in bytes (UTF-8).
@@ -85,15 +86,18 @@ pub fn validate(kind: IdKind, value: &str) -> Result<(), InvalidId> {
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident, $kind:expr) => {
         $(#[$doc])*
+        ///
+        /// Held as a compact string: ids up to 24 bytes (most surface and session ids) live
+        /// inline, so comparing one in a hash table needs no trip to the heap.
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(String);
+        pub struct $name(CompactString);
 
         impl $name {
             /// Validates `value` and wraps it.
             pub fn new(value: impl Into<String>) -> Result<Self, InvalidId> {
                 let value = value.into();
                 validate($kind, &value)?;
-                Ok(Self(value))
+                Ok(Self(CompactString::from(value)))
             }
 
             pub fn as_str(&self) -> &str {
@@ -101,7 +105,7 @@ macro_rules! id_type {
             }
 
             pub fn into_string(self) -> String {
-                self.0
+                self.0.into_string()
             }
         }
 
