@@ -55,7 +55,9 @@ pub fn run(args: &[String]) -> Result<()> {
                 vec!["hook".into(), "claude".into()],
                 Some(format!(
                     r#"{{"session_id":"{}","cwd":"{}","hook_event_name":"SessionStart","source":"startup"}}"#,
-                    session(size / 2),
+                    // The hook's surface (CRASH_RESUME_SURFACE) is surface 0: its own session,
+                    // so the probed surface keeps its entry.
+                    session(0),
                     bench.work
                 )),
             ),
