@@ -189,9 +189,16 @@ pub fn load(global: &Global) -> Result<index_core::Index, Failure> {
     Ok(snapshot.index)
 }
 
+/// One surface's entry (the store reads only that entry when it can).
+fn load_entry(global: &Global, surface: &str) -> Result<Option<Entry>, Failure> {
+    let (entry, warnings) = open_store(global)?.load_entry(surface)?;
+    report(&warnings);
+    Ok(entry)
+}
+
 fn lookup(global: &Global, surface: &str) -> Outcome {
-    let index = load(global)?;
-    let entry = index.lookup(surface);
+    let entry = load_entry(global, surface)?;
+    let entry = entry.as_ref();
     if global.json {
         print_json(&output::Lookup::new(surface, entry))?;
     } else {
@@ -209,21 +216,15 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
     let max_age = max_age
         .map(|text| parse_duration(text, "max age"))
         .transpose()?;
-    let index = load(global)?;
+    let entry = load_entry(global, surface)?;
     let now = now();
-    let found = match (index.lookup(surface), max_age) {
+    let found = match (entry.as_ref(), max_age) {
         (None, _) => Err(format!("no session recorded for surface {surface:?}")),
-        (Some(entry), Some(max_age))
-            if index
-                .resumable_for(surface, Some(millis(max_age)), now)
-                .is_none() =>
-        {
-            Err(format!(
-                "the session of surface {surface:?} was last active {} ago, longer than the max age {}; nothing to resume",
-                humantime::format_duration(Duration::from_secs(entry.age(now) / 1000)),
-                humantime::format_duration(max_age),
-            ))
-        }
+        (Some(entry), Some(max_age)) if entry.is_stale(millis(max_age), now) => Err(format!(
+            "the session of surface {surface:?} was last active {} ago, longer than the max age {}; nothing to resume",
+            humantime::format_duration(Duration::from_secs(entry.age(now) / 1000)),
+            humantime::format_duration(max_age),
+        )),
         (Some(entry), _) => Ok(entry),
     };
     let command = found

@@ -101,6 +101,15 @@ pub fn parse(bytes: &[u8]) -> Result<Document, ParseError> {
     }
 }
 
+/// One surface's entry, read without building the whole index: `Some(found)` when the file
+/// is an ordinary one and the answer is certain; `None` when only a full [`parse`] can say
+/// (anything unusual: a corrupt or newer file, an entry of unknown shape, or the entry's
+/// session id also written elsewhere in the file, where the one-surface-per-session rule could
+/// drop it).
+pub fn parse_one(bytes: &[u8], surface: &str) -> Option<Option<Entry>> {
+    fast::parse_one(bytes, surface)
+}
+
 /// The general path of [`parse`] alone (public so tests can hold the fast path to it).
 pub fn parse_general(bytes: &[u8]) -> Result<Document, ParseError> {
     let Some(mut top) = members(bytes)? else {
@@ -453,6 +462,7 @@ mod fast {
 
     use index_core::{Entry, Map, Provider, Repo, Role, SessionId, SurfaceId, Value};
     use serde::Deserialize;
+    use serde_json::value::RawValue;
 
     use super::{Document, FORMAT_VERSION, ParseError, RawObject, add_entry, finish};
 
@@ -514,6 +524,48 @@ mod fast {
                 unknown_fields: Map::new(),
             })
         }
+    }
+
+    /// The top level's `entries` object as members, when the file is an ordinary version 1
+    /// file: no key twice, a version this build reads.
+    fn entry_members(bytes: &[u8]) -> Option<(Vec<(String, &RawValue)>, &RawValue)> {
+        let top: RawObject<'_> = serde_json::from_slice(bytes).ok()?;
+        let mut keys = HashSet::with_capacity(top.0.len());
+        if !top.0.iter().all(|(key, _)| keys.insert(key.as_str())) {
+            return None;
+        }
+        let mut entries = None;
+        for (key, raw) in top.0 {
+            match key.as_str() {
+                "version" if serde_json::from_str::<u64>(raw.get()).ok()? > FORMAT_VERSION => {
+                    return None;
+                }
+                "entries" => entries = Some(raw),
+                _ => {}
+            }
+        }
+        let raw = entries?;
+        let members = serde_json::from_str::<RawObject<'_>>(raw.get()).ok()?.0;
+        let mut surfaces = HashSet::with_capacity(members.len());
+        members
+            .iter()
+            .all(|(surface, _)| surfaces.insert(surface.as_str()))
+            .then_some((members, raw))
+    }
+
+    pub(super) fn parse_one(bytes: &[u8], surface: &str) -> Option<Option<Entry>> {
+        let (members, raw_entries) = entry_members(bytes)?;
+        let Some((_, raw)) = members.into_iter().find(|(name, _)| name == surface) else {
+            return Some(None);
+        };
+        let entry = serde_json::from_str::<KnownEntry>(raw.get())
+            .ok()?
+            .into_entry(surface)?;
+        // The session id written once in the whole entries object (and no `\u` escape that
+        // could spell it differently): no other entry can hold it.
+        let text = raw_entries.get();
+        let needle = serde_json::to_string(entry.session.as_str()).ok()?;
+        (!text.contains("\\u") && text.matches(needle.as_str()).count() == 1).then_some(Some(entry))
     }
 
     pub(super) fn parse(bytes: &[u8]) -> Option<Result<Document, ParseError>> {

@@ -261,6 +261,27 @@ impl Store {
         }
     }
 
+    /// One surface's entry, for commands that need no other: read without building the whole
+    /// index when the file allows it, else through [`Store::load`] (with its warnings and
+    /// repairs). The answer is the same either way.
+    pub fn load_entry(
+        &self,
+        surface: &str,
+    ) -> Result<(Option<index_core::Entry>, Vec<Warning>), StoreError> {
+        match fs::read(&self.path) {
+            Ok(bytes) => {
+                if let Some(found) = format::parse_one(&bytes, surface) {
+                    return Ok((found, Vec::new()));
+                }
+            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok((None, Vec::new())),
+            // Errors (a directory, no permission) are reported by the full load below.
+            Err(_) => {}
+        }
+        let snapshot = self.load()?;
+        Ok((snapshot.index.lookup(surface).cloned(), snapshot.warnings))
+    }
+
     /// Locked read-modify-write: waits for the lock (up to the deadline), reloads the index,
     /// applies `change`, and, when the file would change, writes it durably before returning.
     pub fn update<T>(

@@ -230,6 +230,18 @@ fn the_fast_path_agrees_with_the_general_path() {
     ];
     for bytes in cases {
         let text = String::from_utf8_lossy(&bytes).to_string();
+        // Reading one entry gives what the full parse gives, or defers to it.
+        if let Ok(full) = index_store::format::parse(&bytes) {
+            for surface in ["a", "b", "cmux-pane-42", "cmux-pane-7", "missing"] {
+                if let Some(one) = index_store::format::parse_one(&bytes, surface) {
+                    assert_eq!(
+                        one.as_ref(),
+                        full.index.lookup(surface),
+                        "{surface} in {text}"
+                    );
+                }
+            }
+        }
         let fast = index_store::format::parse(&bytes);
         let general = index_store::format::parse_general(&bytes);
         match (fast, general) {
