@@ -295,15 +295,12 @@ pub fn home() -> Option<Utf8PathBuf> {
 
 /// The config dir a provider uses when none is recorded: its variable, else its default dir.
 fn default_config_dir(provider: &str) -> Option<String> {
-    let (variable, default) = match provider {
-        "codex" => ("CODEX_HOME", "~/.codex"),
-        "claude" => ("CLAUDE_CONFIG_DIR", "~/.claude"),
+    let agent = match provider {
+        "claude" => Agent::Claude,
+        "codex" => Agent::Codex,
         _ => return None,
     };
-    match std::env::var(variable) {
-        Ok(dir) if !dir.trim().is_empty() => Some(dir),
-        _ => Some(default.to_string()),
-    }
+    hook::config_dir(agent).ok()
 }
 
 /// The preflight's input for an index entry: its provider, working dir, config dir (else the
