@@ -95,7 +95,8 @@ pub fn open_store(global: &Global) -> Result<Store, Failure> {
     Ok(Store::open(&path, options)?)
 }
 
-fn index_path(global: &Global) -> Result<Utf8PathBuf, Failure> {
+/// The index file in use: `--path` / `CRASH_RESUME_INDEX_PATH`, else the default.
+pub fn index_path(global: &Global) -> Result<Utf8PathBuf, Failure> {
     match &global.path {
         Some(path) if path.trim().is_empty() => Err(Failure::Usage(anyhow!(
             "the index path is empty; give a file path with --path or CRASH_RESUME_INDEX_PATH"

@@ -289,10 +289,7 @@ pub fn repo_name(cwd: &Utf8Path) -> String {
 }
 
 fn open_store(global: &Global) -> anyhow::Result<Store> {
-    let path = match &global.path {
-        Some(path) => Utf8PathBuf::from(path),
-        None => index_store::default_index_path()?,
-    };
+    let path = crate::commands::index_path(global).map_err(crate::Failure::into_error)?;
     let lock_timeout = match std::env::var_os("CRASH_RESUME_LOCK_TIMEOUT") {
         Some(_) => {
             crate::commands::parse_duration(&global.lock_timeout, "lock timeout").map_err(|_| {
@@ -313,10 +310,7 @@ fn open_store(global: &Global) -> anyhow::Result<Store> {
 
 /// The hook's log: `hook.log` beside the index (stderr when that cannot be written).
 pub fn log_path(global: &Global) -> Option<Utf8PathBuf> {
-    let index = match &global.path {
-        Some(path) => Utf8PathBuf::from(path),
-        None => index_store::default_index_path().ok()?,
-    };
+    let index = crate::commands::index_path(global).ok()?;
     Some(index.parent()?.join("hook.log"))
 }
 

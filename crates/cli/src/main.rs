@@ -40,6 +40,16 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// The failure as an error, for code that only logs it (the hook).
+    pub fn into_error(self) -> anyhow::Error {
+        match self {
+            Failure::Failed(error) | Failure::Usage(error) => error,
+            Failure::NotFound(message) => anyhow::anyhow!(message),
+        }
+    }
+}
+
 impl From<index_store::StoreError> for Failure {
     fn from(error: index_store::StoreError) -> Self {
         Failure::Failed(error.into())
