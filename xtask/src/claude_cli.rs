@@ -35,25 +35,7 @@ pub fn install() -> Result<PathBuf> {
         );
         return Ok(executable);
     }
-    fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut npm = Command::new("npm");
-    npm.arg("install")
-        .arg("--prefix")
-        .arg(&dir)
-        .args(["--no-save", "--no-audit", "--no-fund"])
-        .arg(format!("{PACKAGE}@{VERSION}"))
-        // npm's report goes to stderr: stdout carries only the executable's path.
-        .stdout(std::io::stderr());
-    eprintln!("$ {npm:?}");
-    let status = npm.status().context(
-        "cannot run npm, which installs the Claude Code CLI: install Node.js with npm and retry",
-    )?;
-    if !status.success() {
-        bail!(
-            "npm could not install {PACKAGE}@{VERSION} into {}: {status}",
-            dir.display()
-        );
-    }
+    npm_install(&dir, PACKAGE, VERSION)?;
     let found = find_executable(&dir)?;
     link(&found, &executable)?;
     if !reports_pinned_version(&executable) {
@@ -63,6 +45,31 @@ pub fn install() -> Result<PathBuf> {
         );
     }
     Ok(executable)
+}
+
+/// `npm install <package>@<version>` into `dir` (created), locally: no global install, no
+/// `package.json` change, no audit. npm's report goes to stderr: stdout carries only the
+/// installed executable's path.
+pub fn npm_install(dir: &Path, package: &str, version: &str) -> Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut npm = Command::new("npm");
+    npm.arg("install")
+        .arg("--prefix")
+        .arg(dir)
+        .args(["--no-save", "--no-audit", "--no-fund"])
+        .arg(format!("{package}@{version}"))
+        .stdout(std::io::stderr());
+    eprintln!("$ {npm:?}");
+    let status = npm.status().with_context(|| {
+        format!("cannot run npm, which installs {package}: install Node.js with npm and retry")
+    })?;
+    if !status.success() {
+        bail!(
+            "npm could not install {package}@{version} into {}: {status}",
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// The installed executable that reports the pinned version: the package's own `bin` entry
