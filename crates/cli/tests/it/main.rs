@@ -7,6 +7,7 @@
 //! at an exact line of the write path.
 
 mod bad_input;
+mod codex_capture;
 mod concurrency;
 mod crash_points;
 mod crashes;
