@@ -131,7 +131,7 @@ fn test(extra: &[String]) -> Result<()> {
     eprintln!("Codex CLI: {}", executable.display());
     run(cargo()
         .args(["nextest", "run", "--workspace", "--no-fail-fast"])
-        .args(["--features", "preflight/real-cli"])
+        .args(["--features", "preflight/real-cli,crash-resume/real-cli"])
         .args(extra))?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
     // The criterion benchmarks, each run once, so they cannot rot.

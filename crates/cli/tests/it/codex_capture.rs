@@ -13,7 +13,7 @@ use crate::harness::{agent_command, codex_home, git_work_dir, hook_log, run_hook
 
 const SESSION: &str = "01a23094-3121-70a0-bec0-cf272c3675d9";
 
-fn payload(event: &str, cwd: &Path, extra: serde_json::Value) -> String {
+fn payload(event: &str, cwd: &Path, extra: &serde_json::Value) -> String {
     let mut payload = json!({
         "session_id": SESSION,
         "transcript_path": null,
@@ -58,7 +58,7 @@ fn under_the_daemon_nothing_is_recorded_and_the_log_says_why_once() {
     let payload_file = env.root().join("payload.json");
     fs::write(
         &payload_file,
-        payload("SessionStart", &cwd, json!({"source": "startup"})),
+        payload("SessionStart", &cwd, &json!({"source": "startup"})),
     )
     .unwrap();
     run_twice_under_a_daemon(&env, &payload_file);
@@ -94,7 +94,7 @@ fn outside_the_daemon_codex_records_and_its_end_marks_the_session_ended() {
         &env,
         "codex",
         &vars,
-        &payload("SessionStart", &cwd, json!({"source": "startup"})),
+        &payload("SessionStart", &cwd, &json!({"source": "startup"})),
     )
     .assert_silent_success("start");
     let entry = env.entry("pane-b").expect("recorded");
@@ -104,7 +104,7 @@ fn outside_the_daemon_codex_records_and_its_end_marks_the_session_ended() {
         &env,
         "codex",
         &vars,
-        &payload("SessionEnd", &cwd, json!({"reason": "other"})),
+        &payload("SessionEnd", &cwd, &json!({"reason": "other"})),
     )
     .assert_silent_success("end");
     let entry = env.entry("pane-b").expect("kept");
@@ -116,7 +116,7 @@ fn outside_the_daemon_codex_records_and_its_end_marks_the_session_ended() {
     let claude_vars = [("CRASH_RESUME_SURFACE", "pane-c")];
     let claude = |event: &str, extra: serde_json::Value| {
         let mut value: serde_json::Value =
-            serde_json::from_str(&payload(event, &cwd, extra)).unwrap();
+            serde_json::from_str(&payload(event, &cwd, &extra)).unwrap();
         value["session_id"] = json!("claude-session");
         value.to_string()
     };
@@ -187,7 +187,7 @@ fn restore_says_why_a_codex_session_is_or_is_not_offered() {
     )
     .assert_silent_success("quit");
 
-    let output = crate::harness::agent_command(&env, crate::BIN)
+    let output = agent_command(&env, crate::BIN)
         .args(["--json", "restore", "--all"])
         .output()
         .unwrap();
@@ -221,7 +221,7 @@ fn restore_says_why_a_codex_session_is_or_is_not_offered() {
         why("pane-cut")
     );
     // Without --all, the ended one is left out and the others say why in the text.
-    let text = crate::harness::agent_command(&env, crate::BIN)
+    let text = agent_command(&env, crate::BIN)
         .arg("restore")
         .output()
         .unwrap();

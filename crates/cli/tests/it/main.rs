@@ -8,6 +8,8 @@
 
 mod bad_input;
 mod codex_capture;
+#[cfg(feature = "real-cli")]
+mod codex_tui;
 mod concurrency;
 mod crash_points;
 mod crashes;
