@@ -4,7 +4,7 @@
 //! when asked to `--resume` (is the transcript where the CLI looks, and does it hold a
 //! conversation?), in the order the spawn path tries things: the resume gate, the held id, the
 //! recovery retry, the pane's history. The verdict table and the rules are
-//! `spec/preflight.md`; this crate never spawns or writes anything.
+//! `docs/preflight.md`; this crate never spawns or writes anything.
 //!
 //! ```no_run
 //! use preflight::{Input, Verdict, preflight};
