@@ -474,3 +474,8 @@ pub fn claude_transcript_path(
     let cwd = claude::resolve_working_dir(cwd, home);
     claude::transcript_path(&claude::project_dir(&config_dir, &cwd), session)
 }
+
+/// The examples of the crate's README.md, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
