@@ -70,6 +70,19 @@ pub enum Verdict {
     Unknown,
 }
 
+impl Verdict {
+    /// The verdict's wire name, as the `--json` documents and the text output write it:
+    /// `resume`, `recover`, `fresh` or `unknown` (the same as its serde form).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Resume => "resume",
+            Verdict::Recover => "recover",
+            Verdict::Fresh => "fresh",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
 /// Stable ids of the steps (labels may change, ids do not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -479,3 +492,22 @@ pub fn claude_transcript_path(
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeExamples;
+
+#[cfg(test)]
+mod tests {
+    use super::Verdict;
+
+    #[test]
+    fn verdict_names_are_the_wire_names_of_the_serialized_form() {
+        let all = [
+            (Verdict::Resume, "resume"),
+            (Verdict::Recover, "recover"),
+            (Verdict::Fresh, "fresh"),
+            (Verdict::Unknown, "unknown"),
+        ];
+        for (verdict, name) in all {
+            assert_eq!(verdict.as_str(), name);
+            assert_eq!(serde_json::to_value(verdict).unwrap(), name, "{verdict:?}");
+        }
+    }
+}
