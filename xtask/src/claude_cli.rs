@@ -126,14 +126,23 @@ fn link(executable: &Path, link: &Path) -> Result<()> {
 
 /// Whether `executable --version` prints the pinned version (`2.1.328 (Claude Code)`).
 fn reports_pinned_version(executable: &Path) -> bool {
-    let Ok(output) = Command::new(executable)
+    version_line(executable).is_some_and(|line| line.starts_with(&format!("{VERSION} ")))
+}
+
+/// The first line `executable --version` prints, when it runs and succeeds.
+pub fn version_line(executable: &Path) -> Option<String> {
+    let output = Command::new(executable)
         .arg("--version")
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
-    else {
-        return false;
-    };
-    output.status.success()
-        && String::from_utf8_lossy(&output.stdout).starts_with(&format!("{VERSION} "))
+        .ok()?;
+    output.status.success().then(|| {
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    })
 }

@@ -9,7 +9,6 @@
 //! runs, and the one path the tests look at.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use anyhow::{Result, bail};
 
@@ -49,14 +48,6 @@ pub fn install() -> Result<PathBuf> {
 
 /// Whether `executable --version` prints the pinned version (`codex-cli 0.171.0`).
 fn reports_pinned_version(executable: &std::path::Path) -> bool {
-    let Ok(output) = Command::new(executable)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-    else {
-        return false;
-    };
-    output.status.success()
-        && String::from_utf8_lossy(&output.stdout).trim() == format!("codex-cli {VERSION}")
+    crate::claude_cli::version_line(executable)
+        .is_some_and(|line| line == format!("codex-cli {VERSION}"))
 }

@@ -2,7 +2,7 @@
 //! codex-cli install`) in tmux panes, offline.
 //!
 //! The tmux server runs in a network namespace with loopback alone (`unshare -n`), started by
-//! `codex_offline.py` (written into the sandbox), which serves a mock of the Responses API on
+//! `codex_offline.py` (`crates/preflight/tests/support`, written into the sandbox), which serves a mock of the Responses API on
 //! 127.0.0.1 and, when the simulation lets go of it, SIGKILLs every process left in the
 //! namespace by pid: the panes, every Codex TUI and the Codex daemon. That is the crash. The
 //! panes, one per case:
@@ -27,11 +27,9 @@ use super::checks::Row;
 use super::sandbox::{Sandbox, create_dir, sh_quote};
 use super::wait_for;
 
-/// The offline launcher (also used by the Codex conformance tests).
-const LAUNCHER: &str = include_str!("../../../crates/preflight/tests/codex_offline.py");
-
-/// The mock's port inside the namespace.
-const PORT: u16 = 18080;
+/// The offline setup the Codex conformance tests use too.
+#[path = "../../../crates/preflight/tests/support/codex_offline.rs"]
+mod codex_offline;
 
 /// How many panes the story runs (one per case).
 pub const PANES: usize = Case::ALL.len();
@@ -92,20 +90,19 @@ struct Namespace {
 impl Namespace {
     fn start(sandbox: &Sandbox) -> Result<Namespace> {
         let script = sandbox.root.join("codex_offline.py");
-        fs::write(&script, LAUNCHER)
+        fs::write(&script, codex_offline::LAUNCHER)
             .with_context(|| format!("cannot write {}", script.display()))?;
         let mut launcher = sandbox
             .command("unshare")
             .args(["-n", "--", "python3"])
             .arg(&script)
-            .args(["--port", &PORT.to_string(), "--log"])
+            .args(["--port", &codex_offline::PORT.to_string(), "--log"])
             .arg(sandbox.root.join("codex-requests.log"))
             .args([
                 "--",
                 "sh",
                 "-c",
-                "tmux -L \"$0\" -f /dev/null start-server \\; set-option -g exit-empty off \
-                 && exec cat > /dev/null",
+                codex_offline::TMUX_SERVER,
                 &sandbox.socket,
             ])
             .current_dir(&sandbox.home)
@@ -402,23 +399,12 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// `config.toml`: the mock as the model provider, no retries or approvals, a read-only
-/// sandbox, each pane's dir trusted, and no paste-burst detection (typed text is not a paste).
+/// `config.toml` for the mock, with each pane's dir trusted.
 fn write_config(codex_home: &Path, slots: &[(Case, Slot)]) -> Result<()> {
-    let mut config = format!(
-        "model_provider = \"mock\"\nmodel = \"gpt-5\"\napproval_policy = \"never\"\n\
-         sandbox_mode = \"read-only\"\ndisable_paste_burst = true\n\n[model_providers.mock]\n\
-         name = \"mock\"\nbase_url = \"http://127.0.0.1:{PORT}/v1\"\nwire_api = \"responses\"\n\
-         env_key = \"MOCK_API_KEY\"\nrequest_max_retries = 0\nstream_max_retries = 0\n"
-    );
-    for (_, slot) in slots {
-        config.push_str(&format!(
-            "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
-            slot.dir.display()
-        ));
-    }
+    let dirs: Vec<&Path> = slots.iter().map(|(_, slot)| slot.dir.as_path()).collect();
     let path = codex_home.join("config.toml");
-    fs::write(&path, config).with_context(|| format!("cannot write {}", path.display()))
+    fs::write(&path, codex_offline::config_toml(&dirs))
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn make_executable(path: &Path) -> Result<()> {
@@ -427,6 +413,7 @@ fn make_executable(path: &Path) -> Result<()> {
         .with_context(|| format!("cannot make {} executable", path.display()))
 }
 
+/// What the pane shows now (no scroll-back: a dialog that closed is gone from it).
 fn screen(sandbox: &Sandbox, slot: &Slot) -> Result<String> {
     sandbox.tmux(&["capture-pane", "-p", "-J", "-t", &slot.target()])
 }

@@ -9,7 +9,7 @@
 //!   one only, saying why.
 //!
 //! Everything runs in a network namespace with loopback alone: the tmux server is started in
-//! it by `codex_offline.py` (which serves the Responses API mock on 127.0.0.1), so every pane,
+//! it by `codex_offline.py` (`crates/preflight/tests/support`, which serves the Responses API mock on 127.0.0.1), so every pane,
 //! every Codex process and the daemon are there too, and the launcher kills each of them by pid
 //! when the test lets go of it. The test drives tmux through its socket from outside.
 
@@ -20,14 +20,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "../../../preflight/tests/support/codex_offline.rs"]
+mod codex_offline;
+
 use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, agent_command, codex_home, crash_resume_agent, hook_log,
     make_dir, server_name, tmux_tmpdir,
 };
-
-/// The mock's port inside the namespace.
-const PORT: u16 = 18080;
 
 /// How long a Codex screen may take to appear (its start-up is seconds on a loaded machine).
 const SCREEN_DEADLINE: Duration = Duration::from_secs(90);
@@ -44,10 +44,6 @@ fn installed_codex() -> PathBuf {
     cli
 }
 
-fn launcher() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../preflight/tests/codex_offline.py")
-}
-
 /// A tmux server inside a network namespace of its own, and the launcher that holds it.
 struct OfflineTmux {
     launcher: Child,
@@ -56,19 +52,14 @@ struct OfflineTmux {
 
 impl OfflineTmux {
     fn start(env: &Sandbox, name: &str, project: &Path) -> OfflineTmux {
+        let script = env.root().join("codex_offline.py");
+        fs::write(&script, codex_offline::LAUNCHER).unwrap();
         let mut launcher = agent_command(env, "unshare")
             .args(["-n", "--", "python3"])
-            .arg(launcher())
-            .args(["--port", &PORT.to_string(), "--log"])
+            .arg(script)
+            .args(["--port", &codex_offline::PORT.to_string(), "--log"])
             .arg(env.root().join("requests.log"))
-            .args([
-                "--",
-                "sh",
-                "-c",
-                "tmux -L \"$0\" -f /dev/null start-server \\; set-option -g exit-empty off \
-                 && exec cat > /dev/null",
-                name,
-            ])
+            .args(["--", "sh", "-c", codex_offline::TMUX_SERVER, name])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -155,33 +146,13 @@ fn enter(server: &TmuxServer, target: &str) {
     server.tmux(&["send-keys", "-t", target, "Enter"]);
 }
 
-/// A Codex home for the mock (paste bursts off, so typed text and Enter are not a paste), and
-/// crash-resume's hooks installed by `hook install codex`.
+/// A Codex home for the mock, and crash-resume's hooks installed by `hook install codex`.
 fn codex_setup(env: &Sandbox, project: &Path) {
     let home = codex_home(env);
     fs::create_dir_all(&home).unwrap();
     fs::write(
         home.join("config.toml"),
-        format!(
-            r#"model_provider = "mock"
-model = "gpt-5"
-approval_policy = "never"
-sandbox_mode = "read-only"
-disable_paste_burst = true
-
-[model_providers.mock]
-name = "mock"
-base_url = "http://127.0.0.1:{PORT}/v1"
-wire_api = "responses"
-env_key = "MOCK_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[projects."{}"]
-trust_level = "trusted"
-"#,
-            project.display()
-        ),
+        codex_offline::config_toml(&[project]),
     )
     .unwrap();
     let output = crash_resume_agent(env)
@@ -281,25 +252,35 @@ fn hooks_running() -> bool {
     })
 }
 
+/// Two panes of one tmux server in the namespace, each running Codex (with `--no-daemon` or
+/// not) with one prompt answered; returns the server, the project dir and each pane's session.
+fn two_codex_panes(
+    env: &Sandbox,
+    name: &str,
+    no_daemon: bool,
+) -> (OfflineTmux, PathBuf, [String; 2]) {
+    let cli = installed_codex();
+    let project = make_dir(&env.root().join("proj"));
+    codex_setup(env, &project);
+    let tmux = OfflineTmux::start(env, &server_name(name), &project);
+    for (pane, first) in [(PANE_A, true), (PANE_B, false)] {
+        start_codex(tmux.server(), pane, &cli, no_daemon, first);
+        prompt(tmux.server(), pane, &format!("hello from {pane}"));
+    }
+    wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
+    let sessions = [PANE_A, PANE_B].map(|pane| session_of(env, &format!("hello from {pane}")));
+    assert_ne!(sessions[0], sessions[1]);
+    (tmux, project, sessions)
+}
+
+const PANE_A: &str = "codex:0.0";
+const PANE_B: &str = "codex:0.1";
+
 #[test]
 fn daemon_mode_records_nothing_and_never_misattributes() {
-    let cli = installed_codex();
     let env = Sandbox::default();
-    let project = make_dir(&env.root().join("proj"));
-    codex_setup(&env, &project);
-    let tmux = OfflineTmux::start(&env, &server_name("codex-daemon"), &project);
-    let server = tmux.server();
-    let (pane_a, pane_b) = ("codex:0.0", "codex:0.1");
-    start_codex(server, pane_a, &cli, false, true);
-    prompt(server, pane_a, "hello from pane A");
-    start_codex(server, pane_b, &cli, false, false);
-    prompt(server, pane_b, "hello from pane B");
-    wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
-
+    let (_tmux, _, [session_a, session_b]) = two_codex_panes(&env, "codex-daemon", false);
     // Both sessions exist, and ran under the daemon.
-    let session_a = session_of(&env, "hello from pane A");
-    let session_b = session_of(&env, "hello from pane B");
-    assert_ne!(session_a, session_b);
     let entries = entries(&env);
     assert!(
         entries.is_empty(),
@@ -321,21 +302,10 @@ fn daemon_mode_records_nothing_and_never_misattributes() {
 
 #[test]
 fn no_daemon_records_each_pane_and_quit_is_an_end_a_killed_pane_is_not() {
-    let cli = installed_codex();
     let env = Sandbox::default();
-    let project = make_dir(&env.root().join("proj"));
-    codex_setup(&env, &project);
-    let tmux = OfflineTmux::start(&env, &server_name("codex-nodaemon"), &project);
+    let (tmux, project, [session_a, session_b]) = two_codex_panes(&env, "codex-nodaemon", true);
     let server = tmux.server();
-    let (pane_a, pane_b) = ("codex:0.0", "codex:0.1");
-    start_codex(server, pane_a, &cli, true, true);
-    prompt(server, pane_a, "hello from pane A");
-    start_codex(server, pane_b, &cli, true, false);
-    prompt(server, pane_b, "hello from pane B");
-    wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
-    let session_a = session_of(&env, "hello from pane A");
-    let session_b = session_of(&env, "hello from pane B");
-
+    let (pane_a, pane_b) = (PANE_A, PANE_B);
     let entries = entries(&env);
     let surface_a = "tmux:codex:0.0";
     let surface_b = "tmux:codex:0.1";

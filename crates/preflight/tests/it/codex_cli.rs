@@ -2,7 +2,7 @@
 //! `cargo xtask codex-cli install`), one test per row of the table in `preflight::codex`.
 //!
 //! Every Codex run is offline: `unshare -n` gives it a network namespace with loopback alone,
-//! and `tests/codex_offline.py` brings loopback up, serves a mock of the Responses API on
+//! and `tests/support/codex_offline.py` brings loopback up, serves a mock of the Responses API on
 //! 127.0.0.1, runs Codex, then kills by pid every process left in the namespace. Codex reaches
 //! the mock through a custom provider in `$CODEX_HOME/config.toml`:
 //!
@@ -30,11 +30,13 @@ use preflight::codex::{self, Reachability};
 use preflight::{Input, Verdict, preflight};
 use serde_json::Value;
 
+// Shared with the CLI's capture test and reboot-sim; the tmux server is theirs alone.
+#[allow(dead_code)]
+#[path = "../support/codex_offline.rs"]
+mod codex_offline;
+
 /// The prompt sent on resume: found in the rollout when Codex resumed.
 const PROBE: &str = "crash-resume conformance probe";
-
-/// The mock's port inside the namespace (each run has a namespace of its own).
-const PORT: u16 = 18080;
 
 /// A Codex run is killed after this long; against the mock it ends within seconds.
 const DEADLINE: Duration = Duration::from_secs(90);
@@ -52,11 +54,6 @@ pub fn installed_cli() -> PathBuf {
         cli.display()
     );
     cli
-}
-
-/// The offline launcher: namespace check, loopback, mock, reaper.
-pub fn launcher() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/codex_offline.py")
 }
 
 /// One case's dirs: a home, a Codex home configured for the mock, a project dir.
@@ -93,32 +90,13 @@ impl CodexCase {
         for dir in [&case.home, &case.codex_home, &case.project] {
             fs::create_dir_all(dir).unwrap();
         }
-        fs::write(case.codex_home.join("config.toml"), case.config()).unwrap();
-        case
-    }
-
-    /// `config.toml`: the mock as the model provider, no retries, no approvals, a read-only
-    /// sandbox, and the project trusted.
-    fn config(&self) -> String {
-        format!(
-            r#"model_provider = "mock"
-model = "gpt-5"
-approval_policy = "never"
-sandbox_mode = "read-only"
-
-[model_providers.mock]
-name = "mock"
-base_url = "http://127.0.0.1:{PORT}/v1"
-wire_api = "responses"
-env_key = "MOCK_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[projects."{}"]
-trust_level = "trusted"
-"#,
-            self.project
+        fs::write(
+            case.codex_home.join("config.toml"),
+            codex_offline::config_toml(&[case.project.as_std_path()]),
         )
+        .unwrap();
+        fs::write(case.root.join("codex_offline.py"), codex_offline::LAUNCHER).unwrap();
+        case
     }
 
     /// The offline run of `codex <args>` in the project dir, with a clean environment.
@@ -128,8 +106,8 @@ trust_level = "trusted"
             .arg("-n")
             .arg("--")
             .arg("python3")
-            .arg(launcher())
-            .args(["--port", &PORT.to_string(), "--log"])
+            .arg(self.root.join("codex_offline.py"))
+            .args(["--port", &codex_offline::PORT.to_string(), "--log"])
             .arg(self.root.join("requests.log"))
             .arg("--")
             .arg(cli)
