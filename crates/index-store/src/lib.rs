@@ -27,7 +27,9 @@ use index_core::Index;
 use thiserror::Error;
 
 pub use format::{Document, FORMAT_VERSION, Problem};
-pub use location::{Durability, default_index_path, durability, resolve as resolve_path};
+pub use location::{
+    Durability, default_index_path, durability, durability_with, resolve as resolve_path,
+};
 
 /// How a [`Store`] behaves.
 #[derive(Debug, Clone)]
@@ -205,8 +207,9 @@ impl Store {
     /// Opens the store at `path` (nothing is created yet): resolves a symlink at the end of the
     /// path and refuses a volatile location unless allowed.
     pub fn open(path: &Utf8Path, options: StoreOptions) -> Result<Store, StoreError> {
+        let durability = durability(path);
         let path = location::resolve(path)?;
-        if let (Durability::Volatile(reason), false) = (durability(&path), options.allow_volatile) {
+        if let (Durability::Volatile(reason), false) = (durability, options.allow_volatile) {
             return Err(StoreError::Volatile { path, reason });
         }
         if path.is_dir() {
