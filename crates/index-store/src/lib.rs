@@ -15,6 +15,7 @@ pub mod faults;
 pub mod format;
 mod location;
 mod lock;
+mod sync;
 
 use std::fs;
 use std::io::{self, Write};
@@ -520,7 +521,7 @@ fn write_atomically(
         bytes: bytes.to_vec(),
     });
     faults::reach(faults::Point::TempWritten).map_err(write_error(dir))?;
-    temp.as_file().sync_all().map_err(write_error(dir))?;
+    sync::sync(temp.as_file()).map_err(write_error(dir))?;
     faults::note(|| FileOp::SyncFile(temp_path.clone()));
     faults::reach(faults::Point::TempSynced).map_err(write_error(dir))?;
     if keep_backup {
@@ -563,7 +564,7 @@ fn link_backup(path: &Utf8Path) -> Result<(), StoreError> {
             };
             fs::copy(path, &staging).map_err(copy_error)?;
             fs::File::open(&staging)
-                .and_then(|file| file.sync_all())
+                .and_then(|file| sync::sync(&file))
                 .map_err(copy_error)?;
             faults::note(|| FileOp::CreateFile(staging.clone()));
             faults::note(|| FileOp::Write {
@@ -602,7 +603,7 @@ fn copy_new(from: &Utf8Path, to: &Utf8Path) -> io::Result<()> {
         path: to.to_owned(),
         bytes,
     });
-    copy.sync_all()?;
+    sync::sync(&copy)?;
     faults::note(|| FileOp::SyncFile(to.to_owned()));
     Ok(())
 }
@@ -616,7 +617,7 @@ fn remove_noted(path: &Utf8Path) {
 
 /// Syncs a directory: every name created, linked, renamed or removed in it so far is durable.
 fn sync_dir(dir: &Utf8Path) -> io::Result<()> {
-    fs::File::open(dir).and_then(|handle| handle.sync_all())?;
+    fs::File::open(dir).and_then(|handle| sync::sync(&handle))?;
     faults::note(|| FileOp::SyncDir(dir.to_owned()));
     Ok(())
 }
