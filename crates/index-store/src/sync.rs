@@ -47,9 +47,12 @@ mod tests {
 
     use super::*;
 
+    /// A call's error, or `None` for success.
+    type Outcome = Option<Errno>;
+
     /// (what the full sync returns, what the fsync returns, whether fsync runs, the result)
     #[rustfmt::skip]
-    const CASES: &[(Option<Errno>, Option<Errno>, bool, Option<Errno>)] = &[
+    const CASES: &[(Outcome, Outcome, bool, Outcome)] = &[
         (None,                  None,            false, None),
         (Some(Errno::NOTSUP),   None,            true,  None),
         (Some(Errno::OPNOTSUPP),None,            true,  None),

@@ -451,11 +451,11 @@ mod liveness_tests {
         let dir = tempfile::tempdir().unwrap();
         let claude = dir.path().join("claude");
         std::os::unix::fs::symlink("/bin/sleep", &claude).unwrap();
-        let mut agent = std::process::Command::new(&claude)
+        let agent = std::process::Command::new(&claude)
             .arg("60")
             .spawn()
             .unwrap();
-        let mut other = std::process::Command::new("sleep")
+        let other = std::process::Command::new("sleep")
             .arg("60")
             .spawn()
             .unwrap();
