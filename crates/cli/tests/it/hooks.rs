@@ -322,26 +322,37 @@ fn zellij_inside_a_tmux_pane_records_each_zellij_pane() {
     server.kill_and_wait();
 }
 
-/// `CRASH_RESUME_SURFACE`, set explicitly, wins over every multiplexer, nested or not.
-#[test]
-fn an_explicit_surface_wins_inside_nested_multiplexers() {
+/// Runs a SessionStart hook of session 1, started by the shell words `launcher`, in the one
+/// pane of a tmux server started inside a cmux surface and a kitty window (both variables in
+/// every pane). Returns the sandbox, the server gone.
+fn hook_in_a_nested_tmux_pane(name: &str, launcher: &str) -> Sandbox {
     let env = Sandbox::default();
-    let cwd = git_work_dir(&env, "explicit", "");
+    let cwd = git_work_dir(&env, name, "");
     let layout = [(PanePlace::new("work", 0, 0), cwd.clone(), PANE_SHELL)];
     let server = TmuxServer::start_with(
         &env,
-        &server_name("explicit"),
+        &server_name(name),
         &layout,
         &[("CMUX_SURFACE_ID", "A"), ("KITTY_WINDOW_ID", "1")],
     );
     server.run_hook_in_pane_under(
         &env,
         &layout[0].0.target(),
-        "CRASH_RESUME_SURFACE='my pane' ZELLIJ_PANE_ID=3",
+        launcher,
         &session_start(&uuid(1), &cwd, "startup"),
     );
-    assert_eq!(env.entries().keys().collect::<Vec<_>>(), ["my pane"]);
     server.kill_and_wait();
+    env
+}
+
+/// `CRASH_RESUME_SURFACE`, set explicitly, wins over every multiplexer, nested or not.
+#[test]
+fn an_explicit_surface_wins_inside_nested_multiplexers() {
+    let env = hook_in_a_nested_tmux_pane(
+        "explicit",
+        "CRASH_RESUME_SURFACE='my pane' ZELLIJ_PANE_ID=3",
+    );
+    assert_eq!(env.entries().keys().collect::<Vec<_>>(), ["my pane"]);
 }
 
 /// Two outer panes' variables and no multiplexer of theirs among the agent's ancestors (here a
@@ -349,21 +360,7 @@ fn an_explicit_surface_wins_inside_nested_multiplexers() {
 /// the log says why.
 #[test]
 fn ambiguous_evidence_records_nothing_and_logs_why() {
-    let env = Sandbox::default();
-    let cwd = git_work_dir(&env, "unsure", "");
-    let layout = [(PanePlace::new("work", 0, 0), cwd.clone(), PANE_SHELL)];
-    let server = TmuxServer::start_with(
-        &env,
-        &server_name("unsure"),
-        &layout,
-        &[("CMUX_SURFACE_ID", "A"), ("KITTY_WINDOW_ID", "1")],
-    );
-    server.run_hook_in_pane_under(
-        &env,
-        &layout[0].0.target(),
-        "env -u TMUX_PANE",
-        &session_start(&uuid(1), &cwd, "startup"),
-    );
+    let env = hook_in_a_nested_tmux_pane("unsure", "env -u TMUX_PANE");
     assert!(!env.index_path().exists() || env.entries().is_empty());
     let log = hook_log(&env);
     for piece in [
@@ -375,7 +372,6 @@ fn ambiguous_evidence_records_nothing_and_logs_why() {
     ] {
         assert!(log.contains(piece), "{piece:?} in {log}");
     }
-    server.kill_and_wait();
 }
 
 /// One multiplexer's variables, or an explicit surface with others; an empty or blank value
