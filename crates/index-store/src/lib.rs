@@ -206,10 +206,12 @@ enum Read {
 
 impl Store {
     /// Opens the store at `path` (nothing is created yet): resolves a symlink at the end of the
-    /// path and refuses a volatile location unless allowed.
+    /// path and refuses a volatile location (by the path as given or where it leads) unless
+    /// allowed.
     pub fn open(path: &Utf8Path, options: StoreOptions) -> Result<Store, StoreError> {
-        let durability = durability(path);
-        let path = location::resolve(path)?;
+        let real = location::resolve(path)?;
+        let durability = location::judge(path, &real, &std::env::temp_dir());
+        let path = real;
         if let (Durability::Volatile(reason), false) = (durability, options.allow_volatile) {
             return Err(StoreError::Volatile { path, reason });
         }

@@ -92,13 +92,18 @@ pub fn durability(path: &Utf8Path) -> Durability {
 
 /// [`durability`] with the temp dir given (a test's seam: the process's `$TMPDIR` is fixed).
 pub fn durability_with(path: &Utf8Path, temp_dir: &Path) -> Durability {
+    let real = resolve(path).unwrap_or_else(|_| path.to_owned());
+    judge(path, &real, temp_dir)
+}
+
+/// [`durability`] of `path`, whose real location ([`resolve`]) is `real`.
+pub(crate) fn judge(path: &Utf8Path, real: &Utf8Path, temp_dir: &Path) -> Durability {
     let temp_dirs = temp_dirs(temp_dir);
     let given = std::path::absolute(path)
         .ok()
         .and_then(|given| Utf8PathBuf::from_path_buf(given).ok())
         .unwrap_or_else(|| path.to_owned());
-    let real = resolve(path).unwrap_or_else(|_| given.clone());
-    for candidate in [&given, &real] {
+    for candidate in [given.as_path(), real] {
         if let Some(prefix) = VOLATILE_PREFIXES
             .iter()
             .find(|prefix| candidate.starts_with(Utf8Path::new(prefix)))
