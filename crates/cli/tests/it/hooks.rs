@@ -374,6 +374,39 @@ fn ambiguous_evidence_records_nothing_and_logs_why() {
     }
 }
 
+/// A program with a terminal of its own between the tmux pane and the agent (`script` here;
+/// GNU screen, dtach alike): the tmux server is an ancestor, but the agent's terminal is not its
+/// pane, so the pane may be shared by whatever that program multiplexes. Nothing is recorded.
+#[test]
+fn a_terminal_of_its_own_inside_a_tmux_pane_records_nothing_and_logs_why() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "wrapped", "");
+    let layout = [(PanePlace::new("work", 0, 0), cwd.clone(), PANE_SHELL)];
+    let server = TmuxServer::start(&env, &server_name("wrapped"), &layout);
+    let payload = env.root().join("payload.json");
+    fs::write(&payload, session_start(&uuid(1), &cwd, "startup")).unwrap();
+    let hook = format!(
+        "{} hook claude < {}",
+        shell_word(crate::BIN),
+        shell_word(payload.to_str().unwrap())
+    );
+    server.run_in_pane(
+        &layout[0].0.target(),
+        &format!("script -q -e -c {} /dev/null", shell_word(&hook)),
+    );
+    server.kill_and_wait();
+    assert!(!env.index_path().exists() || env.entries().is_empty());
+    let log = hook_log(&env);
+    for piece in [
+        "error:",
+        "runs under the tmux server of TMUX_PANE",
+        "its terminal is not that pane's",
+        &format!("session {} not recorded", uuid(1)),
+    ] {
+        assert!(log.contains(piece), "{piece:?} in {log}");
+    }
+}
+
 /// One multiplexer's variables, or an explicit surface with others; an empty or blank value
 /// does not count. (Run outside any multiplexer of the table, as far as the variables go.)
 #[rustfmt::skip]
