@@ -23,12 +23,15 @@ pub fn name(session: &str) -> anyhow::Result<String> {
     if let Some(surface) = explicit_surface(get) {
         return Ok(surface);
     }
-    let candidates = multiplexers_in_env(get);
-    if candidates.is_empty() {
-        bail!(
+    let unnamed = || {
+        anyhow!(
             "no surface in the environment (none of {} is set); session {session} not recorded",
             SURFACE_VARIABLES.join(", ")
-        );
+        )
+    };
+    let candidates = multiplexers_in_env(get);
+    if candidates.is_empty() {
+        return Err(unnamed());
     }
     let processes = Processes::read();
     let tmux = candidates.iter().find_map(|(_, hint)| match hint {
@@ -49,9 +52,7 @@ pub fn name(session: &str) -> anyhow::Result<String> {
             Some(answer) => answer.place,
             None => bail!("tmux pane {pane} was not asked about"),
         },
-        SurfaceDecision::Unnamed => {
-            bail!("no surface in the environment; session {session} not recorded")
-        }
+        SurfaceDecision::Unnamed => Err(unnamed()),
         SurfaceDecision::Ambiguous(why) => bail!(
             "{why}; session {session} not recorded, since a surface other panes share would be \
              overwritten by each of them (set CRASH_RESUME_SURFACE in the agent's environment to \
