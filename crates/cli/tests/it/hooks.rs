@@ -361,15 +361,24 @@ fn an_explicit_surface_wins_inside_nested_multiplexers() {
 #[test]
 fn ambiguous_evidence_records_nothing_and_logs_why() {
     let env = hook_in_a_nested_tmux_pane("unsure", "env -u TMUX_PANE");
+    assert_not_recorded(
+        &env,
+        &[
+            "CMUX_SURFACE_ID, KITTY_WINDOW_ID are all set",
+            "none of their programs is among the agent's ancestors",
+        ],
+    );
+}
+
+/// Session 1 was not recorded, and `hook.log` says so with each of `reasons` and the way out.
+fn assert_not_recorded(env: &Sandbox, reasons: &[&str]) {
     assert!(!env.index_path().exists() || env.entries().is_empty());
-    let log = hook_log(&env);
-    for piece in [
-        "error:",
-        "CMUX_SURFACE_ID, KITTY_WINDOW_ID are all set",
-        "none of their programs is among the agent's ancestors",
-        &format!("session {} not recorded", uuid(1)),
-        "CRASH_RESUME_SURFACE",
-    ] {
+    let log = hook_log(env);
+    let not_recorded = format!("session {} not recorded", uuid(1));
+    for piece in ["error:", &not_recorded, "set CRASH_RESUME_SURFACE"]
+        .iter()
+        .chain(reasons)
+    {
         assert!(log.contains(piece), "{piece:?} in {log}");
     }
 }
@@ -395,16 +404,13 @@ fn a_terminal_of_its_own_inside_a_tmux_pane_records_nothing_and_logs_why() {
         &format!("script -q -e -c {} /dev/null", shell_word(&hook)),
     );
     server.kill_and_wait();
-    assert!(!env.index_path().exists() || env.entries().is_empty());
-    let log = hook_log(&env);
-    for piece in [
-        "error:",
-        "runs under the tmux server of TMUX_PANE",
-        "its terminal is not that pane's",
-        &format!("session {} not recorded", uuid(1)),
-    ] {
-        assert!(log.contains(piece), "{piece:?} in {log}");
-    }
+    assert_not_recorded(
+        &env,
+        &[
+            "runs under the tmux server of TMUX_PANE",
+            "its terminal is not that pane's",
+        ],
+    );
 }
 
 /// One multiplexer's variables, or an explicit surface with others; an empty or blank value
