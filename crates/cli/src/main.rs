@@ -13,6 +13,7 @@ mod hook;
 mod install;
 mod output;
 mod restore;
+mod surface;
 mod tmux;
 
 use std::io::Write;
