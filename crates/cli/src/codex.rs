@@ -17,19 +17,17 @@ use camino::Utf8Path;
 /// How many ancestors are looked at (a hook sits a few levels below the daemon).
 const MAX_ANCESTORS: usize = 32;
 
-/// The pid of the Codex daemon among this process's ancestors, if there is one.
+/// The pid of the Codex daemon among this process's ancestors, if there is one: from `/proc`
+/// on Linux, from one `ps` listing elsewhere (macOS).
 pub fn managed_daemon_ancestor() -> Option<u32> {
-    let mut pid = parent_of("self")?;
-    for _ in 0..MAX_ANCESTORS {
-        if pid <= 1 {
-            return None;
-        }
-        if is_managed_daemon(&command_line(pid)) {
-            return Some(pid);
-        }
-        pid = parent_of(&pid.to_string())?;
-    }
-    None
+    #[cfg(target_os = "linux")]
+    let ancestors = proc_ancestors();
+    #[cfg(not(target_os = "linux"))]
+    let ancestors = ps_ancestors(&ps_listing()?, std::process::id());
+    ancestors
+        .into_iter()
+        .find(|(_, words)| is_managed_daemon(words))
+        .map(|(pid, _)| pid)
 }
 
 /// Whether a command line (its words) is `codex app-server ... --managed-daemon`.
@@ -38,7 +36,23 @@ pub fn is_managed_daemon(words: &[String]) -> bool {
         && words.iter().any(|word| word == "--managed-daemon")
 }
 
+/// This process's ancestors, nearest first, each with the words of its command line.
+#[cfg(target_os = "linux")]
+fn proc_ancestors() -> Vec<(u32, Vec<String>)> {
+    let mut ancestors = Vec::new();
+    let mut pid = parent_of("self");
+    while let Some(current) = pid.filter(|pid| *pid > 1) {
+        if ancestors.len() == MAX_ANCESTORS {
+            break;
+        }
+        ancestors.push((current, command_line(current)));
+        pid = parent_of(&current.to_string());
+    }
+    ancestors
+}
+
 /// The words of `/proc/<pid>/cmdline` (none when it cannot be read).
+#[cfg(target_os = "linux")]
 fn command_line(pid: u32) -> Vec<String> {
     std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|bytes| {
@@ -53,10 +67,54 @@ fn command_line(pid: u32) -> Vec<String> {
 
 /// The parent pid from `/proc/<pid>/stat` (the field after the command name, which may hold
 /// spaces and parentheses, so it is read from the last `)`).
+#[cfg(target_os = "linux")]
 fn parent_of(pid: &str) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after_name = &stat[stat.rfind(')')? + 1..];
     after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The ancestors of `pid` in a `ps -A -o pid=,ppid=,command=` listing, nearest first, each with
+/// its command line split at spaces (the daemon's words hold none).
+#[cfg(any(test, not(target_os = "linux")))]
+fn ps_ancestors(listing: &str, pid: u32) -> Vec<(u32, Vec<String>)> {
+    let table: std::collections::HashMap<u32, (u32, Vec<String>)> = listing
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let pid = words.next()?.parse().ok()?;
+            let parent = words.next()?.parse().ok()?;
+            Some((pid, (parent, words.map(str::to_string).collect())))
+        })
+        .collect();
+    let mut ancestors = Vec::new();
+    let mut current = table.get(&pid).map(|(parent, _)| *parent);
+    while let Some(pid) = current.filter(|pid| *pid > 1) {
+        let Some((parent, words)) = table.get(&pid) else {
+            break;
+        };
+        if ancestors.len() == MAX_ANCESTORS {
+            break;
+        }
+        ancestors.push((pid, words.clone()));
+        current = Some(*parent);
+    }
+    ancestors
+}
+
+/// `ps -A -o pid=,ppid=,command=`, its errors silenced.
+#[cfg(not(target_os = "linux"))]
+fn ps_listing() -> Option<String> {
+    let output = std::process::Command::new("ps")
+        .args(["-A", "-o", "pid=,ppid=,command="])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// What the log says, once per daemon, when a Codex hook runs under the daemon.
@@ -111,7 +169,29 @@ mod tests {
     #[test]
     fn this_test_runs_under_no_daemon() {
         assert_eq!(managed_daemon_ancestor(), None);
-        assert!(parent_of("self").is_some_and(|pid| pid > 0));
+    }
+
+    #[test]
+    fn a_ps_listing_leads_to_the_daemon() {
+        let listing = "\
+    1     0 /sbin/launchd
+  500     1 /Users/u/.codex/packages/app-server-daemon/releases/0.171.0/bin/codex app-server --listen unix:// --managed-daemon
+  600   500 /bin/sh -c /usr/local/bin/crash-resume hook codex
+  601   600 /usr/local/bin/crash-resume hook codex
+  700     1 /bin/zsh -l
+  701   700 /usr/local/bin/crash-resume hook codex";
+        let ancestors = ps_ancestors(listing, 601);
+        assert_eq!(
+            ancestors.iter().map(|(pid, _)| *pid).collect::<Vec<_>>(),
+            [600, 500]
+        );
+        assert!(is_managed_daemon(&ancestors[1].1));
+        assert!(
+            !ps_ancestors(listing, 701)
+                .iter()
+                .any(|(_, words)| is_managed_daemon(words))
+        );
+        assert_eq!(ps_ancestors(listing, 999), Vec::new());
     }
 
     #[test]
