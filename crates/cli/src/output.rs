@@ -187,7 +187,9 @@ pub fn preflight_text(outcome: &preflight::Outcome) -> String {
         let mark = if step.ok { "✓" } else { "✗" };
         text.push_str(&format!(
             "{mark} {}: {} ({:.2} ms)\n",
-            step.label, step.detail, step.duration_ms
+            step.label,
+            index_core::text::escape(&step.detail),
+            step.duration_ms
         ));
     }
     let verdict = serde_json::to_value(outcome.verdict).ok();
@@ -197,10 +199,13 @@ pub fn preflight_text(outcome: &preflight::Outcome) -> String {
         .unwrap_or("unknown");
     text.push_str(verdict);
     if let Some(session) = &outcome.session_id {
-        text.push_str(&format!(" {session}"));
+        text.push_str(&format!(" {}", index_core::text::escape(session)));
     }
     if let Some(evidence) = &outcome.recoverable_session_id {
-        text.push_str(&format!(" (on disk, not resumed: {evidence})"));
+        text.push_str(&format!(
+            " (on disk, not resumed: {})",
+            index_core::text::escape(evidence)
+        ));
     }
     text.push_str(&format!(" in {:.2} ms", outcome.duration_ms));
     text
