@@ -208,7 +208,11 @@ fn load_entry_checked(
     report(&warnings);
     let unusable = warnings.into_iter().find_map(|warning| match warning {
         Warning::Problem {
-            problem: index_store::Problem::UnusableEntry { surface: at, reason },
+            problem:
+                index_store::Problem::UnusableEntry {
+                    surface: at,
+                    reason,
+                },
             ..
         } if at == surface => Some(reason),
         _ => None,

@@ -68,7 +68,9 @@ enum Found {
     /// The session, not the window.
     Session,
     /// The window, not the pane; the highest pane index it has.
-    Window { last_pane: u32 },
+    Window {
+        last_pane: u32,
+    },
     Pane(Pane),
 }
 
@@ -287,10 +289,12 @@ impl Server {
 }
 
 /// The `sh -c` script a re-opened pane runs: the resume command with the surface named in its
-/// environment, then the user's shell, left in the dir the command moved to.
+/// environment, then the user's shell, left in the dir the command moved to. Job control
+/// (`set -m`) puts the agent in its own process group in the terminal's foreground, so tmux
+/// shows the agent as the pane's command and a Ctrl-C reaches the agent, not this script.
 pub fn pane_script(surface: &str, command: &str, shell: &str) -> String {
     format!(
-        "CRASH_RESUME_SURFACE={}; export CRASH_RESUME_SURFACE; {command}; \
+        "set -m; CRASH_RESUME_SURFACE={}; export CRASH_RESUME_SURFACE; {command}; \
          unset CRASH_RESUME_SURFACE; exec {shell}",
         quote(surface)
     )
@@ -332,7 +336,13 @@ mod processes {
                 let stat = std::fs::read_to_string(process.path().join("stat")).ok()?;
                 // The command name is in parentheses and may hold anything; the parent pid is
                 // the second field after the last ')'.
-                let parent: u32 = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+                let parent: u32 = stat
+                    .rsplit_once(')')?
+                    .1
+                    .split_whitespace()
+                    .nth(1)?
+                    .parse()
+                    .ok()?;
                 (parent == pid).then_some(child)
             });
         }

@@ -247,12 +247,32 @@ pub fn claude_runs_path(env: &Sandbox) -> PathBuf {
 }
 
 /// Installs a stand-in `claude` in the sandbox's `bin`: it appends the pane it runs in, its
-/// working dir, the dir the shell was in before (`OLDPWD`), its config dir and its arguments
-/// to [`claude_runs_path`], and exits.
+/// working dir, the dir the shell was in before (`OLDPWD`), its config dir, the surface its
+/// environment names (`CRASH_RESUME_SURFACE`) and its arguments to [`claude_runs_path`], and
+/// exits.
 pub fn install_claude_stand_in(env: &Sandbox) {
+    write_claude_stand_in(env, "");
+}
+
+/// Like [`install_claude_stand_in`], but the stand-in then fires the real SessionStart hook for
+/// the session it was asked to resume, as Claude Code does, and stays (as `sleep`), so the
+/// pane's process shows that it runs.
+pub fn install_claude_stand_in_that_stays(env: &Sandbox) {
+    write_claude_stand_in(
+        env,
+        &format!(
+            "[ \"$1\" = --resume ] && printf '{{\"session_id\":\"%s\",\"cwd\":\"%s\",\
+             \"hook_event_name\":\"SessionStart\",\"source\":\"resume\"}}' \"$2\" \"$PWD\" \
+             | {} hook claude\nexec sleep 600\n",
+            shell_word(BIN)
+        ),
+    );
+}
+
+fn write_claude_stand_in(env: &Sandbox, then: &str) {
     let script = format!(
         "#!/bin/sh\nprintf '%s\\n' \"pane=${{TMUX_PANE-}} pwd=$PWD oldpwd=${{OLDPWD-}} \
-         config=${{CLAUDE_CONFIG_DIR-}} args=$*\" >> '{}'\n",
+         config=${{CLAUDE_CONFIG_DIR-}} surface=${{CRASH_RESUME_SURFACE-}} args=$*\" >> '{}'\n{then}",
         claude_runs_path(env).display()
     );
     let path = bin_dir(env).join("claude");
@@ -370,16 +390,7 @@ impl TmuxServer {
     /// and a window's panes from the lowest index, panes numbered from 0 without gaps), each
     /// running `command(place)` in `dir(place)`, and waits until each pane runs it.
     pub fn start(env: &Sandbox, name: &str, layout: &[(PanePlace, PathBuf, &str)]) -> TmuxServer {
-        let mut client = agent_command(env, "tmux");
-        client.envs(PANE_ENVIRONMENT);
-        let server = TmuxServer {
-            name: name.to_string(),
-            tmpdir: tmux_tmpdir(env),
-            client_env: client
-                .get_envs()
-                .map(|(name, value)| (name.to_owned(), value.map(ToOwned::to_owned)))
-                .collect(),
-        };
+        let server = TmuxServer::named(env, name);
         let socket = server.socket_path();
         assert!(
             socket.as_os_str().len() < 100,
@@ -439,6 +450,21 @@ impl TmuxServer {
             (server.panes() == wanted).then_some(())
         });
         server
+    }
+
+    /// A client of the server `name` of this sandbox, which need not run (yet): a restore on
+    /// an empty server starts it.
+    pub fn named(env: &Sandbox, name: &str) -> TmuxServer {
+        let mut client = agent_command(env, "tmux");
+        client.envs(PANE_ENVIRONMENT);
+        TmuxServer {
+            name: name.to_string(),
+            tmpdir: tmux_tmpdir(env),
+            client_env: client
+                .get_envs()
+                .map(|(name, value)| (name.to_owned(), value.map(ToOwned::to_owned)))
+                .collect(),
+        }
     }
 
     /// `tmux:<session>:<window>.<pane>` and the command running there, for every pane, sorted.
