@@ -3,5 +3,6 @@
 //! the hook-payload reader.
 
 mod fuzz;
+mod inert;
 mod model;
 mod scenarios;
