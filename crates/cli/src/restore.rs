@@ -13,8 +13,10 @@
 //! wrote) is refused: it gets no command, and its values are never typed or printed raw.
 //!
 //! The plan is linear in the number of entries: the set of ids excluded from recovery is built
-//! once, the launcher registry is loaded once, and what is read per config dir (live agents,
-//! the retention setting) is read once per dir.
+//! once, the launcher registry is loaded once, what is read per config dir (live agents, the
+//! retention setting) is read once per dir, and the preflights share one cache
+//! (`preflight::claude::Cache`), so each working dir is resolved and each project folder listed
+//! once.
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
@@ -143,6 +145,7 @@ pub fn build_plan(global: &Global, index: &Index, all: bool) -> Result<Vec<PlanI
         .into_iter()
         .map(|entry| entry.session.to_string())
         .collect();
+    let cache = preflight::claude::Cache::default();
     let now = std::time::SystemTime::now();
     let mut plan = Vec::new();
     for entry in index
@@ -152,7 +155,7 @@ pub fn build_plan(global: &Global, index: &Index, all: bool) -> Result<Vec<PlanI
     {
         let own = excluded.take(entry.session.as_str());
         let mut input = commands::preflight_input_excluding(entry, std::mem::take(&mut excluded));
-        let outcome = preflight::preflight(&input);
+        let outcome = preflight::preflight_with(&input, &cache);
         excluded = std::mem::take(&mut input.excluded);
         excluded.extend(own);
         let provider = input.provider.clone();
@@ -176,11 +179,12 @@ pub fn build_plan(global: &Global, index: &Index, all: bool) -> Result<Vec<PlanI
             )
         });
         let retention = match (&session, &config_dir, provider.as_str()) {
-            (Some(session), Some(config_dir), "claude") => preflight::claude_transcript_path(
+            (Some(session), Some(config_dir), "claude") => preflight::claude_transcript_path_with(
                 config_dir.as_str(),
                 &input.cwd,
                 session,
                 input.home.as_deref(),
+                &cache,
             )
             .and_then(|path| {
                 let days = *cleanup_days

@@ -449,8 +449,14 @@ fn hostile_values_in_an_index_are_refused_and_never_printed_raw() {
 
     for (surface, why) in [
         ("tmux:s:2.0", "session id begins with '-'"),
-        ("tmux:s:3.0", "its working dir contains a control character (U+0015) at byte 3"),
-        ("tmux:s:4.0", "session id contains a control character (U+001B)"),
+        (
+            "tmux:s:3.0",
+            "its working dir contains a control character (U+0015) at byte 3",
+        ),
+        (
+            "tmux:s:4.0",
+            "session id contains a control character (U+001B)",
+        ),
     ] {
         let (code, stdout, stderr) = run(&["resume-cmd", surface]);
         assert_eq!(code, Some(1), "{surface}: {stderr}");
@@ -460,7 +466,10 @@ fn hostile_values_in_an_index_are_refused_and_never_printed_raw() {
             "{surface}: {stderr}"
         );
         assert!(stderr.contains(why), "{surface}: {stderr}");
-        assert!(stderr.contains("crash-resume forget"), "{surface}: {stderr}");
+        assert!(
+            stderr.contains("crash-resume forget"),
+            "{surface}: {stderr}"
+        );
     }
     let (code, stdout, _) = run(&["resume-cmd", "tmux:s:5.0"]);
     assert_eq!(code, Some(0));
@@ -494,7 +503,10 @@ fn hostile_values_in_an_index_are_refused_and_never_printed_raw() {
         .find(|item| item["surface"] == "tmux:s:3.0")
         .unwrap();
     assert_eq!(refused["command"], serde_json::Value::Null, "{refused}");
-    assert!(refused["refused"].as_str().unwrap().contains("U+0015"), "{refused}");
+    assert!(
+        refused["refused"].as_str().unwrap().contains("U+0015"),
+        "{refused}"
+    );
     // --json stays exact: the override is a character of the JSON string, not an escape of ours.
     let kept = items
         .iter()
