@@ -280,7 +280,8 @@ fn apply_one(store: &index_store::Store, server: &tmux::Server, item: &PlanItem)
         {
             doubt = format!(" (the claim may not survive a power cut: {error})");
         }
-        Err(error) => return format!("skipped: cannot claim it in the index: {error}"),
+        // Not claimed, so not opened: a failure of this restore, which says why.
+        Err(error) => return format!("failed: cannot claim it in the index: {error}"),
     }
     match server.open(&target, item.cwd.as_deref(), command) {
         Ok(tmux::Opened::Started(done)) => done + &doubt,

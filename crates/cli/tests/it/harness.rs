@@ -607,18 +607,6 @@ impl TmuxServer {
         self.tmux(&["send-keys", "-t", target, "Enter"]);
     }
 
-    /// Waits until every earlier keystroke sent to the pane has been handled by its shell:
-    /// types `echo <marker>` and waits for the marker's output line.
-    pub fn barrier(&self, target: &str, marker: &str) {
-        self.type_line(target, &format!("echo {marker}"));
-        wait_until(&format!("{marker} in {target}"), || {
-            self.capture(target)
-                .lines()
-                .any(|line| line.trim_end() == marker)
-                .then_some(())
-        });
-    }
-
     /// Kills the server and waits until its process is gone, as a crash would leave it.
     pub fn kill_and_wait(&self) {
         let pid: u32 = self

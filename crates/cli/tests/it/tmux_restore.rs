@@ -363,7 +363,7 @@ fn restore_creates_what_is_missing_and_leaves_a_busy_pane_alone() {
         &name,
         &[
             (panes[0].0.clone(), home.clone(), PANE_SHELL),
-            (panes[2].0.clone(), home.clone(), "sleep 1000"),
+            (panes[2].0.clone(), home, "sleep 1000"),
         ],
     );
     let output = restore(&env, false, &["--apply", "tmux", "--tmux-socket", &name]);
@@ -524,7 +524,7 @@ fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
         &[
             (panes[0].0.clone(), home.clone(), PANE_SHELL),
             (panes[1].0.clone(), home.clone(), &reading),
-            (panes[2].0.clone(), home.clone(), PANE_SHELL),
+            (panes[2].0.clone(), home, PANE_SHELL),
         ],
     );
     // Pane 0: the shell runs a script that waits on `read`.
