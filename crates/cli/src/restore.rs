@@ -303,10 +303,7 @@ fn plan_text(plan: &[PlanItem]) -> String {
     let mut lines = Vec::new();
     for item in plan {
         let session = escape(item.session_id.as_deref().unwrap_or("-"));
-        let verdict = serde_json::to_value(item.verdict)
-            .ok()
-            .and_then(|value| value.as_str().map(str::to_string))
-            .unwrap_or_default();
+        let verdict = item.verdict.as_str();
         let what = match (&item.refused, &item.held_elsewhere, &item.command) {
             (Some(refused), _, _) => format!("not resumed: {refused}"),
             (None, Some(holder), _) => format!("not resumed: held by {}", escape(holder)),
