@@ -104,22 +104,7 @@ impl<'a> Hostile<'a> {
     }
 
     fn tmux(&self, args: &[&str]) -> Result<String> {
-        let output = self
-            .command("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .context("cannot run tmux")?;
-        if !output.status.success() {
-            bail!(
-                "tmux {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr).trim()
-            );
-        }
-        Ok(String::from_utf8_lossy(&output.stdout)
-            .trim_end()
-            .to_string())
+        super::sandbox::run_tmux(self.command("tmux"), &self.socket, args)
     }
 
     fn kill_server(&self) {
@@ -361,28 +346,23 @@ impl<'a> Hostile<'a> {
         .unwrap_or_else(|error| format!("{error:#}"));
         let restore_code = restore.status.code();
 
-        let mut problems = Vec::new();
-        let mut expect = |ok: bool, problem: String| {
-            if !ok {
-                problems.push(problem);
-            }
-        };
-        expect(
+        let mut found = Findings::default();
+        found.expect(
             record_crafted.status.code() == Some(2),
             format!(
                 "record with the crafted dir exited {:?}",
                 record_crafted.status.code()
             ),
         );
-        expect(
+        found.expect(
             hook.status.success() && hook_log.contains("working dir contains a control character"),
             format!("the hook did not log the crafted dir: {hook_log:?}"),
         );
-        expect(
+        found.expect(
             !recorded_anything,
             "capture recorded a refused value".into(),
         );
-        expect(
+        found.expect(
             resume_crafted.status.code() == Some(1) && resume_crafted.stdout.is_empty(),
             format!(
                 "resume-cmd of the crafted dir exited {:?}",
@@ -390,7 +370,7 @@ impl<'a> Hostile<'a> {
             ),
         );
         let crafted_item = item("tmux:hx:0.0");
-        expect(
+        found.expect(
             crafted_item.as_ref().is_some_and(|item| {
                 item["refused"].is_string()
                     && item["command"].is_null()
@@ -398,36 +378,27 @@ impl<'a> Hostile<'a> {
             }),
             format!("restore planned the crafted dir: {crafted_item:?}"),
         );
-        expect(
+        found.expect(
             started_in("tmux:hx:0.0") == 0 && untouched("tmux:hx:0.0"),
             "a restore acted on the crafted dir's pane".into(),
         );
-        expect(!ran.exists(), "the crafted dir's command ran".into());
-        rows.push(row(
+        found.expect(!ran.exists(), "the crafted dir's command ran".into());
+        rows.push(found.row(
             "tmux:hx:0.0",
             "crafted dir",
             "refused, nothing ran",
-            if problems.is_empty() {
-                "refused, nothing ran"
-            } else {
-                "acted on"
-            },
-            std::mem::take(&mut problems),
+            "acted on",
         ));
 
-        let mut expect = |ok: bool, problem: String| {
-            if !ok {
-                problems.push(problem);
-            }
-        };
-        expect(
+        let mut found = Findings::default();
+        found.expect(
             record_option.status.code() == Some(2),
             format!(
                 "record of an option-like id exited {:?}",
                 record_option.status.code()
             ),
         );
-        expect(
+        found.expect(
             resume_option.status.code() == Some(1)
                 && String::from_utf8_lossy(&resume_option.stderr).contains("begins with '-'"),
             format!(
@@ -436,94 +407,71 @@ impl<'a> Hostile<'a> {
                 String::from_utf8_lossy(&resume_option.stderr).trim()
             ),
         );
-        expect(
+        found.expect(
             item("tmux:hx:0.1").is_none() && stderr.contains("\"tmux:hx:0.1\" is not usable"),
             format!("restore did not refuse the option-like id: {stderr}"),
         );
-        expect(
+        found.expect(
             started_in("tmux:hx:0.1") == 0 && untouched("tmux:hx:0.1"),
             "a restore acted on the option-like id's pane".into(),
         );
-        rows.push(row(
+        rows.push(found.row(
             "tmux:hx:0.1",
             "option-like id",
             "refused, nothing ran",
-            if problems.is_empty() {
-                "refused, nothing ran"
-            } else {
-                "acted on"
-            },
-            std::mem::take(&mut problems),
+            "acted on",
         ));
 
         let busy_applied =
             item("tmux:hx:1.0").and_then(|item| item["applied"].as_str().map(str::to_string));
-        let mut expect = |ok: bool, problem: String| {
-            if !ok {
-                problems.push(problem);
-            }
-        };
-        expect(
+        let mut found = Findings::default();
+        found.expect(
             busy_applied
                 .as_deref()
                 .is_some_and(|applied| applied.starts_with("skipped: the pane is busy")),
             format!("the busy pane: {busy_applied:?}"),
         );
-        expect(
+        found.expect(
             started_in("tmux:hx:1.0") == 0 && untouched("tmux:hx:1.0"),
             "a restore acted on the busy pane".into(),
         );
-        expect(
+        found.expect(
             script_got == "mine\n",
             format!("the waiting script read {script_got:?}, not our line"),
         );
-        expect(
+        found.expect(
             restore_code == Some(0),
             format!("restore --apply exited {restore_code:?}: {stderr}"),
         );
-        rows.push(row(
+        rows.push(found.row(
             "tmux:hx:1.0",
             "busy on read",
             "skipped, input intact",
-            if problems.is_empty() {
-                "skipped, input intact"
-            } else {
-                "acted on"
-            },
-            std::mem::take(&mut problems),
+            "acted on",
         ));
 
         let typed_applied =
             item("tmux:hx:1.1").and_then(|item| item["applied"].as_str().map(str::to_string));
-        let mut expect = |ok: bool, problem: String| {
-            if !ok {
-                problems.push(problem);
-            }
-        };
-        expect(
+        let mut found = Findings::default();
+        found.expect(
             typed_applied.as_deref() == Some("started in the existing pane"),
             format!("the pane with half-typed text: {typed_applied:?}"),
         );
         let typed_start = starts
             .iter()
             .find(|event| event.surface.as_deref() == Some("tmux:hx:1.1"));
-        expect(
+        found.expect(
             started_in("tmux:hx:1.1") == 1
                 && typed_start
                     .is_some_and(|start| start.argv == ["--resume", typed_session.as_str()]),
             format!("agents started in the pane: {typed_start:?}"),
         );
-        expect(!typed.exists(), "the half-typed command ran".into());
-        rows.push(row(
+        found.expect(!typed.exists(), "the half-typed command ran".into());
+        rows.push(found.row(
             "tmux:hx:1.1",
             "half-typed text",
             "resumed, text never ran",
-            if problems.is_empty() {
-                "resumed, text never ran"
-            } else {
-                "text ran"
-            },
-            problems,
+            "text ran",
         ));
         Ok(())
     }
@@ -672,6 +620,30 @@ impl<'a> Hostile<'a> {
             &got,
             problems,
         ))
+    }
+}
+
+/// What went wrong in one case.
+#[derive(Debug, Default)]
+struct Findings {
+    problems: Vec<String>,
+}
+
+impl Findings {
+    fn expect(&mut self, ok: bool, problem: String) {
+        if !ok {
+            self.problems.push(problem);
+        }
+    }
+
+    /// The case's row: `got` is `expected` when nothing went wrong, else `otherwise`.
+    fn row(self, surface: &str, case: &str, expected: &str, otherwise: &str) -> Row {
+        let got = if self.problems.is_empty() {
+            expected
+        } else {
+            otherwise
+        };
+        row(surface, case, expected, got, self.problems)
     }
 }
 
