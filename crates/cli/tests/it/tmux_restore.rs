@@ -529,14 +529,9 @@ fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
     );
     // Pane 0: the shell runs a script that waits on `read`.
     server.type_line(&panes[0].0.target(), &reading);
+    // The shell's job control puts the script in the terminal's foreground.
     wait_until("the script to wait on read", || {
-        let pid: u32 = server
-            .display(&panes[0].0.target(), "#{pane_pid}")
-            .parse()
-            .unwrap();
-        fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-            .ok()
-            .filter(|children| !children.trim().is_empty())
+        (server.display(&panes[0].0.target(), "#{pane_current_command}") == "sh").then_some(())
     });
     // Pane 2: half a command at the prompt, no Enter.
     server.tmux(&[
