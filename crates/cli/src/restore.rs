@@ -283,11 +283,17 @@ fn apply_one(store: &index_store::Store, server: &tmux::Server, item: &PlanItem)
         // Not claimed, so not opened: a failure of this restore, which says why.
         Err(error) => return format!("failed: cannot claim it in the index: {error}"),
     }
-    match server.open(&target, item.cwd.as_deref(), command) {
-        Ok(tmux::Opened::Started(done)) => done + &doubt,
-        Ok(tmux::Opened::Skipped(reason)) => reason + &doubt,
-        Err(error) => format!("failed: {error:#}{doubt}"),
+    let (outcome, opened) = match server.open(&target, item.cwd.as_deref(), command) {
+        Ok(tmux::Opened::Started(done)) => (done, true),
+        Ok(tmux::Opened::Skipped(reason)) => (reason, false),
+        Err(error) => (format!("failed: {error:#}"), false),
+    };
+    if !opened {
+        // Nothing was started: the claim is taken back, so the next restore may try at once
+        // (best effort: a claim left behind only delays that for its time to live).
+        let _ = store.update(|index| index.release_restore(&item.surface, &item.held_session, now));
     }
+    outcome + &doubt
 }
 
 /// When the surface was last claimed for a restore, as the index on disk says now.

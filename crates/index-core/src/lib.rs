@@ -322,6 +322,22 @@ impl Index {
         }
     }
 
+    /// Takes back the claim [`Index::claim_restore`] made at `claimed_at`, when the restore
+    /// could not open the surface after all: the next restore may try it at once. A claim made
+    /// since (another time), or a session recorded since, is left alone.
+    pub fn release_restore(&mut self, surface: &str, session: &str, claimed_at: Millis) -> bool {
+        match self.entries.get_mut(surface) {
+            Some(entry)
+                if entry.session.as_str() == session
+                    && entry.restore_claimed_at == Some(claimed_at) =>
+            {
+                entry.restore_claimed_at = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
     pub fn lookup(&self, surface: &str) -> Option<&Entry> {
         self.entries.get(surface)
     }
