@@ -74,6 +74,25 @@ pub fn crash_resume_agent(env: &Sandbox) -> Command {
     agent_command(env, BIN)
 }
 
+/// `crash-resume --json restore --apply tmux --tmux-socket SOCKET` in an agent's environment,
+/// stdin closed, stdout and stderr piped.
+pub fn restore_apply(env: &Sandbox, socket: &str) -> Command {
+    let mut command = crash_resume_agent(env);
+    command
+        .args([
+            "--json",
+            "restore",
+            "--apply",
+            "tmux",
+            "--tmux-socket",
+            socket,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
 /// What one run of the hook did.
 #[derive(Debug)]
 pub struct HookRun {

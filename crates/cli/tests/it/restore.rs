@@ -367,17 +367,8 @@ fn a_surface_that_failed_to_open_is_tried_again_by_the_next_restore() {
     let no_tmux = env.root().join("no-bin");
     fs::create_dir_all(&no_tmux).unwrap();
     for attempt in 0..2 {
-        let output = crash_resume_agent(&env)
+        let output = crate::harness::restore_apply(&env, "none")
             .env("PATH", &no_tmux)
-            .args([
-                "--json",
-                "restore",
-                "--apply",
-                "tmux",
-                "--tmux-socket",
-                "none",
-            ])
-            .stdin(Stdio::null())
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);

@@ -18,7 +18,7 @@ use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, claude_dir, claude_resume_command, claude_runs,
     crash_resume_agent, git_work_dir, install_claude_stand_in, install_claude_stand_in_that_stays,
-    server_name, session_start, uuid, wait_until, write_transcript,
+    restore_apply, server_name, session_start, uuid, wait_until, write_transcript,
 };
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -263,22 +263,7 @@ fn restore_after_a_tmux_crash_starts_each_command_in_its_pane_once() {
 
     // Two restores at once: both find every surface claimed, and neither types anything.
     let children: Vec<std::process::Child> = (0..2)
-        .map(|_| {
-            crash_resume_agent(&env)
-                .args([
-                    "--json",
-                    "restore",
-                    "--apply",
-                    "tmux",
-                    "--tmux-socket",
-                    &name,
-                ])
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
+        .map(|_| restore_apply(&env, &name).spawn().unwrap())
         .collect();
     for child in children {
         let output = child.wait_with_output().unwrap();
@@ -648,22 +633,7 @@ fn concurrent_restores_on_an_empty_server_rebuild_every_pane_once() {
             let _ = fs::remove_file(crate::harness::claude_runs_path(&env));
             assert_eq!(server.panes(), Vec::new(), "{what}: the server is empty");
             let children: Vec<std::process::Child> = (0..restores)
-                .map(|_| {
-                    crash_resume_agent(&env)
-                        .args([
-                            "--json",
-                            "restore",
-                            "--apply",
-                            "tmux",
-                            "--tmux-socket",
-                            &name,
-                        ])
-                        .stdin(Stdio::null())
-                        .stdout(Stdio::piped())
-                        .stderr(Stdio::piped())
-                        .spawn()
-                        .unwrap()
-                })
+                .map(|_| restore_apply(&env, &name).spawn().unwrap())
                 .collect();
             let mut opened: BTreeMap<String, usize> = BTreeMap::new();
             for child in children {
