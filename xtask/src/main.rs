@@ -42,9 +42,10 @@ const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
   test [NEXTEST ARGS]   run every test of the workspace
-  reboot-sim [--panes N] [--real-claude]
+  reboot-sim [--panes N] [--real-claude | --real-codex]
                         the whole crash-and-resume story in a sandbox, checked pane by pane
-  bench-cli [--runs N]  time the release binary end to end (median, p95) at 1k and 10k entries
+  bench-cli [--runs N] [--plan]  time the release binary end to end (median, p95) at 1k and 10k
+                        entries, and the restore plan from 1k to 10k (--plan: only that)
   claude-cli install    install the pinned Claude Code CLI into the build dir, print its path
   codex-cli install     install the pinned Codex CLI into the build dir, print its path";
 

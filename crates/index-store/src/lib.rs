@@ -288,6 +288,23 @@ impl Store {
         Ok((snapshot.index.lookup(surface).cloned(), snapshot.warnings))
     }
 
+    /// Runs `critical` holding an exclusive lock on the sidecar `<index>.<name>.lock`, waited
+    /// for up to `timeout`: for work over the index's surfaces that must not run twice at once
+    /// but is not a write of the index (a restore re-opening panes). The index's own lock is
+    /// not held, so updates go on meanwhile. Giving up is [`StoreError::LockTimeout`] naming
+    /// the sidecar.
+    pub fn exclusive<T>(
+        &self,
+        name: &str,
+        timeout: Duration,
+        critical: impl FnOnce() -> T,
+    ) -> Result<T, StoreError> {
+        self.ensure_dir()?;
+        let lock_path = sidecar(&self.path, &format!(".{name}.lock"));
+        let mut lock = lock::Lock::open(&lock_path)?;
+        lock.hold(&lock_path, &lock_path, timeout, || Ok(critical()))
+    }
+
     /// Locked read-modify-write: waits for the lock (up to the deadline), reloads the index,
     /// applies `change`, and, when the file would change, writes it durably before returning.
     pub fn update<T>(
