@@ -105,16 +105,7 @@ fn ps_ancestors(listing: &str, pid: u32) -> Vec<(u32, Vec<String>)> {
 /// `ps -A -o pid=,ppid=,command=`, its errors silenced.
 #[cfg(not(target_os = "linux"))]
 fn ps_listing() -> Option<String> {
-    let output = std::process::Command::new("ps")
-        .args(["-A", "-o", "pid=,ppid=,command="])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    crate::surface::ps_every_process("pid=,ppid=,command=")
 }
 
 /// What the log says, once per daemon, when a Codex hook runs under the daemon.

@@ -27,7 +27,8 @@ use super::checks::Row;
 use super::sandbox::{Sandbox, create_dir, sh_quote};
 use super::wait_for;
 
-/// The offline setup the Codex conformance tests use too.
+/// The offline setup the Codex conformance tests use too (they alone look up the CLI there).
+#[allow(dead_code)]
 #[path = "../../../crates/preflight/tests/support/codex_offline.rs"]
 mod codex_offline;
 

@@ -33,15 +33,7 @@ use crate::harness::{
 const SCREEN_DEADLINE: Duration = Duration::from_secs(90);
 
 fn installed_codex() -> PathBuf {
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
-    let cli = target.join("codex-cli/node_modules/.bin/codex");
-    assert!(
-        cli.is_file(),
-        "the Codex CLI is not installed at {}: run `cargo xtask codex-cli install` \
-         (`cargo xtask test` runs it first)",
-        cli.display()
-    );
-    cli
+    codex_offline::installed_cli(env!("CARGO_TARGET_TMPDIR"))
 }
 
 /// A tmux server inside a network namespace of its own, and the launcher that holds it.

@@ -41,19 +41,8 @@ const PROBE: &str = "crash-resume conformance probe";
 /// A Codex run is killed after this long; against the mock it ends within seconds.
 const DEADLINE: Duration = Duration::from_secs(90);
 
-/// The executable `cargo xtask codex-cli install` puts in the build dir.
-pub fn installed_cli() -> PathBuf {
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("CARGO_TARGET_TMPDIR is inside the target dir");
-    let cli = target.join("codex-cli/node_modules/.bin/codex");
-    assert!(
-        cli.is_file(),
-        "the Codex CLI is not installed at {}: run `cargo xtask codex-cli install` \
-         (`cargo xtask test` runs it first)",
-        cli.display()
-    );
-    cli
+fn installed_cli() -> PathBuf {
+    codex_offline::installed_cli(env!("CARGO_TARGET_TMPDIR"))
 }
 
 /// One case's dirs: a home, a Codex home configured for the mock, a project dir.

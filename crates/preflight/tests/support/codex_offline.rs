@@ -7,7 +7,7 @@
 //! Responses API on 127.0.0.1:[`PORT`] and kills by pid every process left in the namespace when
 //! its command ends. Codex finds the mock through [`config_toml`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The mock's port inside the namespace (each namespace has its own loopback).
 pub const PORT: u16 = 18080;
@@ -19,6 +19,23 @@ pub const LAUNCHER: &str = include_str!("codex_offline.py");
 /// namespace until the launcher's stdin closes.
 pub const TMUX_SERVER: &str = "tmux -L \"$0\" -f /dev/null start-server \\; \
      set-option -g exit-empty off && exec cat > /dev/null";
+
+/// The executable `cargo xtask codex-cli install` puts in the build dir, given a test's
+/// `CARGO_TARGET_TMPDIR` (inside that dir); a test fails here, saying how to install it, when it
+/// is missing.
+pub fn installed_cli(target_tmpdir: &str) -> PathBuf {
+    let target = Path::new(target_tmpdir)
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is inside the target dir");
+    let cli = target.join("codex-cli/node_modules/.bin/codex");
+    assert!(
+        cli.is_file(),
+        "the Codex CLI is not installed at {}: run `cargo xtask codex-cli install` \
+         (`cargo xtask test` runs it first)",
+        cli.display()
+    );
+    cli
+}
 
 /// `$CODEX_HOME/config.toml`: the mock as the model provider (its key in `MOCK_API_KEY`), no
 /// retries, no approvals, a read-only sandbox, no paste-burst detection (typed text and Enter
