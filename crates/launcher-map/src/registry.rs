@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use preflight::paths::expand_home;
+use agent_paths::expand_home;
 
 use crate::error::{ConfigError, RenderError};
 use crate::template::{Field, Template, Values, Word};
 use crate::{Context, Target, config};
 
 /// The provider assumed when a session has none recorded (the JavaScript tool knew only Claude).
-pub const DEFAULT_PROVIDER: &str = "claude";
+pub const DEFAULT_PROVIDER: &str = agent_paths::DEFAULT_PROVIDER;
 
 /// The built-in launchers, in the `launchers.toml` format.
 const BUILTIN: &str = include_str!("builtin.toml");
@@ -127,6 +127,12 @@ impl Registry {
             Utf8Path::new("<built-in launchers>"),
         )
         .expect("the built-in launchers are a valid launcher config");
+        for facts in agent_paths::PROVIDERS {
+            if let Some(default) = registry.providers.get_mut(facts.name) {
+                default.config_env = Some(facts.config_env.to_owned());
+                default.default_config_dir = Some(facts.default_config_dir.to_owned());
+            }
+        }
         registry
     }
 

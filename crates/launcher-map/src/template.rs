@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 
 use camino::Utf8Path;
-use preflight::paths::expand_home;
+use agent_paths::expand_home;
 
 use crate::error::{RenderError, TemplateError};
 
