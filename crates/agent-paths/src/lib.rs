@@ -23,7 +23,11 @@ pub struct ProviderFacts {
 impl ProviderFacts {
     /// The config dir the agent runs with: `variable` (the value of [`Self::config_env`]) when
     /// it is set and not blank, else the default under `home`; `None` when neither is known.
-    pub fn config_dir(&self, variable: Option<&str>, home: Option<&Utf8Path>) -> Option<Utf8PathBuf> {
+    pub fn config_dir(
+        &self,
+        variable: Option<&str>,
+        home: Option<&Utf8Path>,
+    ) -> Option<Utf8PathBuf> {
         match variable.filter(|value| !value.trim().is_empty()) {
             Some(value) => Some(Utf8PathBuf::from(value)),
             None => home.map(|home| expand_home(self.default_config_dir, Some(home))),

@@ -6,11 +6,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::{Context as _, anyhow};
 use camino::{Utf8Path, Utf8PathBuf};
 use clap::CommandFactory;
-use etcetera::BaseStrategy;
 use index_core::text::escape;
 use index_core::{Entry, Millis, Provider, Record, Repo, Role, SessionId, SurfaceId};
 use index_store::{Durability, Store, StoreOptions, Warning};
-use launcher_map::{Context, Registry, RenderError, Target};
+use launcher_map::{Registry, RenderError};
 
 use crate::Failure;
 use crate::args::{Cli, Command, Global, HookCommand, PreflightArgs, RecordArgs};
@@ -96,15 +95,25 @@ pub fn open_store(global: &Global) -> Result<Store, Failure> {
     Ok(Store::open(&path, options)?)
 }
 
+/// The environment, read once: the home dir, the XDG dirs and the providers' config-dir
+/// variables. Nothing else in the binary reads them.
+pub fn environment() -> &'static resume_plan::Environment {
+    static ENVIRONMENT: std::sync::OnceLock<resume_plan::Environment> = std::sync::OnceLock::new();
+    ENVIRONMENT.get_or_init(|| {
+        resume_plan::Environment::from_lookup(etcetera::home_dir().ok(), |name| {
+            std::env::var_os(name)
+        })
+    })
+}
+
 /// The index file in use: `--path` / `CRASH_RESUME_INDEX_PATH`, else the default.
 pub fn index_path(global: &Global) -> Result<Utf8PathBuf, Failure> {
-    match &global.path {
-        Some(path) if path.trim().is_empty() => Err(Failure::Usage(anyhow!(
-            "the index path is empty; give a file path with --path or CRASH_RESUME_INDEX_PATH"
-        ))),
-        Some(path) => Ok(Utf8PathBuf::from(path)),
-        None => Ok(index_store::default_index_path()?),
-    }
+    environment()
+        .index_path(global.path.as_deref())
+        .map_err(|error| match error {
+            resume_plan::LocationError::EmptyIndexPath => Failure::Usage(error.into()),
+            other => Failure::Failed(other.into()),
+        })
 }
 
 fn report(warnings: &[Warning]) {
@@ -220,18 +229,6 @@ fn load_entry_checked(
     Ok((entry, unusable))
 }
 
-/// Refuses an entry whose values would reach a shell or a terminal as something other than
-/// text (an index written by another tool may hold one): it is not resumed, and its values
-/// are not shown.
-pub fn refusal(entry: &Entry) -> Option<String> {
-    entry.check_dirs().err().map(|error| {
-        format!(
-            "the entry of surface {} is refused: its {error}; record the surface again or drop it with `crash-resume forget`",
-            escape(entry.surface.as_str())
-        )
-    })
-}
-
 fn lookup(global: &Global, surface: &str) -> Outcome {
     let entry = load_entry(global, surface)?;
     let entry = entry.as_ref();
@@ -259,7 +256,7 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
             escape(surface)
         )));
     }
-    if let Some(message) = entry.as_ref().and_then(refusal) {
+    if let Some(message) = entry.as_ref().and_then(resume_plan::resume::refusal) {
         return Err(Failure::Failed(anyhow!(message)));
     }
     let now = now();
@@ -295,22 +292,12 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
     }
 }
 
-/// The launcher registry: `$XDG_CONFIG_HOME/crash-resume/launchers.toml` over the built-ins,
-/// with the profile chosen on the command line.
+/// The launcher registry: `launchers.toml` over the built-ins, with the profile chosen on the
+/// command line.
 pub fn registry(global: &Global) -> Result<Registry, Failure> {
-    let config = etcetera::base_strategy::Xdg::new()
-        .ok()
-        .map(|strategy| {
-            strategy
-                .config_dir()
-                .join("crash-resume")
-                .join("launchers.toml")
-        })
-        .and_then(|path| Utf8PathBuf::from_path_buf(path).ok());
-    let mut registry = match config {
-        Some(path) => Registry::load(&path).map_err(|error| Failure::Failed(error.into()))?,
-        None => Registry::builtin(),
-    };
+    let mut registry = environment()
+        .registry(None)
+        .map_err(|error| Failure::Failed(error.into()))?;
     if let Some(profile) = &global.profile {
         registry
             .select_profile(profile)
@@ -319,83 +306,19 @@ pub fn registry(global: &Global) -> Result<Registry, Failure> {
     Ok(registry)
 }
 
-pub fn render(global: &Global, entry: &Entry) -> Result<String, Failure> {
-    render_with(&registry(global)?, entry)
-}
-
-/// The entry's resume command from a registry already loaded (a restore renders many).
-pub fn render_with(registry: &Registry, entry: &Entry) -> Result<String, Failure> {
-    let target = Target {
-        provider: entry.provider.as_ref().map(Provider::as_str),
-        session: entry.session.as_str(),
-        repo: Some(entry.repo.as_str()),
-        cwd: entry.cwd.as_deref(),
-        config_dir: entry.config_dir.as_deref(),
-    };
-    let context = Context { home: home() };
-    registry
-        .render(&target, &context)
-        .map_err(|error| match error {
-            RenderError::NoLauncher { .. } => Failure::NotFound(format!("{error}")),
-            other => Failure::Failed(other.into()),
-        })
-}
-
-pub fn home() -> Option<Utf8PathBuf> {
-    etcetera::home_dir()
-        .ok()
-        .and_then(|home| Utf8PathBuf::from_path_buf(home).ok())
-}
-
-/// The config dir a provider uses when none is recorded: its variable, else its default dir.
-fn default_config_dir(provider: &str) -> Option<String> {
-    let agent = match provider {
-        "claude" => Agent::Claude,
-        "codex" => Agent::Codex,
-        _ => return None,
-    };
-    hook::config_dir(agent).ok()
-}
-
-/// The preflight's input for an index entry: its provider, working dir, config dir (else the
-/// provider's default), held id and chain; other surfaces' ids are excluded from recovery.
-pub fn preflight_input(index: &index_core::Index, entry: &Entry) -> preflight::Input {
-    preflight_input_excluding(entry, excluded_ids(index, Some(entry.session.as_str())))
-}
-
-/// The preflight's input for an entry with the set of excluded ids given (a restore builds it
-/// once for all entries instead of once per entry).
-pub fn preflight_input_excluding(
-    entry: &Entry,
-    excluded: std::collections::BTreeSet<String>,
-) -> preflight::Input {
-    let provider = crate::restore::provider_of(entry);
-    preflight::Input {
-        provider: provider.to_string(),
-        session: Some(entry.session.to_string()),
-        cwd: entry.cwd.clone().unwrap_or_default(),
-        config_dir: entry
-            .config_dir
-            .clone()
-            .or_else(|| default_config_dir(provider)),
-        history_session: None,
-        chain: entry.chain().map(SessionId::to_string).collect(),
-        excluded,
-        home: home(),
-    }
-}
-
-/// Every session bound in the index, but `own`.
-fn excluded_ids(
-    index: &index_core::Index,
-    own: Option<&str>,
-) -> std::collections::BTreeSet<String> {
-    index
-        .entries()
-        .into_iter()
-        .map(|entry| entry.session.to_string())
-        .filter(|session| Some(session.as_str()) != own)
-        .collect()
+/// The entry's resume command.
+fn render(global: &Global, entry: &Entry) -> Result<String, Failure> {
+    let registry = registry(global)?;
+    resume_plan::resume::render(
+        &registry,
+        entry,
+        entry.session.as_str(),
+        environment().home(),
+    )
+    .map_err(|error| match error {
+        RenderError::NoLauncher { .. } => Failure::NotFound(format!("{error}")),
+        other => Failure::Failed(other.into()),
+    })
 }
 
 fn preflight(global: &Global, args: PreflightArgs) -> Outcome {
@@ -408,7 +331,7 @@ fn preflight(global: &Global, args: PreflightArgs) -> Outcome {
                     "no entry for surface {surface:?}"
                 )));
             };
-            preflight_input(&index, entry)
+            resume_plan::input::preflight_input(&index, entry, environment())
         }
         None => {
             let session = args.session.map(SessionId::new).transpose()?;
@@ -421,14 +344,17 @@ fn preflight(global: &Global, args: PreflightArgs) -> Outcome {
             preflight::Input {
                 config_dir: args
                     .config_dir
-                    .or_else(|| default_config_dir(&args.provider)),
-                excluded: excluded_ids(&index, session.as_ref().map(SessionId::as_str)),
+                    .or_else(|| environment().config_dir(&args.provider).ok().flatten()),
+                excluded: resume_plan::input::excluded_ids(
+                    &index,
+                    session.as_ref().map(SessionId::as_str),
+                ),
                 session: session.map(SessionId::into_string),
                 history_session: history.map(SessionId::into_string),
                 cwd: cwd.unwrap_or_default(),
                 provider: args.provider,
                 chain: Vec::new(),
-                home: home(),
+                home: environment().home(),
             }
         }
     };

@@ -10,10 +10,10 @@ use std::process::Command as Process;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, anyhow, bail};
+use anyhow::{Context as _, anyhow};
 use camino::{Utf8Path, Utf8PathBuf};
-use index_core::capture::{HookEvent, HookPayload, parse_hook_payload};
-use index_core::{Provider, Record, Repo, Role, SessionId, SurfaceId};
+use index_core::Record;
+use index_core::capture::{HookPayload, parse_hook_payload};
 use index_store::{Store, StoreError, StoreOptions};
 
 use crate::args::Global;
@@ -37,14 +37,6 @@ impl Agent {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
-        }
-    }
-
-    /// The variable that names the agent's config dir, and its default under the home dir.
-    pub fn config_dir_variable(self) -> (&'static str, &'static str) {
-        match self {
-            Agent::Claude => ("CLAUDE_CONFIG_DIR", ".claude"),
-            Agent::Codex => ("CODEX_HOME", ".codex"),
         }
     }
 }
@@ -92,38 +84,8 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
     let store = open_store(global)?;
     let now = crate::commands::now();
     let session = payload.session.clone();
-    let event = match agent {
-        Agent::Claude => payload.event,
-        Agent::Codex => codex_end_evidence(payload.event),
-    };
-    let updated = match store.update(|index| match &event {
-        HookEvent::SessionEnd { clean: true, .. } => {
-            if index.end(&surface, &session, now) {
-                "ended cleanly"
-            } else {
-                "end of an unknown session"
-            }
-        }
-        HookEvent::SessionEnd { clean: false, .. } => {
-            // Not a clean exit (a /clear, a signal): the session stays resumable.
-            if index.touch(&surface, now) {
-                "touched"
-            } else {
-                "nothing to touch"
-            }
-        }
-        HookEvent::Activity { .. }
-            if index
-                .lookup(&surface)
-                .is_some_and(|entry| entry.session.as_str() == session) =>
-        {
-            index.touch(&surface, now);
-            "touched"
-        }
-        HookEvent::SessionStart { .. } | HookEvent::Activity { .. } => {
-            index.record(record, now);
-            "recorded"
-        }
+    let updated = match store.update(|index| {
+        resume_plan::hook::apply_event(index, agent.provider(), &payload.event, record, now)
     }) {
         // Many agents starting at once can keep the lock busy past the hook's short wait: the
         // record is handed to a detached copy of this hook that waits longer, so it is not lost
@@ -157,20 +119,6 @@ fn not_recorded_under_daemon(global: &Global, daemon: u32, session: &str) -> Str
         );
     }
     format!("session {session} not recorded: Codex's daemon (pid {daemon}) hides its pane")
-}
-
-/// Codex ends every session with the reason `other` (a `/quit`, Ctrl-C, the end of an exec run
-/// and SIGTERM alike; a killed pane sends nothing without the daemon). Outside the daemon, a
-/// `SessionEnd` that gets here came from the TUI in a pane that still exists (a tmux pane is
-/// looked up and a vanished one refused before this point), so it is taken as the end.
-fn codex_end_evidence(event: HookEvent) -> HookEvent {
-    match event {
-        HookEvent::SessionEnd { reason, .. } => HookEvent::SessionEnd {
-            reason,
-            clean: true,
-        },
-        other => other,
-    }
 }
 
 /// Reads stdin up to EOF or the first complete JSON value, whichever comes first, giving up at
@@ -239,52 +187,22 @@ fn build_record(agent: Agent, surface: &str, payload: &HookPayload) -> anyhow::R
         None => Utf8PathBuf::from_path_buf(std::env::current_dir().context("no working dir")?)
             .map_err(|_| anyhow!("the working dir is not valid UTF-8"))?,
     };
-    let config_dir = config_dir(agent)?;
-    index_core::check_dirs(Some(cwd.as_str()), Some(&config_dir))?;
-    let mut record = Record::new(
-        SurfaceId::new(surface)?,
-        SessionId::new(payload.session.as_str())?,
-        Repo::new(repo_name(&cwd))?,
-    );
-    record.role = std::env::var("CRASH_RESUME_ROLE")
-        .ok()
-        .filter(|role| !role.trim().is_empty())
-        .map(Role::new)
-        .transpose()?;
-    record.provider = Some(Provider::new(agent.provider())?);
-    record.config_dir = Some(config_dir);
-    record.cwd = Some(cwd.into_string());
-    Ok(record)
+    let role = std::env::var("CRASH_RESUME_ROLE").ok();
+    Ok(resume_plan::hook::record(
+        agent.provider(),
+        surface,
+        payload,
+        &cwd,
+        config_dir(agent)?,
+        role.as_deref(),
+    )?)
 }
 
 /// The agent's config dir as it runs: its variable, else the default under the home dir.
 pub fn config_dir(agent: Agent) -> anyhow::Result<String> {
-    let (variable, default) = agent.config_dir_variable();
-    match std::env::var(variable) {
-        Ok(dir) if !dir.trim().is_empty() => Ok(dir),
-        // Not the default dir: the agent runs with the one the variable names.
-        Err(std::env::VarError::NotUnicode(dir)) => {
-            bail!("{variable} {dir:?} is not valid UTF-8; crash-resume needs a UTF-8 path")
-        }
-        _ => {
-            let home =
-                crate::commands::home().ok_or_else(|| anyhow!("cannot find the home directory"))?;
-            Ok(home.join(default).into_string())
-        }
-    }
-}
-
-/// The name of the git top-level holding `cwd` (a `.git` dir or file, so worktrees count),
-/// else the name of `cwd` itself.
-pub fn repo_name(cwd: &Utf8Path) -> String {
-    let top = cwd
-        .ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(cwd);
-    top.file_name()
-        .filter(|name| !name.trim().is_empty())
-        .unwrap_or("root")
-        .to_string()
+    crate::commands::environment()
+        .config_dir(agent.provider())?
+        .ok_or_else(|| anyhow!("cannot find the home directory"))
 }
 
 fn open_store(global: &Global) -> anyhow::Result<Store> {
@@ -309,8 +227,7 @@ fn open_store(global: &Global) -> anyhow::Result<Store> {
 
 /// The hook's log: `hook.log` beside the index (stderr when that cannot be written).
 pub fn log_path(global: &Global) -> Option<Utf8PathBuf> {
-    let index = crate::commands::index_path(global).ok()?;
-    Some(index.parent()?.join("hook.log"))
+    resume_plan::hook_log_path(&crate::commands::index_path(global).ok()?)
 }
 
 fn log(global: &Global, message: &str) {

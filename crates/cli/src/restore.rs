@@ -12,21 +12,16 @@
 //! An entry whose working dir or config dir holds a control character (an index another tool
 //! wrote) is refused: it gets no command, and its values are never typed or printed raw.
 //!
-//! The plan is linear in the number of entries: the set of ids excluded from recovery is built
-//! once, the launcher registry is loaded once, what is read per config dir (live agents, the
-//! retention setting) is read once per dir, and the preflights share one cache
-//! (`preflight::claude::Cache`), so each working dir is resolved and each project folder listed
-//! once.
+//! The plan is made by `resume_plan::plan::build_plan` (linear in the number of entries); this
+//! module prints it and applies it.
 
-use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 use anyhow::anyhow;
-use camino::Utf8PathBuf;
+use index_core::Index;
 use index_core::text::escape;
-use index_core::{Entry, Index, Provider};
-use preflight::Verdict;
-use serde::Serialize;
+use resume_plan::plan::PlanError;
+use resume_plan::{Plan, PlanItem};
 
 use crate::args::{Global, RestoreArgs};
 use crate::commands::{self, load, open_store};
@@ -40,47 +35,6 @@ const CLAIM_TTL_MS: u64 = 10 * 60 * 1000;
 /// How long a restore waits for another one that is applying (tmux commands only: it never
 /// waits for an agent, so a long wait means something is stuck).
 const RESTORE_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
-
-#[derive(Debug, Serialize)]
-pub struct PlanItem {
-    pub surface: String,
-    pub repo: String,
-    pub provider: String,
-    /// The session the index holds for the surface.
-    pub held_session: String,
-    pub ended_cleanly: bool,
-    pub verdict: Verdict,
-    /// The session that would load.
-    pub session_id: Option<String>,
-    pub recoverable_session_id: Option<String>,
-    /// The command that resumes it, when there is one to run.
-    pub command: Option<String>,
-    pub cwd: Option<String>,
-    /// Who holds the session already: another surface or a live agent process.
-    pub held_elsewhere: Option<String>,
-    /// Why the entry is not resumed although it could be: a stored value that is not inert
-    /// text (a control character in its working dir or config dir).
-    pub refused: Option<String>,
-    /// The transcript is close to Claude Code's retention cut-off.
-    pub retention: Option<preflight::claude::RetentionRisk>,
-    /// Why a Codex session is or is not offered, from what could be observed.
-    pub why: Option<String>,
-    /// What `--apply` did.
-    pub applied: Option<String>,
-}
-
-impl PlanItem {
-    /// Whether the plan resumes this surface.
-    pub fn resumable(&self) -> bool {
-        self.command.is_some() && self.held_elsewhere.is_none() && self.refused.is_none()
-    }
-}
-
-#[derive(Debug, Serialize)]
-struct Plan<'a> {
-    version: u32,
-    surfaces: &'a [PlanItem],
-}
 
 pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
     let index = load(global)?;
@@ -117,7 +71,7 @@ pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
     if global.json {
         commands::print_json(&Plan {
             version: OUTPUT_VERSION,
-            surfaces: &plan,
+            surfaces: plan,
         })?;
         return outcome;
     }
@@ -137,150 +91,14 @@ pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
 }
 
 /// The plan for every surface (or only those that did not end cleanly), sorted by surface.
-pub fn build_plan(global: &Global, index: &Index, all: bool) -> Result<Vec<PlanItem>, Failure> {
+fn build_plan(global: &Global, index: &Index, all: bool) -> Result<Vec<PlanItem>, Failure> {
     let registry = commands::registry(global)?;
-    let mut holders: HashMap<Utf8PathBuf, Vec<(String, u32)>> = HashMap::new();
-    let mut cleanup_days: HashMap<Utf8PathBuf, u64> = HashMap::new();
-    // Every bound id; each entry's own is taken out while its preflight runs.
-    let mut excluded: BTreeSet<String> = index
-        .entries()
-        .into_iter()
-        .map(|entry| entry.session.to_string())
-        .collect();
-    let cache = preflight::claude::Cache::default();
-    let now = std::time::SystemTime::now();
-    let mut plan = Vec::new();
-    for entry in index
-        .entries()
-        .into_iter()
-        .filter(|entry| all || entry.ended_at.is_none())
-    {
-        let own = excluded.take(entry.session.as_str());
-        let mut input = commands::preflight_input_excluding(entry, std::mem::take(&mut excluded));
-        let outcome = preflight::preflight_with(&input, &cache);
-        excluded = std::mem::take(&mut input.excluded);
-        excluded.extend(own);
-        let provider = input.provider.clone();
-        let config_dir = input
-            .config_dir
-            .as_deref()
-            .map(|dir| preflight::paths::expand_home(dir, input.home.as_deref()));
-        let session = match outcome.verdict {
-            Verdict::Resume | Verdict::Recover => outcome.session_id.clone(),
-            Verdict::Unknown => Some(entry.session.to_string()),
-            Verdict::Fresh => None,
-        };
-        let held_elsewhere = session.as_deref().and_then(|session| {
-            held_elsewhere(
-                index,
-                entry,
-                session,
-                config_dir.as_ref(),
-                &provider,
-                &mut holders,
-            )
-        });
-        let retention = match (&session, &config_dir, provider.as_str()) {
-            (Some(session), Some(config_dir), "claude") => preflight::claude_transcript_path_with(
-                config_dir.as_str(),
-                &input.cwd,
-                session,
-                input.home.as_deref(),
-                &cache,
-            )
-            .and_then(|path| {
-                let days = *cleanup_days
-                    .entry(config_dir.clone())
-                    .or_insert_with(|| preflight::claude::cleanup_period_days(config_dir));
-                preflight::claude::retention_risk(&path, days, now)
-            }),
-            _ => None,
-        };
-        let refused = commands::refusal(entry);
-        let command = match session.as_deref() {
-            Some(session) if refused.is_none() => {
-                let resumed = Entry {
-                    session: index_core::SessionId::new(session)?,
-                    ..entry.clone()
-                };
-                match commands::render_with(&registry, &resumed) {
-                    Ok(command) => Some(command),
-                    // No launcher for this provider: the plan says so by having no command.
-                    Err(Failure::NotFound(_)) => None,
-                    Err(other) => return Err(other),
-                }
-            }
-            _ => None,
-        };
-        let why = (provider == "codex").then(|| codex_why(entry, &outcome));
-        plan.push(PlanItem {
-            surface: entry.surface.to_string(),
-            repo: entry.repo.to_string(),
-            provider,
-            held_session: entry.session.to_string(),
-            ended_cleanly: entry.ended_at.is_some(),
-            verdict: outcome.verdict,
-            session_id: session,
-            recoverable_session_id: outcome.recoverable_session_id,
-            command,
-            cwd: entry.cwd.clone(),
-            held_elsewhere,
-            refused,
-            retention,
-            why,
-            applied: None,
-        });
-    }
-    Ok(plan)
-}
-
-/// Why a Codex session is or is not offered. Codex gives every end the reason `other`, so the
-/// evidence is where the end was seen: the hook marks a session ended only when the end came from
-/// the TUI in a pane that still existed; a killed pane reports nothing.
-fn codex_why(entry: &Entry, outcome: &preflight::Outcome) -> String {
-    if entry.ended_at.is_some() {
-        return "not offered: Codex reported its end from its pane, which stayed open (a /quit, \
-                Ctrl-C, the end of an exec run or a SIGTERM)"
-            .to_string();
-    }
-    // What the rollout check found; else the step that narrowed the sequence last.
-    let disk = outcome
-        .steps
-        .iter()
-        .rev()
-        .find(|step| step.id == preflight::StepId::Transcript)
-        .or_else(|| outcome.steps.iter().rev().find(|step| !step.ok))
-        .map(|step| step.detail.as_str())
-        .unwrap_or_default();
-    match outcome.verdict {
-        Verdict::Resume => {
-            format!("offered: no end was reported from its pane, and the rollout resumes ({disk})")
+    resume_plan::plan::build_plan(index, &registry, commands::environment(), all).map_err(|error| {
+        match error {
+            PlanError::InvalidId(error) => error.into(),
+            PlanError::Render(error) => Failure::Failed(error.into()),
         }
-        _ => format!("no end was reported from its pane, but Codex cannot resume it: {disk}"),
-    }
-}
-
-fn held_elsewhere(
-    index: &Index,
-    entry: &Entry,
-    session: &str,
-    config_dir: Option<&Utf8PathBuf>,
-    provider: &str,
-    holders: &mut HashMap<Utf8PathBuf, Vec<(String, u32)>>,
-) -> Option<String> {
-    if let Some(owner) = index
-        .owner_of(session)
-        .filter(|owner| **owner != entry.surface)
-    {
-        return Some(format!("surface {owner}"));
-    }
-    let config_dir = config_dir.filter(|_| provider == "claude")?;
-    let live = holders
-        .entry(config_dir.clone())
-        .or_insert_with(|| preflight::claude::live_holders(config_dir));
-    live.iter()
-        .find(|(held, _)| held == session)
-        .map(|(_, pid)| format!("a running agent (pid {pid})"))
+    })
 }
 
 /// Claims the surface in the index, then re-opens it in tmux. Returns what was done.
@@ -367,12 +185,4 @@ fn plan_text(plan: &[PlanItem]) -> String {
         lines.push(line);
     }
     lines.join("\n")
-}
-
-/// The provider an entry was recorded with (the JavaScript tool knew only Claude).
-pub fn provider_of(entry: &Entry) -> &str {
-    entry
-        .provider
-        .as_ref()
-        .map_or(launcher_map::DEFAULT_PROVIDER, Provider::as_str)
 }

@@ -29,7 +29,7 @@ use thiserror::Error;
 
 pub use format::{Document, FORMAT_VERSION, Problem};
 pub use location::{
-    Durability, default_index_path, durability, durability_with, resolve as resolve_path,
+    Durability, FILE_NAME, default_index_path, durability, durability_with, resolve as resolve_path,
 };
 
 /// How a [`Store`] behaves.
@@ -647,7 +647,7 @@ fn utf8_lossy(path: &std::path::Path) -> Utf8PathBuf {
 }
 
 fn temp_prefix(path: &Utf8Path) -> String {
-    format!(".{}.", path.file_name().unwrap_or(location::FILE_NAME))
+    format!(".{}.", path.file_name().unwrap_or(FILE_NAME))
 }
 
 fn sidecar(path: &Utf8Path, suffix: &str) -> Utf8PathBuf {

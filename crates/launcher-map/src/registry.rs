@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use camino::{Utf8Path, Utf8PathBuf};
 use agent_paths::expand_home;
+use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::error::{ConfigError, RenderError};
 use crate::template::{Field, Template, Values, Word};

@@ -9,8 +9,8 @@
 
 use std::borrow::Cow;
 
-use camino::Utf8Path;
 use agent_paths::expand_home;
+use camino::Utf8Path;
 
 use crate::error::{RenderError, TemplateError};
 

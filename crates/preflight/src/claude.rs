@@ -614,7 +614,7 @@ pub const DEFAULT_CLEANUP_DAYS: u64 = 30;
 pub const RETENTION_MARGIN_DAYS: u64 = 5;
 
 /// A transcript close to Claude Code's retention cut-off.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub struct RetentionRisk {
     pub age_days: u64,
     pub cleanup_period_days: u64,

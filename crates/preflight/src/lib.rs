@@ -57,7 +57,7 @@ pub struct Input {
 }
 
 /// The answer, as the spawn path would act on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// `--resume <session_id>` will load the conversation.
@@ -80,6 +80,13 @@ impl Verdict {
             Verdict::Fresh => "fresh",
             Verdict::Unknown => "unknown",
         }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    /// The wire name ([`Verdict::as_str`]).
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
     }
 }
 
