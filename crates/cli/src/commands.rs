@@ -76,8 +76,13 @@ pub fn parse_duration(text: &str, what: &str) -> Result<Duration, Failure> {
         humantime::parse_duration(trimmed).ok()
     };
     parsed.ok_or_else(|| {
+        let given = if trimmed.is_empty() {
+            format!("the {what} is empty")
+        } else {
+            format!("invalid {what} {trimmed}")
+        };
         Failure::Usage(anyhow!(
-            "invalid {what} {text:?}: give milliseconds (a plain number) or a duration such as 90s, 30m, 2h, 7d"
+            "{given}: give milliseconds (a plain number) or a duration such as 90s, 30m, 2h, 7d"
         ))
     })
 }
@@ -136,12 +141,12 @@ fn absolute_dir(dir: &str, what: &str) -> Result<String, Failure> {
         return Ok(dir.to_string());
     }
     let absolute = std::path::absolute(dir)
-        .with_context(|| format!("cannot make {what} {dir:?} absolute"))
+        .with_context(|| format!("cannot make {what} {dir} absolute"))
         .map_err(Failure::Failed)?;
     absolute
         .into_os_string()
         .into_string()
-        .map_err(|_| Failure::Usage(anyhow!("{what} {dir:?} is not valid UTF-8")))
+        .map_err(|_| Failure::Usage(anyhow!("{what} {dir} is not valid UTF-8")))
 }
 
 fn record(global: &Global, args: RecordArgs) -> Outcome {
@@ -207,9 +212,7 @@ fn lookup(global: &Global, surface: &str) -> Outcome {
     }
     match entry {
         Some(_) => Ok(()),
-        None => Err(Failure::NotFound(format!(
-            "no entry for surface {surface:?}"
-        ))),
+        None => Err(Failure::NotFound(format!("no entry for surface {surface}"))),
     }
 }
 
@@ -220,9 +223,9 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
     let entry = load_entry(global, surface)?;
     let now = now();
     let found = match (entry.as_ref(), max_age) {
-        (None, _) => Err(format!("no session recorded for surface {surface:?}")),
+        (None, _) => Err(format!("no session recorded for surface {surface}")),
         (Some(entry), Some(max_age)) if entry.is_stale(millis(max_age), now) => Err(format!(
-            "the session of surface {surface:?} was last active {} ago, longer than the max age {}; nothing to resume",
+            "the session of surface {surface} was last active {} ago, longer than the max age {}; nothing to resume",
             humantime::format_duration(Duration::from_secs(entry.age(now) / 1000)),
             humantime::format_duration(max_age),
         )),
@@ -259,14 +262,18 @@ fn registry(global: &Global) -> Result<Registry, Failure> {
                 .join("launchers.toml")
         })
         .and_then(|path| Utf8PathBuf::from_path_buf(path).ok());
+    // A file that cannot be read is a failure (1); one that says something wrong, or a profile
+    // that does not exist, is invalid input (2).
+    let config_failure = |error: launcher_map::ConfigError| match error {
+        launcher_map::ConfigError::Read { .. } => Failure::Failed(error.into()),
+        _ => Failure::Usage(error.into()),
+    };
     let mut registry = match config {
-        Some(path) => Registry::load(&path).map_err(|error| Failure::Failed(error.into()))?,
+        Some(path) => Registry::load(&path).map_err(config_failure)?,
         None => Registry::builtin(),
     };
     if let Some(profile) = &global.profile {
-        registry
-            .select_profile(profile)
-            .map_err(|error| Failure::Usage(error.into()))?;
+        registry.select_profile(profile).map_err(config_failure)?;
     }
     Ok(registry)
 }
@@ -342,9 +349,7 @@ fn preflight(global: &Global, args: PreflightArgs) -> Outcome {
         Some(surface) => {
             let surface = SurfaceId::new(surface.as_str())?;
             let Some(entry) = index.lookup(surface.as_str()) else {
-                return Err(Failure::NotFound(format!(
-                    "no entry for surface {surface:?}"
-                )));
+                return Err(Failure::NotFound(format!("no entry for surface {surface}")));
             };
             preflight_input(&index, entry)
         }
@@ -390,7 +395,7 @@ fn touch(global: &Global, surface: &str) -> Outcome {
     }
     if !updated.value {
         return Err(Failure::NotFound(format!(
-            "no entry for surface {surface:?}; nothing touched"
+            "no entry for surface {surface}; nothing touched"
         )));
     }
     if !global.json {
@@ -407,7 +412,7 @@ fn forget(global: &Global, surface: &str) -> Outcome {
     }
     let Some(entry) = updated.value else {
         return Err(Failure::NotFound(format!(
-            "no entry for surface {surface:?}; nothing forgotten"
+            "no entry for surface {surface}; nothing forgotten"
         )));
     };
     if !global.json {
@@ -483,7 +488,7 @@ fn path(global: &Global) -> Outcome {
         }
         Durability::Volatile(reason) => {
             format!(
-                "volatile: {reason}; a reboot wipes it, so writes are refused without --allow-volatile"
+                "volatile: {reason}; a reboot wipes it, so every command that reads or writes the index refuses it without --allow-volatile"
             )
         }
     };

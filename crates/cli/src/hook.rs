@@ -57,7 +57,7 @@ pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
     let result = capture(global, agent, payload_arg);
     let log_line = match &result {
         Ok(done) => done.clone(),
-        Err(error) => format!("error: {error:#}"),
+        Err(error) => format!("error: {}", crate::error_text(error)),
     };
     let elapsed = started.elapsed();
     // Successes are not logged unless slow: the log is for problems.

@@ -24,6 +24,7 @@ pub fn install(
             "hook install supports claude only; for Codex add `crash-resume hook codex` to ~/.codex/hooks.json"
         )));
     }
+    let settings_given = settings.is_some();
     let path = match settings {
         Some(path) if path.trim().is_empty() => {
             return Err(Failure::Usage(anyhow!(
@@ -38,7 +39,7 @@ pub fn install(
     // A dotfile manager may keep the settings as a symlink: read and replace the file it
     // points to, so that the link stays a link.
     let path = index_store::resolve_path(&path)?;
-    let mut settings = read_settings(&path)?;
+    let mut settings = read_settings(&path, settings_given)?;
     let command = hook_command(global)?;
     let added = merge(&mut settings, &command).map_err(|reason| {
         Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
@@ -72,7 +73,8 @@ pub fn install(
     ))
 }
 
-fn read_settings(path: &camino::Utf8Path) -> Result<Value, Failure> {
+/// `given`: the path came from `--settings`, so the advice does not suggest it.
+fn read_settings(path: &camino::Utf8Path, given: bool) -> Result<Value, Failure> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(json!({})),
@@ -91,7 +93,12 @@ fn read_settings(path: &camino::Utf8Path) -> Result<Value, Failure> {
             "{path} is not a JSON object; fix it by hand, the file was left untouched"
         ))),
         Err(error) => Err(Failure::Failed(anyhow!(
-            "cannot parse {path} ({error}); fix it by hand or pass --settings, the file was left untouched"
+            "cannot parse {path} ({error}); fix it by hand{}, the file was left untouched",
+            if given {
+                ""
+            } else {
+                " or choose another file with --settings"
+            }
         ))),
     }
 }

@@ -151,7 +151,7 @@ impl std::fmt::Display for Warning {
                 problem: Problem::UnusableEntry { surface, reason },
             } => write!(
                 f,
-                "index at {path}: entry {surface:?} is not usable ({reason}); kept in the file as is"
+                "index at {path}: entry {surface} is not usable ({reason}); kept in the file as is"
             ),
             Warning::Problem {
                 path,
@@ -163,8 +163,8 @@ impl std::fmt::Display for Warning {
                     },
             } => write!(
                 f,
-                "index at {path}: session {session} was bound to both {dropped:?} and {kept:?}; \
-                 keeping the later, {kept:?}"
+                "index at {path}: session {session} was bound to both {dropped} and {kept}; \
+                 keeping the later, {kept}"
             ),
         }
     }

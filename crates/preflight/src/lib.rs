@@ -137,8 +137,10 @@ pub fn preflight(input: &Input) -> Outcome {
     }
 }
 
+/// Milliseconds since `mark`, rounded to whole microseconds: `14.868`, never
+/// `14.868000000000001` (a whole number of microseconds divided by 1000 prints as its decimal).
 fn millis_since(mark: Instant) -> f64 {
-    mark.elapsed().as_secs_f64() * 1000.0
+    mark.elapsed().as_micros() as f64 / 1000.0
 }
 
 struct Trail {
@@ -331,7 +333,15 @@ fn decide_held(input: &Input, disk: &Disk, held: &str, trail: &mut Trail) -> Dec
     if reachable {
         return Decision::new(Verdict::Resume, Some(held));
     }
-    match disk.scan(|id| id == held || input.excluded.contains(id)) {
+    let held_elsewhere = std::cell::RefCell::new(Vec::new());
+    let scanned = disk.scan(|id| {
+        let excluded = input.excluded.contains(id);
+        if excluded && id != held {
+            held_elsewhere.borrow_mut().push(id.to_string());
+        }
+        id == held || excluded
+    });
+    match scanned {
         Ok(Some(candidate)) => {
             trail.step(
                 StepId::Recovery,
@@ -347,7 +357,10 @@ fn decide_held(input: &Input, disk: &Disk, held: &str, trail: &mut Trail) -> Dec
             trail.step(
                 StepId::Recovery,
                 false,
-                "no other conversation on disk for this working dir",
+                nothing_to_recover(
+                    "no other conversation on disk for this working dir",
+                    held_elsewhere.into_inner(),
+                ),
             );
             Decision::new(Verdict::Fresh, None)
         }
@@ -394,7 +407,15 @@ fn with_evidence(
     if decision.verdict != Verdict::Fresh {
         return decision;
     }
-    match disk.scan(|id| input.excluded.contains(id)) {
+    let held_elsewhere = std::cell::RefCell::new(Vec::new());
+    let scanned = disk.scan(|id| {
+        let excluded = input.excluded.contains(id);
+        if excluded {
+            held_elsewhere.borrow_mut().push(id.to_string());
+        }
+        excluded
+    });
+    match scanned {
         Ok(Some(candidate)) => {
             trail.step(
                 StepId::Scan,
@@ -406,10 +427,33 @@ fn with_evidence(
             );
             decision.recoverable = Some(candidate.session);
         }
-        Ok(None) => trail.step(StepId::Scan, false, "nothing recoverable on disk"),
+        Ok(None) => trail.step(
+            StepId::Scan,
+            false,
+            nothing_to_recover("nothing recoverable on disk", held_elsewhere.into_inner()),
+        ),
         Err(reason) => trail.step(StepId::Scan, false, reason),
     }
     decision
+}
+
+/// Why a recovery scan found nothing: `none`, or, when the only conversations on disk are
+/// bound to other surfaces, that they are there and held.
+fn nothing_to_recover(none: &str, mut held_elsewhere: Vec<String>) -> String {
+    if held_elsewhere.is_empty() {
+        return none.to_string();
+    }
+    held_elsewhere.sort();
+    let (count, names) = (held_elsewhere.len(), held_elsewhere.join(", "));
+    let (noun, verb) = if count == 1 {
+        ("conversation", "is")
+    } else {
+        ("conversations", "are")
+    };
+    format!(
+        "no conversation on disk for this working dir is free to recover: the {noun} {names} \
+         {verb} on disk but bound to another surface"
+    )
 }
 
 /// The resume gate: a candidate that is not the head of its session chain is redirected to the

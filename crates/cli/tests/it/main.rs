@@ -15,6 +15,7 @@ mod hooks;
 mod install;
 mod json;
 mod matrix;
+mod messages;
 mod meta;
 mod paths;
 mod restore;
