@@ -166,6 +166,10 @@ pub struct RestoreArgs {
     /// Re-open each resumable surface: type the command into its pane, or create its window
     #[arg(long, value_enum, value_name = "MULTIPLEXER")]
     pub apply: Option<crate::tmux::Apply>,
+    /// Only surfaces active within this age (milliseconds, or 90s, 30m, 2h, 7d), measured from
+    /// the later of last_active and the transcript's last change
+    #[arg(long, value_name = "MAX_AGE")]
+    pub max_age: Option<String>,
     /// The tmux server's socket name (`tmux -L NAME`) [default: the default server, or $TMUX's]
     #[arg(long, value_name = "NAME", env = "CRASH_RESUME_TMUX_SOCKET")]
     pub tmux_socket: Option<String>,

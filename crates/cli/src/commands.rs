@@ -87,7 +87,7 @@ pub fn parse_duration(text: &str, what: &str) -> Result<Duration, Failure> {
     })
 }
 
-fn millis(duration: Duration) -> Millis {
+pub fn millis(duration: Duration) -> Millis {
     Millis::try_from(duration.as_millis()).unwrap_or(Millis::MAX)
 }
 
@@ -224,12 +224,19 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
     let now = now();
     let found = match (entry.as_ref(), max_age) {
         (None, _) => Err(format!("no session recorded for surface {surface}")),
-        (Some(entry), Some(max_age)) if entry.is_stale(millis(max_age), now) => Err(format!(
-            "the session of surface {surface} was last active {} ago, longer than the max age {}; nothing to resume",
-            humantime::format_duration(Duration::from_secs(entry.age(now) / 1000)),
-            humantime::format_duration(max_age),
-        )),
-        (Some(entry), _) => Ok(entry),
+        (Some(entry), Some(max_age)) => {
+            let age = entry.activity_age(conversation_active(entry), now);
+            if age > millis(max_age) {
+                Err(format!(
+                    "the session of surface {surface} was last active {} ago, longer than the max age {}; nothing to resume",
+                    format_age(age),
+                    humantime::format_duration(max_age),
+                ))
+            } else {
+                Ok(entry)
+            }
+        }
+        (Some(entry), None) => Ok(entry),
     };
     let command = found
         .as_ref()
@@ -248,6 +255,32 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
         (Ok(_), _) => Ok(()),
         (Err(message), _) => Err(Failure::NotFound(message)),
     }
+}
+
+/// When the entry's conversation last changed on disk (its transcript's modification time, as
+/// the preflight finds the transcript), in epoch milliseconds; `None` when no transcript is
+/// known. A max age is measured from the latest of this and `last_active`
+/// ([`Entry::last_activity`]): typing prompts runs no hook that records.
+pub fn conversation_active(entry: &Entry) -> Option<Millis> {
+    let provider = crate::restore::provider_of(entry);
+    let input = preflight::Input {
+        provider: provider.to_string(),
+        session: Some(entry.session.to_string()),
+        cwd: entry.cwd.clone().unwrap_or_default(),
+        config_dir: entry
+            .config_dir
+            .clone()
+            .or_else(|| default_config_dir(provider)),
+        home: home(),
+        ..preflight::Input::default()
+    };
+    let modified = preflight::transcript_modified(&input)?;
+    Some(millis(modified.duration_since(UNIX_EPOCH).ok()?))
+}
+
+/// An age for people, to the second: `3h 2m 5s`.
+fn format_age(age: Millis) -> humantime::FormattedDuration {
+    humantime::format_duration(Duration::from_secs(age / 1000))
 }
 
 /// The launcher registry: `$XDG_CONFIG_HOME/crash-resume/launchers.toml` over the built-ins,
@@ -426,7 +459,8 @@ fn forget(global: &Global, surface: &str) -> Outcome {
 
 fn prune(global: &Global, max_age: &str) -> Outcome {
     let max_age = millis(parse_duration(max_age, "max age")?);
-    let updated = open_store(global)?.update(|index| index.prune_stale(max_age, now()))?;
+    let updated = open_store(global)?
+        .update(|index| index.prune_inactive(max_age, now(), conversation_active))?;
     report(&updated.warnings);
     if global.json {
         return print_json(&output::Pruned::new(&updated.value));
@@ -451,7 +485,7 @@ fn list(global: &Global) -> Outcome {
     let lines: Vec<String> = entries
         .iter()
         .map(|entry| {
-            let age = humantime::format_duration(Duration::from_secs(entry.age(now) / 1000));
+            let age = format_age(entry.activity_age(conversation_active(entry), now));
             let role = entry.role.as_ref().map_or("-", Role::as_str);
             let ended = if entry.ended_at.is_some() {
                 "\tended"

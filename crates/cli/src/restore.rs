@@ -60,8 +60,13 @@ struct Plan<'a> {
 }
 
 pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
+    let max_age = args
+        .max_age
+        .as_deref()
+        .map(|text| commands::parse_duration(text, "max age").map(commands::millis))
+        .transpose()?;
     let index = load(global)?;
-    let mut plan = build_plan(global, &index, args.all)?;
+    let mut plan = build_plan(global, &index, args.all, max_age)?;
     if let Some(tmux::Apply::Tmux) = args.apply {
         let server = tmux::Server::new(args.tmux_socket.clone());
         let store = open_store(global)?;
@@ -77,11 +82,15 @@ pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
     }
     if plan.is_empty() {
         eprintln!(
-            "nothing to restore: no surface in the index{}",
+            "nothing to restore: no surface in the index{}{}",
             if args.all {
                 ""
             } else {
                 " whose session did not end cleanly"
+            },
+            match &args.max_age {
+                Some(max_age) => format!(" and was active within {max_age}"),
+                None => String::new(),
             }
         );
         return Ok(());
@@ -89,14 +98,26 @@ pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
     commands::print_line(&plan_text(&plan))
 }
 
-/// The plan for every surface (or only those that did not end cleanly), sorted by surface.
-pub fn build_plan(global: &Global, index: &Index, all: bool) -> Result<Vec<PlanItem>, Failure> {
+/// The plan for every surface (or only those that did not end cleanly), sorted by surface;
+/// with `max_age`, only surfaces active within it (by [`Entry::last_activity`]).
+pub fn build_plan(
+    global: &Global,
+    index: &Index,
+    all: bool,
+    max_age: Option<u64>,
+) -> Result<Vec<PlanItem>, Failure> {
     let mut holders: HashMap<Utf8PathBuf, Vec<(String, u32)>> = HashMap::new();
     let now = std::time::SystemTime::now();
+    let now_millis = commands::now();
     index
         .entries()
         .into_iter()
         .filter(|entry| all || entry.ended_at.is_none())
+        .filter(|entry| {
+            max_age.is_none_or(|max_age| {
+                !entry.is_inactive(max_age, commands::conversation_active(entry), now_millis)
+            })
+        })
         .map(|entry| {
             let input = preflight_input(index, entry);
             let outcome = preflight::preflight(&input);

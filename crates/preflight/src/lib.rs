@@ -507,6 +507,32 @@ fn chain_head(input: &Input, disk: &Disk, candidate: &str) -> String {
     current
 }
 
+/// When the transcript `input.session` would be resumed from was last modified: the time the
+/// conversation last changed (a prompt, an answer). `None` when no transcript is known: no
+/// session, an unknown provider, no config dir, or no file. For Claude Code it is the file
+/// [`claude::locate`] finds (the working dir's project folder first, as the CLI looks); for
+/// Codex the rollout file.
+pub fn transcript_modified(input: &Input) -> Option<std::time::SystemTime> {
+    let home = input.home.as_deref();
+    let session = non_empty(&input.session)?;
+    let config_dir = paths::expand_home(non_empty(&input.config_dir)?, home);
+    let path = match input.provider.trim() {
+        "claude" if !input.cwd.trim().is_empty() => {
+            let cwd = claude::resolve_working_dir(&input.cwd, home);
+            let project_dir = claude::project_dir(&config_dir, &cwd);
+            // One `stat` where the CLI looks first; the wider look-up only when it is not there.
+            let derived = claude::transcript_path(&project_dir, session)?;
+            if let Ok(modified) = std::fs::metadata(&derived).and_then(|meta| meta.modified()) {
+                return Some(modified);
+            }
+            claude::locate(&config_dir, &project_dir, session).path
+        }
+        "codex" => codex::find_rollout(&config_dir, session)?,
+        _ => return None,
+    };
+    std::fs::metadata(path).ok()?.modified().ok()
+}
+
 /// The transcript path a Claude session would be resumed from, for messages and tests.
 pub fn claude_transcript_path(
     config_dir: &str,

@@ -6,6 +6,7 @@
 //! dev-dependencies), so `CRASH_RESUME_FAULT=<point>:<action>` can stop, abort or fail a writer
 //! at an exact line of the write path.
 
+mod activity;
 mod bad_input;
 mod concurrency;
 mod crash_points;
