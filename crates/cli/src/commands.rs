@@ -482,26 +482,37 @@ fn list(global: &Global) -> Outcome {
         return print_json(&output::List::new(&entries));
     }
     let now = now();
-    let lines: Vec<String> = entries
+    let cells: Vec<[String; 6]> = entries
         .iter()
         .map(|entry| {
             let age = format_age(entry.activity_age(conversation_active(entry), now));
             let role = entry.role.as_ref().map_or("-", Role::as_str);
             let ended = if entry.ended_at.is_some() {
-                "\tended"
+                "ended"
             } else {
                 ""
             };
-            format!(
-                "{}\t{}\t{}\t{role}\t{age} ago{ended}",
-                entry.surface, entry.session, entry.repo
-            )
+            [
+                entry.surface.to_string(),
+                entry.session.to_string(),
+                entry.repo.to_string(),
+                role.to_string(),
+                format!("{age} ago"),
+                ended.to_string(),
+            ]
         })
         .collect();
-    if lines.is_empty() {
+    if cells.is_empty() {
         return Ok(());
     }
-    print_line(&lines.join("\n"))
+    let rows: Vec<Vec<&str>> = cells
+        .iter()
+        .map(|row| row.iter().map(String::as_str).collect())
+        .collect();
+    print_line(&crate::table::render(
+        &["SURFACE", "SESSION", "REPO", "ROLE", "ACTIVE", "ENDED"],
+        &rows,
+    ))
 }
 
 fn path(global: &Global) -> Outcome {

@@ -12,6 +12,7 @@ mod hook;
 mod install;
 mod output;
 mod restore;
+mod table;
 mod tmux;
 
 use std::io::Write;

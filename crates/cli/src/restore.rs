@@ -258,38 +258,65 @@ fn claimed_at(store: &index_store::Store, item: &PlanItem) -> Option<u64> {
         .flatten()
 }
 
+/// The plan for people: on a terminal a table whose last column gathers the notes; piped, one
+/// tab-separated line per surface (surface, verdict, session, command or what happens, then
+/// each note as a field of its own).
 fn plan_text(plan: &[PlanItem]) -> String {
-    let mut lines = Vec::new();
-    for item in plan {
-        let session = item.session_id.as_deref().unwrap_or("-");
-        let verdict = serde_json::to_value(item.verdict)
-            .ok()
-            .and_then(|value| value.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let what = match (&item.held_elsewhere, &item.command) {
-            (Some(holder), _) => format!("not resumed: held by {holder}"),
-            (None, Some(command)) => command.clone(),
-            (None, None) => match &item.recoverable_session_id {
-                Some(evidence) => format!("starts fresh ({evidence} is on disk)"),
-                None => "starts fresh".to_string(),
-            },
-        };
-        let mut line = format!("{}\t{verdict}\t{session}\t{what}", item.surface);
-        if let Some(risk) = &item.retention {
-            line.push_str(&format!(
-                "\t(transcript {} days old; Claude Code deletes transcripts after {} days)",
-                risk.age_days, risk.cleanup_period_days
-            ));
-        }
-        if item.ended_cleanly {
-            line.push_str("\t(ended cleanly)");
-        }
-        if let Some(applied) = &item.applied {
-            line.push_str(&format!("\t[{applied}]"));
-        }
-        lines.push(line);
+    let cells: Vec<(Vec<String>, Vec<String>)> = plan
+        .iter()
+        .map(|item| {
+            let session = item.session_id.as_deref().unwrap_or("-");
+            let verdict = serde_json::to_value(item.verdict)
+                .ok()
+                .and_then(|value| value.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let what = match (&item.held_elsewhere, &item.command) {
+                (Some(holder), _) => format!("not resumed: held by {holder}"),
+                (None, Some(command)) => command.clone(),
+                (None, None) => match &item.recoverable_session_id {
+                    Some(evidence) => format!("starts fresh ({evidence} is on disk)"),
+                    None => "starts fresh".to_string(),
+                },
+            };
+            let mut notes = Vec::new();
+            if let Some(risk) = &item.retention {
+                notes.push(format!(
+                    "(transcript {} days old; Claude Code deletes transcripts after {} days)",
+                    risk.age_days, risk.cleanup_period_days
+                ));
+            }
+            if item.ended_cleanly {
+                notes.push("(ended cleanly)".to_string());
+            }
+            if let Some(applied) = &item.applied {
+                notes.push(format!("[{applied}]"));
+            }
+            let fields = vec![item.surface.clone(), verdict, session.to_string(), what];
+            (fields, notes)
+        })
+        .collect();
+    if crate::table::stdout_is_terminal() {
+        let joined: Vec<String> = cells.iter().map(|(_, notes)| notes.join(" ")).collect();
+        let rows: Vec<Vec<&str>> = cells
+            .iter()
+            .zip(&joined)
+            .map(|((fields, _), notes)| {
+                let mut row: Vec<&str> = fields.iter().map(String::as_str).collect();
+                row.push(notes);
+                row
+            })
+            .collect();
+        crate::table::aligned(
+            &["SURFACE", "VERDICT", "SESSION", "COMMAND", "NOTES"],
+            &rows,
+        )
+    } else {
+        let rows: Vec<Vec<&str>> = cells
+            .iter()
+            .map(|(fields, notes)| fields.iter().chain(notes).map(String::as_str).collect())
+            .collect();
+        crate::table::tsv(&rows)
     }
-    lines.join("\n")
 }
 
 /// The provider an entry was recorded with (the JavaScript tool knew only Claude).

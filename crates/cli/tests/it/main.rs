@@ -22,6 +22,7 @@ mod paths;
 mod restore;
 mod scenarios;
 mod soak;
+mod tables;
 mod tmux_restore;
 
 use std::ffi::OsStr;
