@@ -53,9 +53,8 @@ pub fn run(cli: Cli) -> Outcome {
             clap_complete::generate(shell, &mut command, "crash-resume", &mut std::io::stdout());
             Ok(())
         }
-        Command::Man => clap_mangen::Man::new(Cli::command())
-            .render(&mut std::io::stdout())
-            .map_err(|error| Failure::Failed(error.into())),
+        Command::Man => crate::man::render(Cli::command(), &mut std::io::stdout())
+            .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout"))),
     }
 }
 
@@ -79,7 +78,8 @@ pub fn parse_duration(text: &str, what: &str) -> Result<Duration, Failure> {
         let given = if trimmed.is_empty() {
             format!("the {what} is empty")
         } else {
-            format!("invalid {what} {trimmed}")
+            // Control characters shown as escapes, everything else as typed.
+            format!("invalid {what} {}", trimmed.escape_debug())
         };
         Failure::Usage(anyhow!(
             "{given}: give milliseconds (a plain number) or a duration such as 90s, 30m, 2h, 7d"

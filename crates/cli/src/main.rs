@@ -10,6 +10,7 @@ mod args;
 mod commands;
 mod hook;
 mod install;
+mod man;
 mod output;
 mod restore;
 mod table;

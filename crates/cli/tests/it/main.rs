@@ -15,6 +15,7 @@ mod harness;
 mod hooks;
 mod install;
 mod json;
+mod manual;
 mod matrix;
 mod messages;
 mod meta;
