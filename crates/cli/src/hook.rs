@@ -24,8 +24,9 @@ use crate::args::Global;
 const STDIN_DEADLINE: Duration = Duration::from_secs(2);
 /// How long a hook waits for the index lock, unless `--lock-timeout` says otherwise.
 const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(2);
-/// The log is cut back to nothing past this size.
-const MAX_LOG_BYTES: u64 = 1 << 20;
+/// Past this size `hook.log` is rotated to `hook.log.1` (replacing the older one), so the two
+/// together stay within about twice this.
+const MAX_LOG_BYTES: u64 = 256 * 1024;
 
 /// The agents whose hooks this binary understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -51,16 +52,31 @@ impl Agent {
     }
 }
 
+/// A condition that is part of normal use, not a problem: logged as information. For example a
+/// SessionEnd that arrives after tmux died (a crash ends every session at once): there is no
+/// pane left to name, and nothing to mark, since the session did not end cleanly.
+#[derive(Debug)]
+struct Expected(String);
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Expected {}
+
 /// Runs the hook; every failure is logged, none is returned.
 pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
     let started = Instant::now();
     let result = capture(global, agent, payload_arg);
     let log_line = match &result {
-        Ok(done) => done.clone(),
+        Ok(done) => format!("info: {done}"),
+        Err(error) if error.downcast_ref::<Expected>().is_some() => format!("info: {error}"),
         Err(error) => format!("error: {}", crate::error_text(error)),
     };
     let elapsed = started.elapsed();
-    // Successes are not logged unless slow: the log is for problems.
+    // Successes are not logged unless slow: the log is for what needs telling.
     if result.is_err() || elapsed > Duration::from_millis(100) {
         log(
             global,
@@ -86,7 +102,20 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
     let payload = parse_hook_payload(&value).map_err(|reason| anyhow!(reason))?;
     let surface = match surface_from_env(|name| std::env::var(name).ok()) {
         Some(SurfaceHint::Ready(surface)) => surface,
-        Some(SurfaceHint::TmuxPane(pane)) => tmux_surface(&pane)?,
+        Some(SurfaceHint::TmuxPane(pane)) => match tmux_surface(&pane) {
+            Ok(surface) => surface,
+            // After a crash of tmux every agent gets its SessionEnd with no pane left: normal.
+            Err(error) if matches!(payload.event, HookEvent::SessionEnd { .. }) => {
+                return Err(Expected(format!(
+                    "session {} ended after its tmux pane {pane} was gone ({}); nothing to mark, \
+                     it stays resumable",
+                    payload.session,
+                    crate::error_text(&error)
+                ))
+                .into());
+            }
+            Err(error) => return Err(error),
+        },
         None => bail!(
             "no surface in the environment (none of CRASH_RESUME_SURFACE, CMUX_SURFACE_ID, TMUX_PANE, \
              ZELLIJ_PANE_ID, WEZTERM_PANE, KITTY_WINDOW_ID is set); session {} not recorded",
@@ -291,14 +320,8 @@ pub fn repo_name(cwd: &Utf8Path) -> String {
 fn open_store(global: &Global) -> anyhow::Result<Store> {
     let path = crate::commands::index_path(global).map_err(crate::Failure::into_error)?;
     let lock_timeout = match std::env::var_os("CRASH_RESUME_LOCK_TIMEOUT") {
-        Some(_) => {
-            crate::commands::parse_duration(&global.lock_timeout, "lock timeout").map_err(|_| {
-                anyhow!(
-                    "invalid CRASH_RESUME_LOCK_TIMEOUT {:?}",
-                    global.lock_timeout
-                )
-            })?
-        }
+        Some(_) => crate::commands::parse_duration(&global.lock_timeout, "lock timeout")
+            .map_err(|_| anyhow!("invalid CRASH_RESUME_LOCK_TIMEOUT {}", global.lock_timeout))?,
         None => HOOK_LOCK_TIMEOUT,
     };
     let options = StoreOptions {
@@ -330,13 +353,39 @@ fn append(path: &Utf8Path, line: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let too_big = std::fs::metadata(path).is_ok_and(|metadata| metadata.len() > MAX_LOG_BYTES);
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    if too_big {
-        file.set_len(0)?;
+    let open = || {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+    };
+    let mut file = open()?;
+    if file.metadata()?.len() > MAX_LOG_BYTES {
+        rotate(path, &file);
+        file = open()?;
     }
     file.write_all(line.as_bytes())
+}
+
+/// Moves a full log to `hook.log.1`, replacing the older one, unless another hook has rotated
+/// it since `file` was opened (then `path` is a new, small file and stays).
+fn rotate(path: &Utf8Path, file: &std::fs::File) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let same =
+            |a: &std::fs::Metadata, b: &std::fs::Metadata| (a.dev(), a.ino()) == (b.dev(), b.ino());
+        let still_ours = match (std::fs::metadata(path), file.metadata()) {
+            (Ok(named), Ok(opened)) => same(&named, &opened),
+            _ => false,
+        };
+        if !still_ours {
+            return;
+        }
+    }
+    let mut older = path.as_os_str().to_owned();
+    older.push(".1");
+    // Not the index: hook.log is the hook's own file.
+    #[allow(clippy::disallowed_methods)]
+    let _ = std::fs::rename(path, older);
 }

@@ -12,6 +12,7 @@ mod concurrency;
 mod crash_points;
 mod crashes;
 mod harness;
+mod hook_log;
 mod hooks;
 mod install;
 mod json;

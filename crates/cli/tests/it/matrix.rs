@@ -118,12 +118,12 @@ const ARGUMENTS: &[ArgumentCase] = &[
     (&["prune", "0x10"], &[], 2, "", &["invalid max age 0x10"]),
     (&["prune", "∞"], &[], 2, "", &["invalid max age ∞"]),
     (&["prune", "\u{1}"], &[], 2, "", &["invalid max age \\u{1}"]),
-    (&["--lock-timeout", "", "touch", "S"], &[], 2, "", &["invalid lock timeout \"\""]),
-    (&["--lock-timeout=-1s", "forget", "S"], &[], 2, "", &["invalid lock timeout \"-1s\""]),
-    (&["--lock-timeout", "5 parsecs", "prune", "1h"], &[], 2, "", &["invalid lock timeout \"5 parsecs\""]),
+    (&["--lock-timeout", "", "touch", "S"], &[], 2, "", &["the lock timeout is empty"]),
+    (&["--lock-timeout=-1s", "forget", "S"], &[], 2, "", &["invalid lock timeout -1s"]),
+    (&["--lock-timeout", "5 parsecs", "prune", "1h"], &[], 2, "", &["invalid lock timeout 5 parsecs"]),
     (&["--lock-timeout", "soon", "lookup", "S"], &[], 2, "", &["invalid lock timeout soon"]),
     (&["--lock-timeout", "soon", "list"], &[], 2, "", &["invalid lock timeout soon"]),
-    (&["touch", "S"], &[("CRASH_RESUME_LOCK_TIMEOUT", "later")], 2, "", &["invalid lock timeout \"later\""]),
+    (&["touch", "S"], &[("CRASH_RESUME_LOCK_TIMEOUT", "later")], 2, "", &["invalid lock timeout later"]),
     // `path` takes no lock and reads no index: a bad lock timeout does not concern it.
     (&["--lock-timeout", "soon", "path"], &[], 0, "durable", &[]),
     // Missing arguments.
