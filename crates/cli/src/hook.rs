@@ -81,15 +81,16 @@ pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
         log(
             global,
             &format!(
-                "hook {} ({:.1} ms): {log_line}",
+                "hook {} ({}): {log_line}",
                 agent.provider(),
-                elapsed.as_secs_f64() * 1000.0
+                millis_text(elapsed)
             ),
         );
     }
 }
 
 fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::Result<String> {
+    let started = Instant::now();
     let text = match payload_arg {
         Some(text) => text.to_string(),
         None => read_stdin(STDIN_DEADLINE)?,
@@ -100,6 +101,7 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
         .ok_or_else(|| anyhow!("no hook payload on stdin"))?
         .context("the hook payload is not valid JSON")?;
     let payload = parse_hook_payload(&value).map_err(|reason| anyhow!(reason))?;
+    let read = started.elapsed();
     let surface = match surface_from_env(|name| std::env::var(name).ok()) {
         Some(SurfaceHint::Ready(surface)) => surface,
         Some(SurfaceHint::TmuxPane(pane)) => match tmux_surface(&pane) {
@@ -123,37 +125,42 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
         ),
     };
     let record = build_record(agent, &surface, &payload)?;
+    let named = started.elapsed();
     let store = open_store(global)?;
+    let locked = std::cell::Cell::new(None);
     let now = crate::commands::now();
     let session = payload.session.clone();
     let event = payload.event;
-    let updated = match store.update(|index| match &event {
-        HookEvent::SessionEnd { clean: true, .. } => {
-            if index.end(&surface, &session, now) {
-                "ended cleanly"
-            } else {
-                "end of an unknown session"
+    let updated = match store.update(|index| {
+        locked.set(Some(started.elapsed()));
+        match &event {
+            HookEvent::SessionEnd { clean: true, .. } => {
+                if index.end(&surface, &session, now) {
+                    "ended cleanly"
+                } else {
+                    "end of an unknown session"
+                }
             }
-        }
-        HookEvent::SessionEnd { clean: false, .. } => {
-            // Not a clean exit (a /clear, a signal): the session stays resumable.
-            if index.touch(&surface, now) {
+            HookEvent::SessionEnd { clean: false, .. } => {
+                // Not a clean exit (a /clear, a signal): the session stays resumable.
+                if index.touch(&surface, now) {
+                    "touched"
+                } else {
+                    "nothing to touch"
+                }
+            }
+            HookEvent::Activity { .. }
+                if index
+                    .lookup(&surface)
+                    .is_some_and(|entry| entry.session.as_str() == session) =>
+            {
+                index.touch(&surface, now);
                 "touched"
-            } else {
-                "nothing to touch"
             }
-        }
-        HookEvent::Activity { .. }
-            if index
-                .lookup(&surface)
-                .is_some_and(|entry| entry.session.as_str() == session) =>
-        {
-            index.touch(&surface, now);
-            "touched"
-        }
-        HookEvent::SessionStart { .. } | HookEvent::Activity { .. } => {
-            index.record(record, now);
-            "recorded"
+            HookEvent::SessionStart { .. } | HookEvent::Activity { .. } => {
+                index.record(record, now);
+                "recorded"
+            }
         }
     }) {
         // Many agents starting at once can keep the lock busy past the hook's short wait: the
@@ -172,7 +179,21 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
     for warning in &updated.warnings {
         log(global, &format!("warning: {warning}"));
     }
-    Ok(format!("{} {surface} → {session}", updated.value))
+    let done = started.elapsed();
+    let locked = locked.get().unwrap_or(done);
+    Ok(format!(
+        "{} {surface} → {session} (payload {}, surface {}, lock and read {}, change and write {})",
+        updated.value,
+        millis_text(read),
+        millis_text(named.saturating_sub(read)),
+        millis_text(locked.saturating_sub(named)),
+        millis_text(done.saturating_sub(locked)),
+    ))
+}
+
+/// A duration as milliseconds with one decimal: `7.2 ms`.
+fn millis_text(duration: Duration) -> String {
+    format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
 }
 
 /// Reads stdin up to EOF or the first complete JSON value, whichever comes first, giving up at
