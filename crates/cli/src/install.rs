@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::args::Global;
 use crate::hook::{Agent, config_dir};
-use crate::{Failure, commands};
+use crate::{Failure, commands, output};
 
 /// The hook events crash-resume installs itself for.
 const EVENTS: [&str; 2] = ["SessionStart", "SessionEnd"];
@@ -47,6 +47,19 @@ pub fn install(
     let mut bytes =
         serde_json::to_vec_pretty(&settings).map_err(|error| Failure::Failed(error.into()))?;
     bytes.push(b'\n');
+    let report = |written: bool| {
+        let merged = dry_run.then_some(&settings);
+        commands::print_json(&output::Installed::new(
+            path.as_str(),
+            &added,
+            &command,
+            written,
+            merged,
+        ))
+    };
+    if dry_run && global.json {
+        return report(false);
+    }
     if dry_run {
         eprintln!(
             "{} (dry run: {path} was not written)",
@@ -58,6 +71,9 @@ pub fn install(
         );
         return commands::print_line(String::from_utf8_lossy(&bytes).trim_end());
     }
+    if added.is_empty() && global.json {
+        return report(false);
+    }
     if added.is_empty() {
         return commands::print_line(&format!("already installed in {path}"));
     }
@@ -67,6 +83,9 @@ pub fn install(
             .map_err(Failure::Failed)?;
     }
     index_store::replace_file(&path, &bytes)?;
+    if global.json {
+        return report(true);
+    }
     commands::print_line(&format!(
         "installed {} hooks into {path}: {command}",
         added.join(" and ")
