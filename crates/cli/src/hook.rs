@@ -91,6 +91,12 @@ pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
 
 fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::Result<String> {
     let started = Instant::now();
+    // tmux is asked for the pane's name before the payload is read, so the two overlap.
+    let hint = surface_from_env(|name| std::env::var(name).ok());
+    let tmux_query = match &hint {
+        Some(SurfaceHint::TmuxPane(pane)) => Some(TmuxQuery::start(pane)),
+        _ => None,
+    };
     let text = match payload_arg {
         Some(text) => text.to_string(),
         None => read_stdin(STDIN_DEADLINE)?,
@@ -102,9 +108,9 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
         .context("the hook payload is not valid JSON")?;
     let payload = parse_hook_payload(&value).map_err(|reason| anyhow!(reason))?;
     let read = started.elapsed();
-    let surface = match surface_from_env(|name| std::env::var(name).ok()) {
-        Some(SurfaceHint::Ready(surface)) => surface,
-        Some(SurfaceHint::TmuxPane(pane)) => match tmux_surface(&pane) {
+    let surface = match (hint, tmux_query) {
+        (Some(SurfaceHint::Ready(surface)), _) => surface,
+        (Some(SurfaceHint::TmuxPane(pane)), Some(query)) => match query.surface() {
             Ok(surface) => surface,
             // After a crash of tmux every agent gets its SessionEnd with no pane left: normal.
             Err(error) if matches!(payload.event, HookEvent::SessionEnd { .. }) => {
@@ -118,7 +124,7 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
             }
             Err(error) => return Err(error),
         },
-        None => bail!(
+        _ => bail!(
             "no surface in the environment (none of CRASH_RESUME_SURFACE, CMUX_SURFACE_ID, TMUX_PANE, \
              ZELLIJ_PANE_ID, WEZTERM_PANE, KITTY_WINDOW_ID is set); session {} not recorded",
             payload.session
@@ -256,33 +262,55 @@ fn spawn_retry(global: &Global, agent: Agent, surface: &str, payload: &str) -> a
     Ok(child.id())
 }
 
-/// `tmux:<session>:<window>.<pane>` for a `%N` pane id, asking the tmux server the pane runs in
-/// (tmux finds it through `$TMUX`). tmux answers for a pane it does not have (a `TMUX_PANE`
-/// inherited by a process that outlived its pane) with empty fields and success, so the answer
-/// must name the pane asked about.
-fn tmux_surface(pane: &str) -> anyhow::Result<String> {
-    let output = Process::new("tmux")
-        .args([
-            "display-message",
-            "-p",
-            "-t",
-            pane,
-            "#{pane_id} #{session_name}:#{window_index}.#{pane_index}",
-        ])
-        .output()
-        .context("cannot run tmux to name the pane")?;
-    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    if !output.status.success() {
-        bail!(
-            "tmux could not name pane {pane}: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
+/// `tmux:<session>:<window>.<pane>` for a `%N` pane id, asked of the tmux server the pane runs
+/// in (tmux finds it through `$TMUX`), started at once and read when needed.
+struct TmuxQuery {
+    pane: String,
+    child: std::io::Result<std::process::Child>,
+}
+
+impl TmuxQuery {
+    fn start(pane: &str) -> TmuxQuery {
+        let child = Process::new("tmux")
+            .args([
+                "display-message",
+                "-p",
+                "-t",
+                pane,
+                "#{pane_id} #{session_name}:#{window_index}.#{pane_index}",
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn();
+        TmuxQuery {
+            pane: pane.to_string(),
+            child,
+        }
     }
-    match text.split_once(' ') {
-        Some((id, place)) if id == pane => Ok(format!("tmux:{place}")),
-        _ => bail!(
-            "tmux has no pane {pane} (TMUX_PANE is stale: the pane is gone); nothing recorded"
-        ),
+
+    /// The answer. tmux answers for a pane it does not have (a `TMUX_PANE` inherited by a
+    /// process that outlived its pane) with empty fields and success, so the answer must name
+    /// the pane asked about.
+    fn surface(self) -> anyhow::Result<String> {
+        let pane = self.pane;
+        let output = self
+            .child
+            .and_then(std::process::Child::wait_with_output)
+            .context("cannot run tmux to name the pane")?;
+        let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        if !output.status.success() {
+            bail!(
+                "tmux could not name pane {pane}: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+        }
+        match text.split_once(' ') {
+            Some((id, place)) if id == pane => Ok(format!("tmux:{place}")),
+            _ => bail!(
+                "tmux has no pane {pane} (TMUX_PANE is stale: the pane is gone); nothing recorded"
+            ),
+        }
     }
 }
 
