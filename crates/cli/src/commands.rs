@@ -262,19 +262,7 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
 /// known. A max age is measured from the latest of this and `last_active`
 /// ([`Entry::last_activity`]): typing prompts runs no hook that records.
 pub fn conversation_active(entry: &Entry) -> Option<Millis> {
-    let provider = crate::restore::provider_of(entry);
-    let input = preflight::Input {
-        provider: provider.to_string(),
-        session: Some(entry.session.to_string()),
-        cwd: entry.cwd.clone().unwrap_or_default(),
-        config_dir: entry
-            .config_dir
-            .clone()
-            .or_else(|| default_config_dir(provider)),
-        home: home(),
-        ..preflight::Input::default()
-    };
-    let modified = preflight::transcript_modified(&input)?;
+    let modified = preflight::transcript_modified(&entry_input(entry))?;
     Some(millis(modified.duration_since(UNIX_EPOCH).ok()?))
 }
 
@@ -347,6 +335,16 @@ fn default_config_dir(provider: &str) -> Option<String> {
 /// The preflight's input for an index entry: its provider, working dir, config dir (else the
 /// provider's default), held id and chain; other surfaces' ids are excluded from recovery.
 pub fn preflight_input(index: &index_core::Index, entry: &Entry) -> preflight::Input {
+    preflight::Input {
+        chain: entry.chain().map(SessionId::to_string).collect(),
+        excluded: excluded_ids(index, Some(entry.session.as_str())),
+        ..entry_input(entry)
+    }
+}
+
+/// An entry's own part of the preflight's input: provider, held id, working dir, config dir
+/// (else the provider's default) and home; no chain, nothing excluded.
+fn entry_input(entry: &Entry) -> preflight::Input {
     let provider = crate::restore::provider_of(entry);
     preflight::Input {
         provider: provider.to_string(),
@@ -356,10 +354,8 @@ pub fn preflight_input(index: &index_core::Index, entry: &Entry) -> preflight::I
             .config_dir
             .clone()
             .or_else(|| default_config_dir(provider)),
-        history_session: None,
-        chain: entry.chain().map(SessionId::to_string).collect(),
-        excluded: excluded_ids(index, Some(entry.session.as_str())),
         home: home(),
+        ..preflight::Input::default()
     }
 }
 

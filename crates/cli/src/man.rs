@@ -126,87 +126,93 @@ fn argument(page: &mut Roff, arg: &Arg) {
     page.text([roman(help.trim())]);
 }
 
+/// Tagged paragraphs: each name in bold, its meaning below.
+fn tagged(page: &mut Roff, items: &[(&str, &str)]) {
+    for (name, meaning) in items {
+        page.control("TP", []);
+        page.text([bold(*name)]);
+        page.text([roman(*meaning)]);
+    }
+}
+
 /// EXIT STATUS, ENVIRONMENT, FILES and the JSON note: what every command shares.
 fn closing_sections(page: &mut Roff) {
     page.control("SH", ["EXIT STATUS"]);
-    for (code, meaning) in [
-        ("0", "done"),
-        (
-            "1",
-            "failed: an I/O error, the lock not obtained in time, the index refused; stderr says why and what to do",
-        ),
-        ("2", "usage error or invalid input; nothing was written"),
-        (
-            "4",
-            "nothing found: no such surface, or no resumable session (preflight: the verdict is fresh)",
-        ),
-    ] {
-        page.control("TP", []);
-        page.text([bold(code)]);
-        page.text([roman(meaning)]);
-    }
+    tagged(
+        page,
+        &[
+            ("0", "done"),
+            (
+                "1",
+                "failed: an I/O error, the lock not obtained in time, the index refused; stderr says why and what to do",
+            ),
+            ("2", "usage error or invalid input; nothing was written"),
+            (
+                "4",
+                "nothing found: no such surface, or no resumable session (preflight: the verdict is fresh)",
+            ),
+        ],
+    );
     page.control("PP", []);
     page.text([roman(
         "hook claude and hook codex always exit 0, whatever happens; they write problems to hook.log beside the index.",
     )]);
 
     page.control("SH", ["ENVIRONMENT"]);
-    for (variable, meaning) in [
-        ("CRASH_RESUME_INDEX_PATH", "the index file (as --path)"),
-        (
-            "CRASH_RESUME_PROFILE",
-            "the launcher profile (as --profile)",
-        ),
-        (
-            "CRASH_RESUME_LOCK_TIMEOUT",
-            "how long a write waits for the lock (as --lock-timeout)",
-        ),
-        (
-            "CRASH_RESUME_ALLOW_VOLATILE",
-            "accept an index on a volatile filesystem (as --allow-volatile)",
-        ),
-        (
-            "CRASH_RESUME_TMUX_SOCKET",
-            "the tmux server restore --apply tmux talks to (as --tmux-socket)",
-        ),
-        (
-            "CRASH_RESUME_SURFACE",
-            "the hook's surface id, over any multiplexer's variable",
-        ),
-        ("CRASH_RESUME_ROLE", "the role the hook records"),
-        (
-            "CLAUDE_CONFIG_DIR, CODEX_HOME",
-            "the agents' config dirs, recorded with each session",
-        ),
-        (
-            "XDG_STATE_HOME, XDG_CONFIG_HOME",
-            "where the index and launchers.toml live by default",
-        ),
-    ] {
-        page.control("TP", []);
-        page.text([bold(variable)]);
-        page.text([roman(meaning)]);
-    }
+    tagged(
+        page,
+        &[
+            ("CRASH_RESUME_INDEX_PATH", "the index file (as --path)"),
+            (
+                "CRASH_RESUME_PROFILE",
+                "the launcher profile (as --profile)",
+            ),
+            (
+                "CRASH_RESUME_LOCK_TIMEOUT",
+                "how long a write waits for the lock (as --lock-timeout)",
+            ),
+            (
+                "CRASH_RESUME_ALLOW_VOLATILE",
+                "accept an index on a volatile filesystem (as --allow-volatile)",
+            ),
+            (
+                "CRASH_RESUME_TMUX_SOCKET",
+                "the tmux server restore --apply tmux talks to (as --tmux-socket)",
+            ),
+            (
+                "CRASH_RESUME_SURFACE",
+                "the hook's surface id, over any multiplexer's variable",
+            ),
+            ("CRASH_RESUME_ROLE", "the role the hook records"),
+            (
+                "CLAUDE_CONFIG_DIR, CODEX_HOME",
+                "the agents' config dirs, recorded with each session",
+            ),
+            (
+                "XDG_STATE_HOME, XDG_CONFIG_HOME",
+                "where the index and launchers.toml live by default",
+            ),
+        ],
+    );
 
     page.control("SH", ["FILES"]);
-    for (file, meaning) in [
-        (
-            "$XDG_STATE_HOME/crash-resume/index.json",
-            "the index (else ~/.local/state/crash-resume/index.json), with index.json.lock and index.json.bak beside it",
-        ),
-        (
-            "$XDG_STATE_HOME/crash-resume/hook.log",
-            "what the hooks did that needs telling, with its level (info, warning, error); rotated to hook.log.1 past 256 KiB",
-        ),
-        (
-            "$XDG_CONFIG_HOME/crash-resume/launchers.toml",
-            "launchers of your own: per provider, per repo, profiles",
-        ),
-    ] {
-        page.control("TP", []);
-        page.text([bold(file)]);
-        page.text([roman(meaning)]);
-    }
+    tagged(
+        page,
+        &[
+            (
+                "$XDG_STATE_HOME/crash-resume/index.json",
+                "the index (else ~/.local/state/crash-resume/index.json), with index.json.lock and index.json.bak beside it",
+            ),
+            (
+                "$XDG_STATE_HOME/crash-resume/hook.log",
+                "what the hooks did that needs telling, with its level (info, warning, error); rotated to hook.log.1 past 256 KiB",
+            ),
+            (
+                "$XDG_CONFIG_HOME/crash-resume/launchers.toml",
+                "launchers of your own: per provider, per repo, profiles",
+            ),
+        ],
+    );
 
     page.control("SH", ["EXAMPLES"]);
     page.control("nf", []);

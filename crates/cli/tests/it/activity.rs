@@ -8,21 +8,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{
-    claude_dir, crash_resume_agent, git_work_dir, run_hook, session_start, uuid, write_transcript,
-};
+use crate::harness::{claude_dir, crash_resume_agent, git_work_dir, uuid, write_transcript};
 use crate::{HOUR, Sandbox, now_millis};
 
 /// Binds `surface` to `session` in `cwd` through the real hook, then makes the entry look as
 /// if the hook last ran three hours ago.
 fn bind_three_hours_ago(env: &Sandbox, surface: &str, session: &str, cwd: &Path) {
-    run_hook(
-        env,
-        "claude",
-        &[("CRASH_RESUME_SURFACE", surface)],
-        &session_start(session, cwd, "startup"),
-    )
-    .assert_silent_success(surface);
+    crate::restore::bind(env, surface, session, cwd);
     let mut index = env.index();
     let entry = &mut index["entries"][surface];
     let three_hours_ago = now_millis() - 3 * HOUR;
@@ -48,6 +40,23 @@ fn three_surfaces() -> Sandbox {
         }
     }
     env
+}
+
+/// The JSON document `args` print, which must succeed; the `field` of each item of `list`.
+fn json_list(env: &Sandbox, args: &[&str], list: &str, field: &str) -> Vec<String> {
+    let output = run(env, args);
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    document[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item[field].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn run(env: &Sandbox, args: &[&str]) -> std::process::Output {
@@ -82,23 +91,15 @@ fn resume_cmd_counts_a_recent_transcript_as_activity() {
 #[test]
 fn restore_with_a_max_age_keeps_the_surfaces_active_within_it() {
     let env = three_surfaces();
-    let output = run(&env, &["--json", "restore", "--max-age", "2h"]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let within = json_list(
+        &env,
+        &["--json", "restore", "--max-age", "2h"],
+        "surfaces",
+        "surface",
     );
-    let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let surfaces: Vec<&str> = plan["surfaces"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|item| item["surface"].as_str().unwrap())
-        .collect();
-    assert_eq!(surfaces, ["busy"]);
-    let everything = run(&env, &["--json", "restore"]);
-    let plan: Value = serde_json::from_slice(&everything.stdout).unwrap();
-    assert_eq!(plan["surfaces"].as_array().unwrap().len(), 3);
+    assert_eq!(within, ["busy"]);
+    let everything = json_list(&env, &["--json", "restore"], "surfaces", "surface");
+    assert_eq!(everything.len(), 3);
 
     let none = run(&env, &["restore", "--max-age", "1s"]);
     assert!(none.status.success());
@@ -114,19 +115,7 @@ fn restore_with_a_max_age_keeps_the_surfaces_active_within_it() {
 #[test]
 fn prune_keeps_a_surface_whose_transcript_changed_recently() {
     let env = three_surfaces();
-    let output = run(&env, &["--json", "prune", "2h"]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let pruned: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let pruned: Vec<&str> = pruned["pruned"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| entry["surfaceId"].as_str().unwrap())
-        .collect();
+    let pruned = json_list(&env, &["--json", "prune", "2h"], "pruned", "surfaceId");
     assert_eq!(pruned, ["gone", "idle"]);
     let left: Vec<String> = env.entries().keys().cloned().collect();
     assert_eq!(left, ["busy"]);

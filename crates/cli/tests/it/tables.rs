@@ -46,6 +46,16 @@ fn on_terminal(mut command: Command) -> String {
     String::from_utf8(bytes).unwrap().replace("\r\n", "\n")
 }
 
+/// The TSV `command` prints when piped: no header, the lines starting with `starts`.
+fn check_tsv(command: Command, starts: &[&str]) {
+    let tsv = piped(command);
+    let lines: Vec<&str> = tsv.lines().collect();
+    assert_eq!(lines.len(), starts.len(), "no header: {tsv}");
+    for (line, start) in lines.iter().zip(starts) {
+        assert!(line.starts_with(start), "{start:?}: {tsv}");
+    }
+}
+
 fn piped(mut command: Command) -> String {
     let output = command.stdin(Stdio::null()).output().unwrap();
     assert!(
@@ -112,16 +122,12 @@ fn list_is_a_table_on_a_terminal_and_tsv_when_piped() {
 
     let mut list = crash_resume_std(&env);
     list.arg("list");
-    let tsv = piped(list);
-    let lines: Vec<&str> = tsv.lines().collect();
-    assert_eq!(lines.len(), 2, "no header: {tsv}");
-    assert!(
-        lines[0].starts_with("p\tsid-😀😀\ta-much-longer-repo-name\t-\t"),
-        "{tsv}"
-    );
-    assert!(
-        lines[1].starts_with("pane-日本語\tsid-1\trepo\t-\t"),
-        "{tsv}"
+    check_tsv(
+        list,
+        &[
+            "p\tsid-😀😀\ta-much-longer-repo-name\t-\t",
+            "pane-日本語\tsid-1\trepo\t-\t",
+        ],
     );
 
     // --json is the same on a terminal as piped.
@@ -154,12 +160,11 @@ fn restore_is_a_table_on_a_terminal_and_tsv_when_piped() {
 
     let mut restore = crash_resume_agent(&env);
     restore.arg("restore");
-    let tsv = piped(restore);
-    let lines: Vec<&str> = tsv.lines().collect();
-    assert_eq!(lines.len(), 2, "no header: {tsv}");
-    assert!(
-        lines[0].starts_with("tmux:main:0.0\tfresh\t-\tstarts fresh"),
-        "{tsv}"
+    check_tsv(
+        restore,
+        &[
+            "tmux:main:0.0\tfresh\t-\tstarts fresh",
+            "tmux:ワーク:1.0\tfresh\t-\t",
+        ],
     );
-    assert!(lines[1].starts_with("tmux:ワーク:1.0\tfresh\t-\t"), "{tsv}");
 }
