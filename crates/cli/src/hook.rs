@@ -5,9 +5,8 @@
 //! on stdout (Claude Code would add it to the conversation), gives up on stdin and on the lock
 //! quickly, and writes what went wrong to `hook.log` next to the index.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::Command as Process;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, bail};
@@ -203,31 +202,39 @@ fn millis_text(duration: Duration) -> String {
 }
 
 /// Reads stdin up to EOF or the first complete JSON value, whichever comes first, giving up at
-/// the deadline.
+/// the deadline. Read on this thread, waiting in `poll` with the time left: no helper thread to
+/// start and hand the bytes over from (each hand-over waits for a CPU on a busy machine).
 fn read_stdin(deadline: Duration) -> anyhow::Result<String> {
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut bytes = Vec::new();
-        let mut chunk = [0u8; 8192];
-        loop {
-            match stdin.read(&mut chunk) {
-                Ok(0) | Err(_) => break,
-                Ok(read) => {
-                    bytes.extend_from_slice(&chunk[..read]);
-                    let mut values = serde_json::Deserializer::from_slice(&bytes)
-                        .into_iter::<serde_json::Value>();
-                    if matches!(values.next(), Some(Ok(_))) {
-                        break;
-                    }
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let started = Instant::now();
+    let stdin = std::io::stdin();
+    let gave_up = || anyhow!("no complete hook payload on stdin within {deadline:?}");
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let left = deadline.checked_sub(started.elapsed()).ok_or_else(gave_up)?;
+        let mut waiting = [PollFd::new(&stdin, PollFlags::IN)];
+        let timeout = Timespec::try_from(left).context("the stdin deadline")?;
+        match poll(&mut waiting, Some(&timeout)) {
+            Ok(0) => return Err(gave_up()),
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(error) => return Err(anyhow!(error).context("cannot wait for stdin")),
+        }
+        match rustix::io::read(&stdin, &mut chunk) {
+            Ok(0) => break,
+            Ok(read) => {
+                bytes.extend_from_slice(&chunk[..read]);
+                let mut values =
+                    serde_json::Deserializer::from_slice(&bytes).into_iter::<serde_json::Value>();
+                if matches!(values.next(), Some(Ok(_))) {
+                    break;
                 }
             }
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => continue,
+            Err(_) => break,
         }
-        let _ = sender.send(bytes);
-    });
-    let bytes = receiver
-        .recv_timeout(deadline)
-        .map_err(|_| anyhow!("no complete hook payload on stdin within {deadline:?}"))?;
+    }
     String::from_utf8(bytes).context("the hook payload is not UTF-8")
 }
 
