@@ -98,7 +98,10 @@ pub fn run(args: &[String]) -> Result<()> {
 /// SessionEnd and SessionStart started at the same instant (the start's time is reported).
 fn tmux_hooks(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
     let tmux = TmuxServer::start(sandbox)?;
-    println!("\n`hook claude` in a real tmux pane ({runs} runs each):\n");
+    println!(
+        "\n`hook claude` in a real tmux pane ({runs} runs each; load average before: {}):\n",
+        load_average()
+    );
     println!("| event | entries | median | p95 | max |");
     println!("|---|---:|---:|---:|---:|");
     for size in [10usize, 1_000] {
@@ -155,7 +158,21 @@ fn tmux_hooks(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> 
         );
     }
     tmux.kill();
+    println!("\n(load average after: {})", load_average());
     Ok(())
+}
+
+/// The 1, 5 and 15 minute load averages (Linux), which every figure here depends on.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|| "unknown".to_string())
 }
 
 fn print_row(name: &str, size: usize, times: &[Duration]) {

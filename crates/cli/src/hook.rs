@@ -212,7 +212,9 @@ fn read_stdin(deadline: Duration) -> anyhow::Result<String> {
     let mut bytes = Vec::new();
     let mut chunk = [0u8; 8192];
     loop {
-        let left = deadline.checked_sub(started.elapsed()).ok_or_else(gave_up)?;
+        let left = deadline
+            .checked_sub(started.elapsed())
+            .ok_or_else(gave_up)?;
         let mut waiting = [PollFd::new(&stdin, PollFlags::IN)];
         let timeout = Timespec::try_from(left).context("the stdin deadline")?;
         match poll(&mut waiting, Some(&timeout)) {
