@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, bail};
 use camino::{Utf8Path, Utf8PathBuf};
-use index_core::capture::{
-    HookEvent, HookPayload, SurfaceHint, parse_hook_payload, surface_from_env,
-};
+use index_core::capture::{HookEvent, HookPayload, parse_hook_payload};
 use index_core::{Provider, Record, Repo, Role, SessionId, SurfaceId};
 use index_store::{Store, StoreError, StoreOptions};
 
@@ -90,12 +88,6 @@ pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
 
 fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::Result<String> {
     let started = Instant::now();
-    // tmux is asked for the pane's name before the payload is read, so the two overlap.
-    let hint = surface_from_env(|name| std::env::var(name).ok());
-    let tmux_query = match &hint {
-        Some(SurfaceHint::TmuxPane(pane)) => Some(TmuxQuery::start(pane)),
-        _ => None,
-    };
     let text = match payload_arg {
         Some(text) => text.to_string(),
         None => read_stdin(STDIN_DEADLINE)?,
@@ -107,27 +99,22 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
         .context("the hook payload is not valid JSON")?;
     let payload = parse_hook_payload(&value).map_err(|reason| anyhow!(reason))?;
     let read = started.elapsed();
-    let surface = match (hint, tmux_query) {
-        (Some(SurfaceHint::Ready(surface)), _) => surface,
-        (Some(SurfaceHint::TmuxPane(pane)), Some(query)) => match query.surface() {
-            Ok(surface) => surface,
-            // After a crash of tmux every agent gets its SessionEnd with no pane left: normal.
-            Err(error) if matches!(payload.event, HookEvent::SessionEnd { .. }) => {
-                return Err(Expected(format!(
-                    "session {} ended after its tmux pane {pane} was gone ({}); nothing to mark, \
-                     it stays resumable",
-                    payload.session,
-                    crate::error_text(&error)
-                ))
-                .into());
-            }
-            Err(error) => return Err(error),
-        },
-        _ => bail!(
-            "no surface in the environment (none of CRASH_RESUME_SURFACE, CMUX_SURFACE_ID, TMUX_PANE, \
-             ZELLIJ_PANE_ID, WEZTERM_PANE, KITTY_WINDOW_ID is set); session {} not recorded",
-            payload.session
-        ),
+    let surface = match crate::surface::name(&payload.session) {
+        Ok(surface) => surface,
+        // A SessionEnd records nothing new: its session's surface was named at its start, and
+        // an error logged then if it could not be. One that cannot name its pane is normal after
+        // a crash (the multiplexer died, every agent gets its SessionEnd with no pane left) and
+        // only means no clean-exit mark: the session stays resumable.
+        Err(error) if matches!(payload.event, HookEvent::SessionEnd { .. }) => {
+            return Err(Expected(format!(
+                "session {} ended where no surface can be named any more ({}); nothing to \
+                 mark, it stays resumable",
+                payload.session,
+                crate::error_text(&error)
+            ))
+            .into());
+        }
+        Err(error) => return Err(error),
     };
     let record = build_record(agent, &surface, &payload)?;
     let named = started.elapsed();
@@ -269,58 +256,6 @@ fn spawn_retry(global: &Global, agent: Agent, surface: &str, payload: &str) -> a
         .spawn()
         .context("cannot start the background retry")?;
     Ok(child.id())
-}
-
-/// `tmux:<session>:<window>.<pane>` for a `%N` pane id, asked of the tmux server the pane runs
-/// in (tmux finds it through `$TMUX`), started at once and read when needed.
-struct TmuxQuery {
-    pane: String,
-    child: std::io::Result<std::process::Child>,
-}
-
-impl TmuxQuery {
-    fn start(pane: &str) -> TmuxQuery {
-        let child = Process::new("tmux")
-            .args([
-                "display-message",
-                "-p",
-                "-t",
-                pane,
-                "#{pane_id} #{session_name}:#{window_index}.#{pane_index}",
-            ])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn();
-        TmuxQuery {
-            pane: pane.to_string(),
-            child,
-        }
-    }
-
-    /// The answer. tmux answers for a pane it does not have (a `TMUX_PANE` inherited by a
-    /// process that outlived its pane) with empty fields and success, so the answer must name
-    /// the pane asked about.
-    fn surface(self) -> anyhow::Result<String> {
-        let pane = self.pane;
-        let output = self
-            .child
-            .and_then(std::process::Child::wait_with_output)
-            .context("cannot run tmux to name the pane")?;
-        let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
-        if !output.status.success() {
-            bail!(
-                "tmux could not name pane {pane}: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            );
-        }
-        match text.split_once(' ') {
-            Some((id, place)) if id == pane => Ok(format!("tmux:{place}")),
-            _ => bail!(
-                "tmux has no pane {pane} (TMUX_PANE is stale: the pane is gone); nothing recorded"
-            ),
-        }
-    }
 }
 
 fn build_record(agent: Agent, surface: &str, payload: &HookPayload) -> anyhow::Result<Record> {

@@ -15,6 +15,7 @@ pub mod faults;
 pub mod format;
 mod location;
 mod lock;
+mod sync;
 
 use std::fs;
 use std::io::{self, Write};
@@ -27,7 +28,9 @@ use index_core::Index;
 use thiserror::Error;
 
 pub use format::{Document, FORMAT_VERSION, Problem};
-pub use location::{Durability, default_index_path, durability, resolve as resolve_path};
+pub use location::{
+    Durability, default_index_path, durability, durability_with, resolve as resolve_path,
+};
 
 /// How a [`Store`] behaves.
 #[derive(Debug, Clone)]
@@ -203,10 +206,13 @@ enum Read {
 
 impl Store {
     /// Opens the store at `path` (nothing is created yet): resolves a symlink at the end of the
-    /// path and refuses a volatile location unless allowed.
+    /// path and refuses a volatile location (by the path as given or where it leads) unless
+    /// allowed.
     pub fn open(path: &Utf8Path, options: StoreOptions) -> Result<Store, StoreError> {
-        let path = location::resolve(path)?;
-        if let (Durability::Volatile(reason), false) = (durability(&path), options.allow_volatile) {
+        let real = location::resolve(path)?;
+        let durability = location::judge(path, &real, &std::env::temp_dir());
+        let path = real;
+        if let (Durability::Volatile(reason), false) = (durability, options.allow_volatile) {
             return Err(StoreError::Volatile { path, reason });
         }
         if path.is_dir() {
@@ -517,7 +523,7 @@ fn write_atomically(
         bytes: bytes.to_vec(),
     });
     faults::reach(faults::Point::TempWritten).map_err(write_error(dir))?;
-    temp.as_file().sync_all().map_err(write_error(dir))?;
+    sync::sync(temp.as_file()).map_err(write_error(dir))?;
     faults::note(|| FileOp::SyncFile(temp_path.clone()));
     faults::reach(faults::Point::TempSynced).map_err(write_error(dir))?;
     if keep_backup {
@@ -560,7 +566,7 @@ fn link_backup(path: &Utf8Path) -> Result<(), StoreError> {
             };
             fs::copy(path, &staging).map_err(copy_error)?;
             fs::File::open(&staging)
-                .and_then(|file| file.sync_all())
+                .and_then(|file| sync::sync(&file))
                 .map_err(copy_error)?;
             faults::note(|| FileOp::CreateFile(staging.clone()));
             faults::note(|| FileOp::Write {
@@ -599,7 +605,7 @@ fn copy_new(from: &Utf8Path, to: &Utf8Path) -> io::Result<()> {
         path: to.to_owned(),
         bytes,
     });
-    copy.sync_all()?;
+    sync::sync(&copy)?;
     faults::note(|| FileOp::SyncFile(to.to_owned()));
     Ok(())
 }
@@ -613,7 +619,7 @@ fn remove_noted(path: &Utf8Path) {
 
 /// Syncs a directory: every name created, linked, renamed or removed in it so far is durable.
 fn sync_dir(dir: &Utf8Path) -> io::Result<()> {
-    fs::File::open(dir).and_then(|handle| handle.sync_all())?;
+    fs::File::open(dir).and_then(|handle| sync::sync(&handle))?;
     faults::note(|| FileOp::SyncDir(dir.to_owned()));
     Ok(())
 }
@@ -659,3 +665,8 @@ fn create_private_dir(dir: &Utf8Path) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// The examples of the crate's README.md, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

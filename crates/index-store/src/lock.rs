@@ -96,9 +96,76 @@ fn describe_holder(lock_path: &Utf8Path) -> String {
     }
 }
 
-/// The one-letter state of a process from `/proc/<pid>/stat` (Linux only).
+/// The one-letter state of a process, as Linux names it (`T` stopped, `Z` zombie, `D` waiting
+/// on the disk): from `/proc` on Linux, from `ps` elsewhere.
 fn process_state(pid: u32) -> Option<char> {
+    #[cfg(target_os = "linux")]
+    return proc_state(pid);
+    #[cfg(not(target_os = "linux"))]
+    ps_state(pid)
+}
+
+/// The state from `/proc/<pid>/stat`.
+#[cfg(target_os = "linux")]
+fn proc_state(pid: u32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may hold spaces; the state follows the last ')'.
     stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// The state from `ps -o stat= -p <pid>` (its errors silenced): the first letter, where macOS's
+/// `U` (uninterruptible wait) is Linux's `D`.
+#[cfg(any(test, not(target_os = "linux")))]
+fn ps_state(pid: u32) -> Option<char> {
+    let output = std::process::Command::new("ps")
+        .args(["-o", "stat=", "-p", &pid.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let state = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .chars()
+        .next()?;
+    Some(if state == 'U' { 'D' } else { state })
+}
+
+#[cfg(test)]
+mod tests {
+    use rustix::process::{Pid, Signal, WaitOptions};
+
+    use super::*;
+
+    /// `ps`, which macOS uses, and `/proc` agree on a running and a stopped process, and on one
+    /// that is gone.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn ps_and_proc_agree_on_a_process_state() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let raw = Pid::from_raw(pid as i32).unwrap();
+        // Running or asleep, by the time each looks.
+        assert!(matches!(ps_state(pid), Some('R' | 'S')));
+        assert!(matches!(proc_state(pid), Some('R' | 'S')));
+        rustix::process::kill_process(raw, Signal::STOP).unwrap();
+        // Returns once the child has stopped.
+        rustix::process::waitpid(Some(raw), WaitOptions::UNTRACED).unwrap();
+        assert_eq!(ps_state(pid), Some('T'));
+        assert_eq!(proc_state(pid), Some('T'));
+        assert!(describe_holder_of(pid).contains("stopped by a signal"));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(ps_state(pid), None);
+        assert_eq!(proc_state(pid), None);
+    }
+
+    fn describe_holder_of(pid: u32) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("index.json.lock");
+        std::fs::write(&lock, pid.to_string()).unwrap();
+        describe_holder(Utf8Path::from_path(&lock).unwrap())
+    }
 }

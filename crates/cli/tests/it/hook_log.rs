@@ -32,7 +32,7 @@ fn a_session_end_after_tmux_died_is_information() {
             line.contains("hook claude (") && line.contains("): info: "),
             "{line}"
         );
-        assert!(line.contains("tmux pane %5 was gone"), "{line}");
+        assert!(line.contains("no surface can be named any more"), "{line}");
         assert!(!line.contains("): error:"), "{line}");
     }
 
