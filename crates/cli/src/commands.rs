@@ -68,6 +68,12 @@ pub fn now() -> Millis {
 /// Milliseconds as a plain number (as the JavaScript tool took), or a duration such as `90s`,
 /// `30m`, `2h`, `7d`.
 pub fn parse_duration(text: &str, what: &str) -> Result<Duration, Failure> {
+    parse_duration_in(text, what, "")
+}
+
+/// [`parse_duration`] of a value that came from `source` (such as ` in CRASH_RESUME_LOCK_TIMEOUT`,
+/// or nothing when the user typed it), which an error names.
+pub fn parse_duration_in(text: &str, what: &str, source: &str) -> Result<Duration, Failure> {
     let trimmed = text.trim();
     let parsed = if !trimmed.is_empty() && trimmed.bytes().all(|byte| byte.is_ascii_digit()) {
         trimmed.parse::<u64>().map(Duration::from_millis).ok()
@@ -76,10 +82,10 @@ pub fn parse_duration(text: &str, what: &str) -> Result<Duration, Failure> {
     };
     parsed.ok_or_else(|| {
         let given = if trimmed.is_empty() {
-            format!("the {what} is empty")
+            format!("the {what}{source} is empty")
         } else {
             // Control characters shown as escapes, everything else as typed.
-            format!("invalid {what} {}", trimmed.escape_debug())
+            format!("invalid {what} {}{source}", trimmed.escape_debug())
         };
         Failure::Usage(anyhow!(
             "{given}: give milliseconds (a plain number) or a duration such as 90s, 30m, 2h, 7d"
@@ -91,10 +97,29 @@ pub fn millis(duration: Duration) -> Millis {
     Millis::try_from(duration.as_millis()).unwrap_or(Millis::MAX)
 }
 
+/// Where an option that also has a variable came from, for messages that name what the user
+/// actually gave: ` in VARIABLE` when the variable set it, else nothing (the flag was typed, or
+/// the default used).
+pub fn from_variable(flag: &str, variable: &str) -> String {
+    let typed = std::env::args_os()
+        .skip(1)
+        .take_while(|arg| arg != "--")
+        .any(|arg| {
+            arg.to_str()
+                .is_some_and(|arg| arg == flag || arg.starts_with(&format!("{flag}=")))
+        });
+    if typed || std::env::var_os(variable).is_none() {
+        String::new()
+    } else {
+        format!(" in {variable}")
+    }
+}
+
 pub fn open_store(global: &Global) -> Result<Store, Failure> {
     let path = index_path(global)?;
+    let source = from_variable("--lock-timeout", "CRASH_RESUME_LOCK_TIMEOUT");
     let options = StoreOptions {
-        lock_timeout: parse_duration(&global.lock_timeout, "lock timeout")?,
+        lock_timeout: parse_duration_in(&global.lock_timeout, "lock timeout", &source)?,
         allow_volatile: global.allow_volatile,
     };
     Ok(Store::open(&path, options)?)
@@ -294,7 +319,15 @@ fn registry(global: &Global) -> Result<Registry, Failure> {
         None => Registry::builtin(),
     };
     if let Some(profile) = &global.profile {
-        registry.select_profile(profile).map_err(config_failure)?;
+        let variable = from_variable("--profile", "CRASH_RESUME_PROFILE");
+        registry
+            .select_profile(profile)
+            .map_err(|error| match config_failure(error) {
+                Failure::Usage(error) if !variable.is_empty() => {
+                    Failure::Usage(error.context(format!("the profile{variable}")))
+                }
+                other => other,
+            })?;
     }
     Ok(registry)
 }

@@ -313,8 +313,12 @@ pub fn repo_name(cwd: &Utf8Path) -> String {
 fn open_store(global: &Global) -> anyhow::Result<Store> {
     let path = crate::commands::index_path(global).map_err(crate::Failure::into_error)?;
     let lock_timeout = match std::env::var_os("CRASH_RESUME_LOCK_TIMEOUT") {
-        Some(_) => crate::commands::parse_duration(&global.lock_timeout, "lock timeout")
-            .map_err(|_| anyhow!("invalid CRASH_RESUME_LOCK_TIMEOUT {}", global.lock_timeout))?,
+        Some(_) => crate::commands::parse_duration_in(
+            &global.lock_timeout,
+            "lock timeout",
+            " in CRASH_RESUME_LOCK_TIMEOUT",
+        )
+        .map_err(crate::Failure::into_error)?,
         None => HOOK_LOCK_TIMEOUT,
     };
     let options = StoreOptions {

@@ -123,7 +123,7 @@ const ARGUMENTS: &[ArgumentCase] = &[
     (&["--lock-timeout", "5 parsecs", "prune", "1h"], &[], 2, "", &["invalid lock timeout 5 parsecs"]),
     (&["--lock-timeout", "soon", "lookup", "S"], &[], 2, "", &["invalid lock timeout soon"]),
     (&["--lock-timeout", "soon", "list"], &[], 2, "", &["invalid lock timeout soon"]),
-    (&["touch", "S"], &[("CRASH_RESUME_LOCK_TIMEOUT", "later")], 2, "", &["invalid lock timeout later"]),
+    (&["touch", "S"], &[("CRASH_RESUME_LOCK_TIMEOUT", "later")], 2, "", &["invalid lock timeout later in CRASH_RESUME_LOCK_TIMEOUT"]),
     // `path` takes no lock and reads no index: a bad lock timeout does not concern it.
     (&["--lock-timeout", "soon", "path"], &[], 0, "durable", &[]),
     // Missing arguments.

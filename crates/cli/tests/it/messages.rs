@@ -340,3 +340,42 @@ fn refused_install(env: &Sandbox, settings: Option<&Path>) -> String {
     once(&stderr, "cannot parse");
     stderr
 }
+
+#[test]
+fn a_bad_value_from_a_variable_names_the_variable_and_a_typed_one_does_not() {
+    let env = Sandbox::default();
+    record(&env, "S", "SID", "REPO");
+    let mut typed = crash_resume(&env);
+    typed.args(["--lock-timeout", "soon", "touch", "S"]);
+    let typed = refused(typed, 2);
+    assert!(typed.contains("invalid lock timeout soon:"), "{typed}");
+    assert!(!typed.contains("CRASH_RESUME_LOCK_TIMEOUT"), "{typed}");
+    let mut from_variable = crash_resume(&env);
+    from_variable
+        .env("CRASH_RESUME_LOCK_TIMEOUT", "soon")
+        .args(["touch", "S"]);
+    let from_variable = refused(from_variable, 2);
+    once(
+        &from_variable,
+        "invalid lock timeout soon in CRASH_RESUME_LOCK_TIMEOUT",
+    );
+
+    let mut profile = resume_cmd(&env);
+    profile.env("CRASH_RESUME_PROFILE", "nope");
+    let profile = refused(profile, 2);
+    assert!(
+        profile.starts_with(
+            "error: the profile in CRASH_RESUME_PROFILE: no launcher profile named `nope`"
+        ),
+        "{profile}"
+    );
+    let mut typed_profile = resume_cmd(&env);
+    typed_profile
+        .env("CRASH_RESUME_PROFILE", "golems")
+        .args(["--profile", "nope"]);
+    let typed_profile = refused(typed_profile, 2);
+    assert!(
+        typed_profile.starts_with("error: no launcher profile named `nope`"),
+        "{typed_profile}"
+    );
+}
