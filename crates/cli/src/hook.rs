@@ -49,19 +49,41 @@ impl Agent {
     }
 }
 
-/// A condition that is part of normal use, not a problem: logged as information. For example a
-/// SessionEnd that arrives after tmux died (a crash ends every session at once): there is no
-/// pane left to name, and nothing to mark, since the session did not end cleanly.
+/// An outcome that is not an error, with the level `hook.log` gives it: `info` for a condition
+/// that is part of normal use (a SessionEnd that arrives after tmux died: a crash ends every
+/// session at once, no pane is left to name, and nothing is to be marked, since the session did
+/// not end cleanly), `warning` for one worth a look (the record handed to a background retry).
 #[derive(Debug)]
-struct Expected(String);
+struct Notice {
+    level: &'static str,
+    text: String,
+}
 
-impl std::fmt::Display for Expected {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+impl Notice {
+    fn info(text: String) -> anyhow::Error {
+        Notice {
+            level: "info",
+            text,
+        }
+        .into()
+    }
+
+    fn warning(text: String) -> anyhow::Error {
+        Notice {
+            level: "warning",
+            text,
+        }
+        .into()
     }
 }
 
-impl std::error::Error for Expected {}
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::error::Error for Notice {}
 
 /// Runs the hook; every failure is logged, none is returned.
 pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
@@ -69,8 +91,10 @@ pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
     let result = capture(global, agent, payload_arg);
     let log_line = match &result {
         Ok(done) => format!("info: {done}"),
-        Err(error) if error.downcast_ref::<Expected>().is_some() => format!("info: {error}"),
-        Err(error) => format!("error: {}", crate::error_text(error)),
+        Err(error) => match error.downcast_ref::<Notice>() {
+            Some(notice) => format!("{}: {notice}", notice.level),
+            None => format!("error: {}", crate::error_text(error)),
+        },
     };
     let elapsed = started.elapsed();
     // Successes are not logged unless slow: the log is for what needs telling.
@@ -106,13 +130,12 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
         // a crash (the multiplexer died, every agent gets its SessionEnd with no pane left) and
         // only means no clean-exit mark: the session stays resumable.
         Err(error) if matches!(payload.event, HookEvent::SessionEnd { .. }) => {
-            return Err(Expected(format!(
+            return Err(Notice::info(format!(
                 "session {} ended where no surface can be named any more ({}); nothing to \
                  mark, it stays resumable",
                 payload.session,
                 crate::error_text(&error)
-            ))
-            .into());
+            )));
         }
         Err(error) => return Err(error),
     };
@@ -162,9 +185,9 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
             if std::env::var_os(RETRY_VARIABLE).is_none() =>
         {
             let pid = spawn_retry(global, agent, &surface, &text)?;
-            return Ok(format!(
+            return Err(Notice::warning(format!(
                 "{error}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {RETRY_LOCK_TIMEOUT}"
-            ));
+            )));
         }
         other => other?,
     };
