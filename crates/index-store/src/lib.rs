@@ -154,7 +154,8 @@ impl std::fmt::Display for Warning {
                 problem: Problem::UnusableEntry { surface, reason },
             } => write!(
                 f,
-                "index at {path}: entry {surface} is not usable ({reason}); kept in the file as is"
+                "index at {path}: entry {} is not usable ({reason}); kept in the file as is",
+                index_core::text::escape(surface)
             ),
             Warning::Problem {
                 path,
@@ -166,8 +167,11 @@ impl std::fmt::Display for Warning {
                     },
             } => write!(
                 f,
-                "index at {path}: session {session} was bound to both {dropped} and {kept}; \
-                 keeping the later, {kept}"
+                "index at {path}: session {} was bound to both {} and {}; keeping the later, {}",
+                index_core::text::escape(session.as_str()),
+                index_core::text::escape(dropped.as_str()),
+                index_core::text::escape(kept.as_str()),
+                index_core::text::escape(kept.as_str())
             ),
         }
     }
@@ -286,6 +290,23 @@ impl Store {
         }
         let snapshot = self.load()?;
         Ok((snapshot.index.lookup(surface).cloned(), snapshot.warnings))
+    }
+
+    /// Runs `critical` holding an exclusive lock on the sidecar `<index>.<name>.lock`, waited
+    /// for up to `timeout`: for work over the index's surfaces that must not run twice at once
+    /// but is not a write of the index (a restore re-opening panes). The index's own lock is
+    /// not held, so updates go on meanwhile. Giving up is [`StoreError::LockTimeout`] naming
+    /// the sidecar.
+    pub fn exclusive<T>(
+        &self,
+        name: &str,
+        timeout: Duration,
+        critical: impl FnOnce() -> T,
+    ) -> Result<T, StoreError> {
+        self.ensure_dir()?;
+        let lock_path = sidecar(&self.path, &format!(".{name}.lock"));
+        let mut lock = lock::Lock::open(&lock_path)?;
+        lock.hold(&lock_path, &lock_path, timeout, || Ok(critical()))
     }
 
     /// Locked read-modify-write: waits for the lock (up to the deadline), reloads the index,

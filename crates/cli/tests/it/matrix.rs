@@ -117,7 +117,7 @@ const ARGUMENTS: &[ArgumentCase] = &[
     (&["resume-cmd", "S", "1h 1x"], &[], 2, "", &["invalid max age 1h 1x"]),
     (&["prune", "0x10"], &[], 2, "", &["invalid max age 0x10"]),
     (&["prune", "∞"], &[], 2, "", &["invalid max age ∞"]),
-    (&["prune", "\u{1}"], &[], 2, "", &["invalid max age \\u{1}"]),
+    (&["prune", "\u{1}"], &[], 2, "", &["invalid max age \"\\x01\""]),
     (&["--lock-timeout", "", "touch", "S"], &[], 2, "", &["the lock timeout is empty"]),
     (&["--lock-timeout=-1s", "forget", "S"], &[], 2, "", &["invalid lock timeout -1s"]),
     (&["--lock-timeout", "5 parsecs", "prune", "1h"], &[], 2, "", &["invalid lock timeout 5 parsecs"]),
