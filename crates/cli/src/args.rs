@@ -210,7 +210,8 @@ pub enum HookCommand {
     Install {
         #[arg(value_enum)]
         agent: crate::hook::Agent,
-        /// The settings file [default: $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json]
+        /// The hook file [default: claude: $CLAUDE_CONFIG_DIR/settings.json, else
+        /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json]
         #[arg(long, value_name = "FILE")]
         settings: Option<String>,
         /// Print the merged settings instead of writing them

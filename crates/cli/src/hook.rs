@@ -122,6 +122,11 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
         .ok_or_else(|| anyhow!("no hook payload on stdin"))?
         .context("the hook payload is not valid JSON")?;
     let payload = parse_hook_payload(&value).map_err(|reason| anyhow!(reason))?;
+    if agent == Agent::Codex
+        && let Some(daemon) = crate::codex::managed_daemon_ancestor()
+    {
+        return Ok(not_recorded_under_daemon(global, daemon, &payload.session));
+    }
     let read = started.elapsed();
     let surface = match crate::surface::name(&payload.session) {
         Ok(surface) => surface,
@@ -145,7 +150,10 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
     let locked = std::cell::Cell::new(None);
     let now = crate::commands::now();
     let session = payload.session.clone();
-    let event = payload.event;
+    let event = match agent {
+        Agent::Claude => payload.event,
+        Agent::Codex => codex_end_evidence(payload.event),
+    };
     let updated = match store.update(|index| {
         locked.set(Some(started.elapsed()));
         match &event {
@@ -209,6 +217,38 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
 /// A duration as milliseconds with one decimal: `7.2 ms`.
 fn millis_text(duration: Duration) -> String {
     format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
+}
+
+/// A Codex hook under the daemon: the pane cannot be told, so nothing is recorded; the log says
+/// why once per daemon.
+fn not_recorded_under_daemon(global: &Global, daemon: u32, session: &str) -> String {
+    let marker = crate::commands::index_path(global)
+        .ok()
+        .and_then(|index| Some(index.parent()?.join("codex-daemon.reported")));
+    if marker.is_none_or(|marker| crate::codex::first_report_of(&marker, daemon)) {
+        log(
+            global,
+            &format!(
+                "hook codex: warning: {}",
+                crate::codex::daemon_message(daemon)
+            ),
+        );
+    }
+    format!("session {session} not recorded: Codex's daemon (pid {daemon}) hides its pane")
+}
+
+/// Codex ends every session with the reason `other` (a `/quit`, Ctrl-C, the end of an exec run
+/// and SIGTERM alike; a killed pane sends nothing without the daemon). Outside the daemon, a
+/// `SessionEnd` that gets here came from the TUI in a pane that still exists (a tmux pane is
+/// looked up and a vanished one refused before this point), so it is taken as the end.
+fn codex_end_evidence(event: HookEvent) -> HookEvent {
+    match event {
+        HookEvent::SessionEnd { reason, .. } => HookEvent::SessionEnd {
+            reason,
+            clean: true,
+        },
+        other => other,
+    }
 }
 
 /// Reads stdin up to EOF or the first complete JSON value, whichever comes first, giving up at

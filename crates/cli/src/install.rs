@@ -1,6 +1,7 @@
-//! `crash-resume hook install claude`: adds the SessionStart and SessionEnd command hooks to
-//! Claude Code's settings, keeping every other setting, idempotently, written atomically with a
-//! backup; a file it cannot parse is refused and left untouched.
+//! `crash-resume hook install claude|codex`: adds the SessionStart and SessionEnd command hooks
+//! to the agent's hook file (Claude Code's `settings.json`, Codex's `hooks.json`, which has the
+//! same shape), keeping every other setting, idempotently, written atomically with a backup; a
+//! file it cannot parse is refused and left untouched.
 
 use anyhow::{Context as _, anyhow};
 use camino::Utf8PathBuf;
@@ -13,17 +14,35 @@ use crate::{Failure, commands, output};
 /// The hook events crash-resume installs itself for.
 const EVENTS: [&str; 2] = ["SessionStart", "SessionEnd"];
 
+/// The agent's hook file in its config dir.
+fn hook_file_name(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Claude => "settings.json",
+        Agent::Codex => "hooks.json",
+    }
+}
+
+/// What the user must still do in the agent once the hooks are in its file.
+fn next_steps(agent: Agent, path: &camino::Utf8Path) -> Option<String> {
+    match agent {
+        Agent::Claude => None,
+        Agent::Codex => Some(format!(
+            "Codex runs a new hook only once it is trusted: start `codex`, and at \"Hooks need \
+             review\" choose \"Trust all and continue\" (Codex saves the trust in config.toml \
+             under [hooks.state.\"{path}:session_start:0:0\"]); `codex exec` skips untrusted hooks \
+             silently. By default Codex runs hooks in its shared daemon, which cannot tell which \
+             pane a session runs in, so nothing is recorded: run `codex --no-daemon`, or set \
+             `daemon_auto_start = false` under [features] in config.toml"
+        )),
+    }
+}
+
 pub fn install(
     global: &Global,
     agent: Agent,
     settings: Option<String>,
     dry_run: bool,
 ) -> Result<(), Failure> {
-    if agent != Agent::Claude {
-        return Err(Failure::Usage(anyhow!(
-            "hook install supports claude only; for Codex add `crash-resume hook codex` to ~/.codex/hooks.json"
-        )));
-    }
     let settings_given = settings.is_some();
     let path = match settings {
         Some(path) if path.trim().is_empty() => {
@@ -32,16 +51,15 @@ pub fn install(
             )));
         }
         Some(path) => Utf8PathBuf::from(path),
-        None => {
-            Utf8PathBuf::from(config_dir(agent).map_err(Failure::Failed)?).join("settings.json")
-        }
+        None => Utf8PathBuf::from(config_dir(agent).map_err(Failure::Failed)?)
+            .join(hook_file_name(agent)),
     };
     // A dotfile manager may keep the settings as a symlink: read and replace the file it
     // points to, so that the link stays a link.
     let path = index_store::resolve_path(&path)?;
     let mut settings = read_settings(&path, settings_given)?;
-    let command = hook_command(global)?;
-    let added = merge(&mut settings, &command).map_err(|reason| {
+    let command = hook_command(global, agent)?;
+    let added = merge(&mut settings, &command, agent).map_err(|reason| {
         Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
     })?;
     let mut bytes =
@@ -70,6 +88,9 @@ pub fn install(
             }
         );
         return commands::print_line(String::from_utf8_lossy(&bytes).trim_end());
+    }
+    if let Some(note) = next_steps(agent, &path) {
+        eprintln!("{note}");
     }
     if added.is_empty() && global.json {
         return report(false);
@@ -122,9 +143,9 @@ fn read_settings(path: &camino::Utf8Path, given: bool) -> Result<Value, Failure>
     }
 }
 
-/// The command Claude Code runs: this binary, by absolute path, with the index path when one
-/// was chosen, every word shell-quoted.
-fn hook_command(global: &Global) -> Result<String, Failure> {
+/// The command the agent runs: this binary, by absolute path, with the index path when one was
+/// chosen, every word shell-quoted.
+fn hook_command(global: &Global, agent: Agent) -> Result<String, Failure> {
     let exe = std::env::current_exe()
         .context("cannot find this program's path")
         .map_err(Failure::Failed)?;
@@ -141,20 +162,21 @@ fn hook_command(global: &Global) -> Result<String, Failure> {
             .map_err(|_| Failure::Usage(anyhow!("the index path is not valid UTF-8")))?;
         words.extend(["--path".to_string(), absolute]);
     }
-    words.extend(["hook".to_string(), "claude".to_string()]);
+    words.extend(["hook".to_string(), agent.provider().to_string()]);
     shlex::try_join(words.iter().map(String::as_str))
         .map_err(|error| Failure::Usage(anyhow!("cannot quote the hook command: {error}")))
 }
 
-/// Whether a hook entry already runs crash-resume's Claude hook.
-fn is_ours(hook: &Value) -> bool {
+/// Whether a hook entry already runs crash-resume's hook for `agent`.
+fn is_ours(hook: &Value, agent: Agent) -> bool {
+    let words = format!("hook {}", agent.provider());
     hook.get("command")
         .and_then(Value::as_str)
-        .is_some_and(|command| command.contains("crash-resume") && command.contains("hook claude"))
+        .is_some_and(|command| command.contains("crash-resume") && command.contains(&words))
 }
 
 /// Adds the command hook to each event that lacks it; returns the events it was added to.
-fn merge(settings: &mut Value, command: &str) -> Result<Vec<&'static str>, String> {
+fn merge(settings: &mut Value, command: &str, agent: Agent) -> Result<Vec<&'static str>, String> {
     let root = settings
         .as_object_mut()
         .ok_or("the settings are not a JSON object")?;
@@ -174,7 +196,7 @@ fn merge(settings: &mut Value, command: &str) -> Result<Vec<&'static str>, Strin
             group
                 .get("hooks")
                 .and_then(Value::as_array)
-                .is_some_and(|entries| entries.iter().any(is_ours))
+                .is_some_and(|entries| entries.iter().any(|hook| is_ours(hook, agent)))
         });
         if !present {
             groups.push(json!({ "hooks": [ { "type": "command", "command": command } ] }));

@@ -7,6 +7,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod codex;
 mod commands;
 mod hook;
 mod install;

@@ -63,6 +63,8 @@ pub struct PlanItem {
     pub refused: Option<String>,
     /// The transcript is close to Claude Code's retention cut-off.
     pub retention: Option<preflight::claude::RetentionRisk>,
+    /// Why a Codex session is or is not offered, from what could be observed.
+    pub why: Option<String>,
     /// What `--apply` did.
     pub applied: Option<String>,
 }
@@ -231,6 +233,7 @@ pub fn build_plan(
             }
             _ => None,
         };
+        let why = (provider == "codex").then(|| codex_why(entry, &outcome));
         plan.push(PlanItem {
             surface: entry.surface.to_string(),
             repo: entry.repo.to_string(),
@@ -245,10 +248,37 @@ pub fn build_plan(
             held_elsewhere,
             refused,
             retention,
+            why,
             applied: None,
         });
     }
     Ok(plan)
+}
+
+/// Why a Codex session is or is not offered. Codex gives every end the reason `other`, so the
+/// evidence is where the end was seen: the hook marks a session ended only when the end came from
+/// the TUI in a pane that still existed; a killed pane reports nothing.
+fn codex_why(entry: &Entry, outcome: &preflight::Outcome) -> String {
+    if entry.ended_at.is_some() {
+        return "not offered: Codex reported its end from its pane, which stayed open (a /quit, \
+                Ctrl-C, the end of an exec run or a SIGTERM)"
+            .to_string();
+    }
+    // What the rollout check found; else the step that narrowed the sequence last.
+    let disk = outcome
+        .steps
+        .iter()
+        .rev()
+        .find(|step| step.id == preflight::StepId::Transcript)
+        .or_else(|| outcome.steps.iter().rev().find(|step| !step.ok))
+        .map(|step| step.detail.as_str())
+        .unwrap_or_default();
+    match outcome.verdict {
+        Verdict::Resume => {
+            format!("offered: no end was reported from its pane, and the rollout resumes ({disk})")
+        }
+        _ => format!("no end was reported from its pane, but Codex cannot resume it: {disk}"),
+    }
 }
 
 fn held_elsewhere(
@@ -351,7 +381,9 @@ fn plan_text(plan: &[PlanItem]) -> String {
                     risk.age_days, risk.cleanup_period_days
                 ));
             }
-            if item.ended_cleanly {
+            if let Some(why) = &item.why {
+                notes.push(format!("({why})"));
+            } else if item.ended_cleanly {
                 notes.push("(ended cleanly)".to_string());
             }
             if let Some(applied) = &item.applied {

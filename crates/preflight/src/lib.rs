@@ -211,8 +211,20 @@ enum Disk<'a> {
 
 /// What is on disk for one session id.
 struct Located {
-    reachability: Reachability,
+    reachable: bool,
     place: String,
+    /// What was found there, in words.
+    state: String,
+}
+
+impl Located {
+    fn from_claude(reachability: Reachability, place: String) -> Self {
+        Located {
+            reachable: reachability.is_reachable(),
+            place,
+            state: reachability.describe().to_string(),
+        }
+    }
 }
 
 impl Disk<'_> {
@@ -224,21 +236,16 @@ impl Disk<'_> {
                 cache,
             } => {
                 let found = cache.locate(config_dir, project_dir, session);
+                Located::from_claude(found.reachability, found.path.into_string())
+            }
+            Disk::Codex { home } => {
+                let found = codex::locate(home, session);
                 Located {
-                    reachability: found.reachability,
+                    reachable: found.reachability.is_reachable(),
+                    state: found.describe(),
                     place: found.path.into_string(),
                 }
             }
-            Disk::Codex { home } => match codex::find_rollout(home, session) {
-                Some(path) => Located {
-                    reachability: Reachability::Reachable,
-                    place: path.into_string(),
-                },
-                None => Located {
-                    reachability: Reachability::Missing,
-                    place: format!("{home}/sessions/*/*/*/rollout-*-{session}.jsonl"),
-                },
-            },
         }
     }
 
@@ -348,11 +355,11 @@ fn decide_held(input: &Input, disk: &Disk, held: &str, trail: &mut Trail) -> Dec
         return decision;
     }
     let located = disk.locate(held);
-    let reachable = located.reachability.is_reachable();
+    let reachable = located.reachable;
     trail.step(
         StepId::Transcript,
         reachable,
-        format!("{}: {}", located.place, located.reachability.describe()),
+        format!("{}: {}", located.place, located.state),
     );
     if reachable {
         return Decision::new(Verdict::Resume, Some(held));
@@ -404,15 +411,11 @@ fn decide_unheld(input: &Input, disk: &Disk, trail: &mut Trail) -> Decision {
             return with_evidence(decision, input, disk, trail);
         }
         let located = disk.locate(history);
-        let reachable = located.reachability.is_reachable();
+        let reachable = located.reachable;
         trail.step(
             StepId::History,
             reachable,
-            format!(
-                "{history} at {}: {}",
-                located.place,
-                located.reachability.describe()
-            ),
+            format!("{history} at {}: {}", located.place, located.state),
         );
         if reachable {
             return Decision::new(Verdict::Resume, Some(history));
@@ -495,7 +498,7 @@ fn gate(input: &Input, disk: &Disk, candidate: &str, trail: &mut Trail) -> Optio
         return None;
     }
     let located = disk.locate(&head);
-    if located.reachability.is_reachable() {
+    if located.reachable {
         trail.step(StepId::Chain, true, format!("moved on to {head}"));
         Some(Decision::new(Verdict::Resume, Some(&head)))
     } else {
@@ -504,8 +507,7 @@ fn gate(input: &Input, disk: &Disk, candidate: &str, trail: &mut Trail) -> Optio
             false,
             format!(
                 "the conversation moved on to {head}, which this spawn cannot resume ({}: {})",
-                located.place,
-                located.reachability.describe()
+                located.place, located.state
             ),
         );
         Some(Decision::new(Verdict::Fresh, None))

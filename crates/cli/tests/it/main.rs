@@ -8,6 +8,9 @@
 
 mod activity;
 mod bad_input;
+mod codex_capture;
+#[cfg(feature = "real-cli")]
+mod codex_tui;
 mod concurrency;
 mod crash_points;
 mod crashes;

@@ -145,7 +145,7 @@ const ARGUMENTS: &[ArgumentCase] = &[
     (&["restore", "--apply", "screen"], &[], 2, "", &["invalid value 'screen'"]),
     (&["preflight", "S", "--cwd", "/x"], &[], 2, "", &["cannot be used with"]),
     (&["hook", "install", "bogus"], &[], 2, "", &["invalid value 'bogus'"]),
-    (&["hook", "install", "codex"], &[], 2, "", &["hook install supports claude only"]),
+    (&["hook", "install", "codex", "--settings", ""], &[], 2, "", &["--settings is empty"]),
     (&["hook", "install", "claude", "--settings", ""], &[], 2, "", &["--settings is empty"]),
     (&["hook", "install", "claude", "--settings", " "], &[], 2, "", &["--settings is empty"]),
     // A hook exits 0 whatever it is given, prints nothing on stdout, and records nothing.
