@@ -30,9 +30,14 @@ pub struct Environment {
 /// A file location that cannot be worked out.
 #[derive(Debug, thiserror::Error)]
 pub enum LocationError {
-    /// No home dir, and no variable that would make it unnecessary.
-    #[error("cannot find the home directory; set HOME (or XDG_STATE_HOME and XDG_CONFIG_HOME)")]
-    NoHome,
+    /// No home dir, and no variable or option that would make it unnecessary.
+    #[error("cannot find the home directory to place {what} in; set HOME, {instead}")]
+    NoHome {
+        /// What was to be placed: `the index`, `launchers.toml`.
+        what: &'static str,
+        /// What else says where it goes: `XDG_STATE_HOME or --path`.
+        instead: &'static str,
+    },
     /// An explicit index path that is blank.
     #[error("the index path is empty; give a file path with --path or CRASH_RESUME_INDEX_PATH")]
     EmptyIndexPath,
@@ -95,7 +100,15 @@ impl Environment {
     /// `$XDG_STATE_HOME/crash-resume/index.json`, else `~/.local/state/crash-resume/index.json`
     /// (XDG on every platform, as the JavaScript tool did, so the path is the same on a Mac).
     pub fn default_index_path(&self) -> Result<Utf8PathBuf, LocationError> {
-        let state = self.base_dir(self.xdg_state_home.as_ref(), ".local/state")?;
+        let state = self
+            .base_dir(self.xdg_state_home.as_ref(), ".local/state")
+            .map_err(|error| match error {
+                LocationError::NoHome { .. } => LocationError::NoHome {
+                    what: "the index",
+                    instead: "XDG_STATE_HOME or --path",
+                },
+                other => other,
+            })?;
         Ok(state.join(APP_DIR).join(index_store::FILE_NAME))
     }
 
@@ -139,7 +152,10 @@ impl Environment {
             None => self
                 .home
                 .as_ref()
-                .ok_or(LocationError::NoHome)?
+                .ok_or(LocationError::NoHome {
+                    what: "launchers.toml",
+                    instead: "XDG_CONFIG_HOME",
+                })?
                 .join(default),
         };
         Utf8PathBuf::from_path_buf(dir).map_err(|dir| LocationError::NotUtf8 {
@@ -228,10 +244,10 @@ mod tests {
     #[test]
     fn no_home_and_blank_paths_are_errors() {
         let env = Environment::default();
-        assert!(matches!(
-            env.default_index_path(),
-            Err(LocationError::NoHome)
-        ));
+        assert_eq!(
+            env.default_index_path().unwrap_err().to_string(),
+            "cannot find the home directory to place the index in; set HOME, XDG_STATE_HOME or --path"
+        );
         assert!(matches!(
             env.index_path(Some(" ")),
             Err(LocationError::EmptyIndexPath)

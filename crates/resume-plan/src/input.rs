@@ -3,8 +3,9 @@
 //! recovery, so that one conversation is never offered to two panes.
 
 use std::collections::BTreeSet;
+use std::time::UNIX_EPOCH;
 
-use index_core::{Entry, Index, Provider, SessionId};
+use index_core::{Entry, Index, Millis, Provider, SessionId};
 
 use crate::Environment;
 
@@ -37,13 +38,23 @@ pub fn preflight_input(index: &Index, entry: &Entry, env: &Environment) -> prefl
 }
 
 /// The preflight's input for an entry with the set of excluded ids given (a plan builds it once
-/// for all entries instead of once per entry). A provider config dir that cannot be told (its
-/// variable is not UTF-8) counts as unknown.
+/// for all entries instead of once per entry).
 pub fn preflight_input_excluding(
     entry: &Entry,
     excluded: BTreeSet<String>,
     env: &Environment,
 ) -> preflight::Input {
+    preflight::Input {
+        chain: entry.chain().map(SessionId::to_string).collect(),
+        excluded,
+        ..entry_input(entry, env)
+    }
+}
+
+/// An entry's own part of the preflight's input: provider, held id, working dir, config dir
+/// (else the provider's default; one that cannot be told, its variable not UTF-8, counts as
+/// unknown) and home; no chain, nothing excluded.
+pub fn entry_input(entry: &Entry, env: &Environment) -> preflight::Input {
     let provider = provider_of(entry);
     preflight::Input {
         provider: provider.to_string(),
@@ -53,9 +64,17 @@ pub fn preflight_input_excluding(
             .config_dir
             .clone()
             .or_else(|| env.config_dir(provider).ok().flatten()),
-        history_session: None,
-        chain: entry.chain().map(SessionId::to_string).collect(),
-        excluded,
         home: env.home(),
+        ..preflight::Input::default()
     }
+}
+
+/// When the entry's conversation last changed on disk (its transcript's modification time, as
+/// the preflight finds the transcript), in epoch milliseconds; `None` when no transcript is
+/// known. A max age is measured from the latest of this and the entry's `last_active`
+/// ([`Entry::last_activity`]): typing prompts runs no hook that records.
+pub fn conversation_active(entry: &Entry, env: &Environment) -> Option<Millis> {
+    let modified = preflight::transcript_modified(&entry_input(entry, env))?;
+    let elapsed = modified.duration_since(UNIX_EPOCH).ok()?;
+    Some(Millis::try_from(elapsed.as_millis()).unwrap_or(Millis::MAX))
 }

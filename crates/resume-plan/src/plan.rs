@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::SystemTime;
 
 use camino::Utf8PathBuf;
-use index_core::{Entry, Index, InvalidId, SessionId};
+use index_core::{Entry, Index, InvalidId, Millis, SessionId};
 use launcher_map::{Registry, RenderError};
 use preflight::Verdict;
 use serde::{Deserialize, Serialize};
@@ -202,19 +202,36 @@ impl<'a> Planner<'a> {
     }
 }
 
-/// The plan for every surface of `index` (or only those whose session did not end cleanly,
-/// unless `all`), sorted by surface.
+/// Which surfaces a plan holds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanOptions {
+    /// Also the surfaces whose session ended cleanly.
+    pub all: bool,
+    /// Only surfaces active within this many milliseconds of `now` (by
+    /// [`Entry::last_activity`], which counts the transcript's changes).
+    pub max_age: Option<Millis>,
+    /// The time the max age is measured to, in epoch milliseconds.
+    pub now: Millis,
+}
+
+/// The plan for the surfaces of `index` that `options` selects, sorted by surface.
 pub fn build_plan(
     index: &Index,
     registry: &Registry,
     env: &Environment,
-    all: bool,
+    options: PlanOptions,
 ) -> Result<Vec<PlanItem>, PlanError> {
     let mut planner = Planner::new(index, registry, env);
     index
         .entries()
         .into_iter()
-        .filter(|entry| all || entry.ended_at.is_none())
+        .filter(|entry| options.all || entry.ended_at.is_none())
+        .filter(|entry| {
+            options.max_age.is_none_or(|max_age| {
+                let active = input::conversation_active(entry, env);
+                !entry.is_inactive(max_age, active, options.now)
+            })
+        })
         .map(|entry| planner.item(entry))
         .collect()
 }
