@@ -86,6 +86,8 @@
 //! `no_repo`), the provider's default. A profile defined in the file replaces a built-in one of
 //! the same name.
 
+#![deny(missing_docs)]
+
 mod config;
 mod error;
 mod registry;

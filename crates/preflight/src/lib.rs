@@ -19,6 +19,8 @@
 //! if outcome.verdict == Verdict::Resume { /* claude --resume <outcome.session_id> */ }
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod claude;
 pub mod codex;
 pub mod paths;
@@ -94,16 +96,24 @@ impl std::fmt::Display for Verdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StepId {
+    /// Whether the provider can resume by id.
     Provider,
+    /// The held id.
     SessionId,
+    /// The session the pane shows, when no id is held.
     History,
+    /// The gate: the chain's head.
     Chain,
+    /// The transcript check.
     Transcript,
+    /// The recovery retry.
     Recovery,
+    /// The recovery scan, as evidence.
     Scan,
 }
 
 impl StepId {
+    /// The step's label for people.
     pub fn label(self) -> &'static str {
         match self {
             StepId::Provider => "Checking provider",
@@ -120,22 +130,31 @@ impl StepId {
 /// One labelled step of the sequence. `ok = false` is how the sequence narrows, not an error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Step {
+    /// The step.
     pub id: StepId,
+    /// The step's label for people.
     pub label: &'static str,
+    /// Whether the step passed.
     pub ok: bool,
+    /// What it found.
     pub detail: String,
+    /// How long it took, in milliseconds.
     pub duration_ms: f64,
 }
 
 /// The verdict, the session that would actually load, the evidence, and the steps.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
+    /// The verdict.
     pub verdict: Verdict,
+    /// The session that would load.
     pub session_id: Option<String>,
     /// What the recovery scan found on disk when the verdict does not use it (row 6): evidence
     /// only, never a verdict.
     pub recoverable_session_id: Option<String>,
+    /// The steps, in order.
     pub steps: Vec<Step>,
+    /// How long it took, in milliseconds.
     pub duration_ms: f64,
 }
 
