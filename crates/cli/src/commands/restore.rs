@@ -23,10 +23,11 @@ use index_core::text::escape;
 use resume_plan::plan::{PlanError, PlanOptions};
 use resume_plan::{Plan, PlanItem};
 
-use crate::args::{Global, RestoreArgs};
-use crate::commands::{self, load, open_store};
-use crate::output::OUTPUT_VERSION;
-use crate::{Failure, tmux};
+use crate::args::RestoreArgs;
+use crate::context::{self, Context};
+use crate::error::Failure;
+use crate::output::{self, OUTPUT_VERSION};
+use crate::tmux;
 
 /// How long a restore's claim on a surface keeps a second restore away (unless the resumed
 /// agent records itself first).
@@ -36,18 +37,18 @@ const CLAIM_TTL_MS: u64 = 10 * 60 * 1000;
 /// waits for an agent, so a long wait means something is stuck).
 const RESTORE_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
+pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let max_age = args
         .max_age
         .as_deref()
-        .map(|text| commands::parse_duration(text, "max age").map(commands::millis))
+        .map(|text| context::parse_duration(text, "max age").map(context::millis))
         .transpose()?;
-    let index = load(global)?;
-    let mut plan = build_plan(global, &index, args.all, max_age)?;
+    let index = context::load(cx)?;
+    let mut plan = build_plan(cx, &index, args.all, max_age)?;
     let mut failed = 0;
     if let Some(tmux::Apply::Tmux) = args.apply {
         let server = tmux::Server::new(args.tmux_socket.clone());
-        let store = open_store(global)?;
+        let store = context::open_store(cx)?;
         failed = store
             .exclusive("restore", RESTORE_LOCK_TIMEOUT, || {
                 let mut failed = 0;
@@ -73,8 +74,8 @@ pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
             "{failed} of the surfaces tried could not be opened (marked `failed` above)"
         ))),
     };
-    if global.json {
-        commands::print_json(&Plan {
+    if cx.json {
+        output::print_json(&Plan {
             version: OUTPUT_VERSION,
             surfaces: plan,
         })?;
@@ -95,25 +96,25 @@ pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    commands::print_line(&plan_text(&plan))?;
+    output::print_line(&plan_text(&plan))?;
     outcome
 }
 
 /// The plan for every surface (or only those that did not end cleanly), sorted by surface;
 /// with `max_age`, only surfaces active within it (by [`index_core::Entry::last_activity`]).
 fn build_plan(
-    global: &Global,
+    cx: &Context,
     index: &Index,
     all: bool,
     max_age: Option<u64>,
 ) -> Result<Vec<PlanItem>, Failure> {
-    let registry = commands::registry(global)?;
+    let registry = context::registry(cx)?;
     let options = PlanOptions {
         all,
         max_age,
-        now: commands::now(),
+        now: context::now(),
     };
-    resume_plan::plan::build_plan(index, &registry, commands::environment(), options).map_err(
+    resume_plan::plan::build_plan(index, &registry, cx.env(), options).map_err(
         |error| match error {
             PlanError::InvalidId(error) => error.into(),
             PlanError::Render(error) => Failure::Failed(error.into()),
@@ -134,7 +135,7 @@ fn apply_one(store: &index_store::Store, server: &tmux::Server, item: &PlanItem)
     if let Some(reason) = server.busy(&target) {
         return reason;
     }
-    let now = commands::now();
+    let now = context::now();
     let claimed = store
         .update(|index| index.claim_restore(&item.surface, &item.held_session, CLAIM_TTL_MS, now));
     let mut doubt = String::new();

@@ -7,9 +7,10 @@ use anyhow::{Context as _, anyhow};
 use camino::Utf8PathBuf;
 use serde_json::{Map, Value, json};
 
-use crate::args::Global;
-use crate::hook::{Agent, config_dir};
-use crate::{Failure, commands, output};
+use crate::args::Agent;
+use crate::context::Context;
+use crate::error::Failure;
+use crate::output;
 
 /// The hook events crash-resume installs itself for.
 const EVENTS: [&str; 2] = ["SessionStart", "SessionEnd"];
@@ -37,8 +38,8 @@ fn next_steps(agent: Agent, path: &camino::Utf8Path) -> Option<String> {
     }
 }
 
-pub fn install(
-    global: &Global,
+pub fn run(
+    cx: &Context,
     agent: Agent,
     settings: Option<String>,
     dry_run: bool,
@@ -51,14 +52,14 @@ pub fn install(
             )));
         }
         Some(path) => Utf8PathBuf::from(path),
-        None => Utf8PathBuf::from(config_dir(agent).map_err(Failure::Failed)?)
+        None => Utf8PathBuf::from(cx.config_dir(agent).map_err(Failure::Failed)?)
             .join(hook_file_name(agent)),
     };
     // A dotfile manager may keep the settings as a symlink: read and replace the file it
     // points to, so that the link stays a link.
     let path = index_store::resolve_path(&path)?;
     let mut settings = read_settings(&path, settings_given)?;
-    let command = hook_command(global, agent)?;
+    let command = hook_command(cx, agent)?;
     let added = merge(&mut settings, &command, agent).map_err(|reason| {
         Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
     })?;
@@ -67,7 +68,7 @@ pub fn install(
     bytes.push(b'\n');
     let report = |written: bool| {
         let merged = dry_run.then_some(&settings);
-        commands::print_json(&output::Installed::new(
+        output::print_json(&output::Installed::new(
             path.as_str(),
             &added,
             &command,
@@ -75,7 +76,7 @@ pub fn install(
             merged,
         ))
     };
-    if dry_run && global.json {
+    if dry_run && cx.json {
         return report(false);
     }
     if dry_run {
@@ -87,16 +88,16 @@ pub fn install(
                 format!("would add {}", added.join(" and "))
             }
         );
-        return commands::print_line(String::from_utf8_lossy(&bytes).trim_end());
+        return output::print_line(String::from_utf8_lossy(&bytes).trim_end());
     }
     if let Some(note) = next_steps(agent, &path) {
         eprintln!("{note}");
     }
-    if added.is_empty() && global.json {
+    if added.is_empty() && cx.json {
         return report(false);
     }
     if added.is_empty() {
-        return commands::print_line(&format!("already installed in {path}"));
+        return output::print_line(&format!("already installed in {path}"));
     }
     if let Some(dir) = path.parent().filter(|dir| !dir.as_str().is_empty()) {
         std::fs::create_dir_all(dir)
@@ -104,10 +105,10 @@ pub fn install(
             .map_err(Failure::Failed)?;
     }
     index_store::replace_file(&path, &bytes)?;
-    if global.json {
+    if cx.json {
         return report(true);
     }
-    commands::print_line(&format!(
+    output::print_line(&format!(
         "installed {} hooks into {path}: {command}",
         added.join(" and ")
     ))
@@ -145,7 +146,7 @@ fn read_settings(path: &camino::Utf8Path, given: bool) -> Result<Value, Failure>
 
 /// The command the agent runs: this binary, by absolute path, with the index path when one was
 /// chosen, every word shell-quoted.
-fn hook_command(global: &Global, agent: Agent) -> Result<String, Failure> {
+fn hook_command(cx: &Context, agent: Agent) -> Result<String, Failure> {
     let exe = std::env::current_exe()
         .context("cannot find this program's path")
         .map_err(Failure::Failed)?;
@@ -154,7 +155,7 @@ fn hook_command(global: &Global, agent: Agent) -> Result<String, Failure> {
         .into_string()
         .map_err(|_| Failure::Failed(anyhow!("this program's path is not valid UTF-8")))?;
     let mut words = vec![exe];
-    if let Some(path) = &global.path {
+    if let Some(path) = &cx.path {
         let absolute = std::path::absolute(path)
             .map_err(|error| Failure::Failed(error.into()))?
             .into_os_string()

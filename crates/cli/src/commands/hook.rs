@@ -13,33 +13,19 @@ use anyhow::{Context as _, anyhow};
 use camino::{Utf8Path, Utf8PathBuf};
 use index_core::Record;
 use index_core::capture::{HookEvent, HookPayload, parse_hook_payload};
-use index_store::{Store, StoreError, StoreOptions};
+use index_store::StoreError;
 
-use crate::args::Global;
+use crate::args::Agent;
+use crate::context::{self, Context, RETRY_VARIABLE};
+use crate::error::Failure;
 
 /// How long a hook waits for its payload on stdin (Claude Code may never close it).
 const STDIN_DEADLINE: Duration = Duration::from_secs(2);
 /// How long a hook waits for the index lock, unless `--lock-timeout` says otherwise.
-const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(2);
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(2);
 /// Past this size `hook.log` is rotated to `hook.log.1` (replacing the older one), so the two
 /// together stay within about twice this.
 const MAX_LOG_BYTES: u64 = 256 * 1024;
-
-/// The agents whose hooks this binary understands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Agent {
-    Claude,
-    Codex,
-}
-
-impl Agent {
-    pub fn provider(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-        }
-    }
-}
 
 /// An outcome that is not an error, with the level `hook.log` gives it: `info` for a condition
 /// that is part of normal use (a SessionEnd that arrives after tmux died: a crash ends every
@@ -78,21 +64,21 @@ impl std::fmt::Display for Notice {
 impl std::error::Error for Notice {}
 
 /// Runs the hook; every failure is logged, none is returned.
-pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
+pub fn run(cx: &Context, agent: Agent, payload_arg: Option<&str>) {
     let started = Instant::now();
-    let result = capture(global, agent, payload_arg);
+    let result = capture(cx, agent, payload_arg);
     let log_line = match &result {
         Ok(done) => format!("info: {done}"),
         Err(error) => match error.downcast_ref::<Notice>() {
             Some(notice) => format!("{}: {notice}", notice.level),
-            None => format!("error: {}", crate::error_text(error)),
+            None => format!("error: {}", crate::error::error_text(error)),
         },
     };
     let elapsed = started.elapsed();
     // Successes are not logged unless slow: the log is for what needs telling.
     if result.is_err() || elapsed > Duration::from_millis(100) {
         log(
-            global,
+            cx,
             &format!(
                 "hook {} ({}): {log_line}",
                 agent.provider(),
@@ -102,7 +88,7 @@ pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
     }
 }
 
-fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::Result<String> {
+fn capture(cx: &Context, agent: Agent, payload_arg: Option<&str>) -> anyhow::Result<String> {
     let started = Instant::now();
     let text = match payload_arg {
         Some(text) => text.to_string(),
@@ -117,7 +103,7 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
     if agent == Agent::Codex
         && let Some(daemon) = crate::codex::managed_daemon_ancestor()
     {
-        return Ok(not_recorded_under_daemon(global, daemon, &payload.session));
+        return Ok(not_recorded_under_daemon(cx, daemon, &payload.session));
     }
     let read = started.elapsed();
     let surface = match crate::surface::name(&payload.session) {
@@ -131,16 +117,16 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
                 "session {} ended where no surface can be named any more ({}); nothing to \
                  mark, it stays resumable",
                 payload.session,
-                crate::error_text(&error)
+                crate::error::error_text(&error)
             )));
         }
         Err(error) => return Err(error),
     };
-    let record = build_record(agent, &surface, &payload)?;
+    let record = build_record(cx, agent, &surface, &payload)?;
     let named = started.elapsed();
-    let store = open_store(global)?;
+    let store = context::open_store(cx).map_err(Failure::into_error)?;
     let locked = std::cell::Cell::new(None);
-    let now = crate::commands::now();
+    let now = context::now();
     let session = payload.session.clone();
     let updated = match store.update(|index| {
         locked.set(Some(started.elapsed()));
@@ -149,10 +135,8 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
         // Many agents starting at once can keep the lock busy past the hook's short wait: the
         // record is handed to a detached copy of this hook that waits longer, so it is not lost
         // and the agent is not held up.
-        Err(error @ StoreError::LockTimeout { .. })
-            if std::env::var_os(RETRY_VARIABLE).is_none() =>
-        {
-            let pid = spawn_retry(global, agent, &surface, &text)?;
+        Err(error @ StoreError::LockTimeout { .. }) if !cx.is_hook_retry => {
+            let pid = spawn_retry(cx, agent, &surface, &text)?;
             return Err(Notice::warning(format!(
                 "{error}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {RETRY_LOCK_TIMEOUT}"
             )));
@@ -160,7 +144,7 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
         other => other?,
     };
     for warning in &updated.warnings {
-        log(global, &format!("warning: {warning}"));
+        log(cx, &format!("warning: {warning}"));
     }
     let done = started.elapsed();
     let locked = locked.get().unwrap_or(done);
@@ -181,13 +165,13 @@ fn millis_text(duration: Duration) -> String {
 
 /// A Codex hook under the daemon: the pane cannot be told, so nothing is recorded; the log says
 /// why once per daemon.
-fn not_recorded_under_daemon(global: &Global, daemon: u32, session: &str) -> String {
-    let marker = crate::commands::index_path(global)
+fn not_recorded_under_daemon(cx: &Context, daemon: u32, session: &str) -> String {
+    let marker = context::index_path(cx)
         .ok()
         .and_then(|index| Some(index.parent()?.join("codex-daemon.reported")));
     if marker.is_none_or(|marker| crate::codex::first_report_of(&marker, daemon)) {
         log(
-            global,
+            cx,
             &format!(
                 "hook codex: warning: {}",
                 crate::codex::daemon_message(daemon)
@@ -236,19 +220,17 @@ fn read_stdin(deadline: Duration) -> anyhow::Result<String> {
     String::from_utf8(bytes).context("the hook payload is not UTF-8")
 }
 
-/// Set in the environment of a hook's background retry, which must not hand off again.
-const RETRY_VARIABLE: &str = "CRASH_RESUME_HOOK_RETRY";
 /// How long a background retry waits for the lock.
 const RETRY_LOCK_TIMEOUT: &str = "60s";
 
 /// Starts this hook again, detached (its own process group, no stdio), with the payload as an
 /// argument, the surface already named, and a long lock wait. Returns its pid.
-fn spawn_retry(global: &Global, agent: Agent, surface: &str, payload: &str) -> anyhow::Result<u32> {
+fn spawn_retry(cx: &Context, agent: Agent, surface: &str, payload: &str) -> anyhow::Result<u32> {
     let mut command = Process::new(std::env::current_exe().context("cannot find this program")?);
-    if let Some(path) = &global.path {
+    if let Some(path) = &cx.path {
         command.args(["--path", path]);
     }
-    if global.allow_volatile {
+    if cx.allow_volatile {
         command.arg("--allow-volatile");
     }
     command
@@ -267,60 +249,40 @@ fn spawn_retry(global: &Global, agent: Agent, surface: &str, payload: &str) -> a
     Ok(child.id())
 }
 
-fn build_record(agent: Agent, surface: &str, payload: &HookPayload) -> anyhow::Result<Record> {
+fn build_record(
+    cx: &Context,
+    agent: Agent,
+    surface: &str,
+    payload: &HookPayload,
+) -> anyhow::Result<Record> {
     let cwd = match &payload.cwd {
         Some(cwd) => Utf8PathBuf::from(cwd),
         None => Utf8PathBuf::from_path_buf(std::env::current_dir().context("no working dir")?)
             .map_err(|_| anyhow!("the working dir is not valid UTF-8"))?,
     };
-    let role = std::env::var("CRASH_RESUME_ROLE").ok();
+    let role = cx.role.clone();
     Ok(resume_plan::hook::record(
         agent.provider(),
         surface,
         payload,
         &cwd,
-        config_dir(agent)?,
+        cx.config_dir(agent)?,
         role.as_deref(),
     )?)
 }
 
-/// The agent's config dir as it runs: its variable, else the default under the home dir.
-pub fn config_dir(agent: Agent) -> anyhow::Result<String> {
-    crate::commands::environment()
-        .config_dir(agent.provider())?
-        .ok_or_else(|| anyhow!("cannot find the home directory"))
-}
-
-fn open_store(global: &Global) -> anyhow::Result<Store> {
-    let path = crate::commands::index_path(global).map_err(crate::Failure::into_error)?;
-    let lock_timeout = match std::env::var_os("CRASH_RESUME_LOCK_TIMEOUT") {
-        Some(_) => crate::commands::parse_duration_in(
-            &global.lock_timeout,
-            "lock timeout",
-            " in CRASH_RESUME_LOCK_TIMEOUT",
-        )
-        .map_err(crate::Failure::into_error)?,
-        None => HOOK_LOCK_TIMEOUT,
-    };
-    let options = StoreOptions {
-        lock_timeout,
-        allow_volatile: global.allow_volatile,
-    };
-    Ok(Store::open(&path, options)?)
-}
-
 /// The hook's log: `hook.log` beside the index (stderr when that cannot be written).
-pub fn log_path(global: &Global) -> Option<Utf8PathBuf> {
-    resume_plan::hook_log_path(&crate::commands::index_path(global).ok()?)
+pub fn log_path(cx: &Context) -> Option<Utf8PathBuf> {
+    resume_plan::hook_log_path(&context::index_path(cx).ok()?)
 }
 
-fn log(global: &Global, message: &str) {
+fn log(cx: &Context, message: &str) {
     let line = format!(
         "{} pid {} {message}\n",
         humantime::format_rfc3339_millis(std::time::SystemTime::now()),
         std::process::id()
     );
-    let written = log_path(global).is_some_and(|path| append(&path, &line).is_ok());
+    let written = log_path(cx).is_some_and(|path| append(&path, &line).is_ok());
     if !written {
         let _ = std::io::stderr().write_all(line.as_bytes());
     }
