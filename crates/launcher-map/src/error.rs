@@ -59,7 +59,7 @@ pub enum ConfigError {
          [profiles.{}] in launchers.toml",
         file.as_ref().map(|file| format!(" (chosen by `profile` in {file})")).unwrap_or_default(),
         known.join(", "),
-        crate::config::toml_key(name)
+        toml_key(name)
     )]
     UnknownProfile {
         /// The name asked for.
@@ -140,4 +140,17 @@ pub enum RenderError {
         /// The value it needs, such as `working dir`.
         value: &'static str,
     },
+}
+
+/// A name as it would be written in a TOML key: bare when it can be, quoted otherwise.
+pub(crate) fn toml_key(name: &str) -> String {
+    let bare = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        name.to_owned()
+    } else {
+        format!("{name:?}")
+    }
 }
