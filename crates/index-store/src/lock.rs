@@ -1,57 +1,97 @@
-//! The sidecar lock: an exclusive `fd-lock` on `<index>.lock`, waited for up to a deadline.
+//! The write lock, in two parts, both held for every write:
 //!
-//! The holder writes its pid into the file, so a waiter that gives up can say who holds the lock
-//! and in what state (running, or stopped by a signal).
+//! - our own: an exclusive `fd-lock` on `<index>.flock`, waited for up to a deadline. The
+//!   kernel drops it when its holder dies, so it never goes stale. A waiter that gives up names
+//!   the process holding it from `/proc/locks`, or says it cannot tell;
+//! - the JavaScript crash-resume-index's: that tool locks by `mkdir <index>.lock`, waits up to
+//!   4 s for it, and takes a lock dir older than 15 s (by its mtime) as stale and removes it.
+//!   Holding our own lock, a writer makes that dir too (waiting for a live one up to the same
+//!   deadline, taking a stale one over), writes, and removes it. The lock file records which
+//!   dir it made (device, inode, mtime), so a writer killed while holding it leaves a dir the
+//!   next one of ours recognises and removes at once instead of waiting 15 s.
+//!
+//! Earlier versions kept a plain lock file at `<index>.lock`, which the JavaScript tool cannot
+//! get past; a file there that looks like one (a pid, owned by this user) is removed.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
+#[cfg(unix)]
+use std::os::unix::fs::MetadataExt;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use camino::Utf8Path;
+use camino::{Utf8Path, Utf8PathBuf};
 use fd_lock::RwLock;
+use safe_open::Symlinks;
 
 use crate::StoreError;
 
+/// A JavaScript tool's lock dir older than this is stale, as that tool takes it.
+pub const JS_LOCK_STALE: Duration = Duration::from_secs(15);
+
 #[derive(Debug)]
-pub(crate) struct Lock(RwLock<File>);
+pub(crate) struct Lock {
+    file: RwLock<File>,
+    /// The lock file's device and inode, to find its holder by.
+    place: Option<(u64, u64)>,
+}
+
+/// The two lock paths of one index.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Paths<'a> {
+    pub(crate) own: &'a Utf8Path,
+    pub(crate) shared_dir: &'a Utf8Path,
+    pub(crate) index: &'a Utf8Path,
+}
 
 impl Lock {
     pub(crate) fn open(lock_path: &Utf8Path) -> Result<Lock, StoreError> {
-        let mut options = OpenOptions::new();
-        options.read(true).write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let file = options.open(lock_path).map_err(|source| StoreError::Lock {
+        let file = safe_open::open(
+            lock_path.as_std_path(),
+            OpenOptions::new().read(true).write(true).create(true),
+            Symlinks::Refuse,
+        )
+        .map_err(|source| StoreError::Lock {
             path: lock_path.to_owned(),
             cause: source,
         })?;
+        #[cfg(unix)]
+        let place = file
+            .metadata()
+            .ok()
+            .map(|metadata| (metadata.dev(), metadata.ino()));
+        #[cfg(not(unix))]
+        let place = None;
         #[allow(clippy::disallowed_methods)] // this is the one place that locks the index
-        Ok(Lock(RwLock::new(file)))
+        Ok(Lock {
+            file: RwLock::new(file),
+            place,
+        })
     }
 
-    /// Runs `critical` holding the lock, taken by polling until `timeout` has passed.
+    /// Runs `critical` holding both locks, each waited for until `timeout` has passed since the
+    /// call.
     pub(crate) fn hold<T>(
         &mut self,
-        lock_path: &Utf8Path,
-        index_path: &Utf8Path,
+        paths: Paths<'_>,
         timeout: Duration,
         critical: impl FnOnce() -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let started = Instant::now();
         let mut pause = Duration::from_micros(500);
         loop {
-            match self.0.try_write() {
+            match self.file.try_write() {
                 Ok(mut guard) => {
-                    // Best effort: the pid only serves the message of a waiter that gives up.
-                    let _ = write_pid(&mut guard);
-                    return critical();
+                    let shared = SharedDir::take(&mut guard, paths, started, timeout)?;
+                    let result = critical();
+                    shared.release(&mut guard);
+                    return result;
                 }
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
                     if started.elapsed() >= timeout {
                         return Err(StoreError::LockTimeout {
-                            path: index_path.to_owned(),
-                            holder: describe_holder(lock_path),
+                            path: paths.index.to_owned(),
+                            holder: describe_holder(self.place, paths.own),
                             waited: started.elapsed(),
                         });
                     }
@@ -60,7 +100,7 @@ impl Lock {
                 }
                 Err(source) => {
                     return Err(StoreError::Lock {
-                        path: lock_path.to_owned(),
+                        path: paths.own.to_owned(),
                         cause: source,
                     });
                 }
@@ -69,21 +109,151 @@ impl Lock {
     }
 }
 
-fn write_pid(file: &mut File) -> io::Result<()> {
-    file.set_len(0)?;
-    file.seek(SeekFrom::Start(0))?;
-    write!(file, "{}", std::process::id())
+/// The JavaScript tool's lock dir, made by us.
+struct SharedDir<'a> {
+    path: &'a Utf8Path,
 }
 
-/// "pid 123, stopped (resume it with `kill -CONT 123`)", or what can be said without a pid.
-fn describe_holder(lock_path: &Utf8Path) -> String {
+/// What identifies a lock dir we made: device, inode and mtime.
+fn identity(metadata: &fs::Metadata) -> String {
+    #[cfg(unix)]
+    {
+        format!(
+            "{}:{}:{}.{}",
+            metadata.dev(),
+            metadata.ino(),
+            metadata.mtime(),
+            metadata.mtime_nsec()
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        format!("{:?}", metadata.modified().ok())
+    }
+}
+
+impl<'a> SharedDir<'a> {
+    fn take(
+        own: &mut File,
+        paths: Paths<'a>,
+        started: Instant,
+        timeout: Duration,
+    ) -> Result<SharedDir<'a>, StoreError> {
+        let path = paths.shared_dir;
+        let lock_error = |cause| StoreError::Lock {
+            path: path.to_owned(),
+            cause,
+        };
+        let ours_left = recorded_dir(own);
+        let mut pause = Duration::from_micros(500);
+        loop {
+            match fs::create_dir(path) {
+                Ok(()) => {
+                    let made = fs::symlink_metadata(path).map_err(lock_error)?;
+                    // The record is only a hint for the next writer: a failure to write it
+                    // costs that writer a wait, nothing else.
+                    let _ = record(own, Some(&identity(&made)));
+                    return Ok(SharedDir { path });
+                }
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(error) => return Err(lock_error(error)),
+            }
+            let found = match fs::symlink_metadata(path) {
+                Ok(found) => found,
+                // Released between our mkdir and our look: try again.
+                Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+                Err(error) => return Err(lock_error(error)),
+            };
+            let age = found
+                .modified()
+                .ok()
+                .and_then(|made| SystemTime::now().duration_since(made).ok())
+                .unwrap_or_default();
+            if found.is_dir() {
+                let ours = ours_left.as_deref() == Some(identity(&found).as_str());
+                if ours || age > JS_LOCK_STALE {
+                    // Ours, left by a writer killed while holding it; or stale, as the
+                    // JavaScript tool takes it. Another may remove it first: either way, retry.
+                    let _ = fs::remove_dir(path);
+                    continue;
+                }
+            } else if is_old_lock_file(path, &found) {
+                let _ = fs::remove_file(path);
+                continue;
+            } else {
+                return Err(lock_error(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "it is {}, not the JavaScript crash-resume-index's lock dir; \
+                         remove it, then write again",
+                        safe_open::describe(&found.file_type())
+                    ),
+                )));
+            }
+            if started.elapsed() >= timeout {
+                return Err(StoreError::LockTimeout {
+                    path: paths.index.to_owned(),
+                    holder: format!(
+                        "the JavaScript crash-resume-index holds {path}, a lock dir made {:.1?} \
+                         ago; it is taken as stale {} s after it was made",
+                        age,
+                        JS_LOCK_STALE.as_secs()
+                    ),
+                    waited: started.elapsed(),
+                });
+            }
+            thread::sleep(pause.min(timeout.saturating_sub(started.elapsed())));
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+
+    /// Removes the lock dir; a failure leaves it for the next writer of ours to recognise, or
+    /// for the JavaScript tool to take as stale.
+    fn release(self, own: &mut File) {
+        if fs::remove_dir(self.path).is_ok() {
+            let _ = record(own, None);
+        }
+    }
+}
+
+/// Writes our pid, and the identity of the JavaScript lock dir we hold, into our lock file.
+fn record(own: &mut File, shared_dir: Option<&str>) -> io::Result<()> {
+    own.set_len(0)?;
+    own.seek(SeekFrom::Start(0))?;
+    match shared_dir {
+        Some(identity) => write!(own, "{}\n{identity}\n", std::process::id()),
+        None => write!(own, "{}\n", std::process::id()),
+    }
+}
+
+/// The identity of the lock dir the previous holder of our lock made and did not remove.
+fn recorded_dir(own: &mut File) -> Option<String> {
     let mut text = String::new();
-    let pid = File::open(lock_path)
-        .and_then(|mut file| file.read_to_string(&mut text))
-        .ok()
-        .and_then(|_| text.trim().parse::<u32>().ok());
-    let Some(pid) = pid else {
-        return "holder unknown".to_string();
+    own.seek(SeekFrom::Start(0)).ok()?;
+    own.take(256).read_to_string(&mut text).ok()?;
+    text.lines().nth(1).map(str::to_string)
+}
+
+/// A plain lock file of an earlier version of this tool: a regular file of ours holding a pid.
+fn is_old_lock_file(path: &Utf8Path, found: &fs::Metadata) -> bool {
+    #[cfg(unix)]
+    let ours = found.uid() == rustix::process::geteuid().as_raw();
+    #[cfg(not(unix))]
+    let ours = true;
+    if !found.is_file() || !ours || found.len() > 32 {
+        return false;
+    }
+    safe_open::read(path.as_std_path(), Symlinks::Refuse).is_ok_and(|bytes| {
+        bytes
+            .iter()
+            .all(|byte| byte.is_ascii_digit() || byte.is_ascii_whitespace())
+    })
+}
+
+/// "pid 123, stopped (resume it with `kill -CONT 123`)", or that the holder cannot be told.
+fn describe_holder(place: Option<(u64, u64)>, lock_path: &Utf8Path) -> String {
+    let Some(pid) = place.and_then(holder_pid) else {
+        return format!("cannot tell which process holds {lock_path}");
     };
     match process_state(pid) {
         Some('T') | Some('t') => {
@@ -92,13 +262,43 @@ fn describe_holder(lock_path: &Utf8Path) -> String {
         Some('Z') => format!("pid {pid}, a zombie that has not been reaped"),
         Some('D') => format!("pid {pid}, waiting on the disk"),
         Some(_) => format!("pid {pid}, running"),
-        None => format!("pid {pid} by its own account; its state is unknown"),
+        None => format!("pid {pid}; its state is unknown"),
     }
+}
+
+/// The process holding the `flock` on `file`, from `/proc/locks` (Linux only): the line of a
+/// granted `FLOCK` on the file's device and inode.
+#[cfg(target_os = "linux")]
+fn holder_pid((device, inode): (u64, u64)) -> Option<u32> {
+    let wanted = format!(
+        "{:02x}:{:02x}:{inode}",
+        rustix::fs::major(device),
+        rustix::fs::minor(device),
+    );
+    let locks = fs::read_to_string("/proc/locks").ok()?;
+    locks.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // "1: FLOCK ADVISORY WRITE <pid> <maj:min:ino> 0 EOF"; a waiter's line has "->".
+        match fields.as_slice() {
+            [_, "FLOCK", _, _, pid, place, ..] if *place == wanted => pid.parse().ok(),
+            _ => None,
+        }
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn holder_pid(_place: (u64, u64)) -> Option<u32> {
+    None
 }
 
 /// The one-letter state of a process from `/proc/<pid>/stat` (Linux only).
 fn process_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may hold spaces; the state follows the last ')'.
     stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// The path of the JavaScript tool's lock dir for an index.
+pub(crate) fn shared_dir_path(index: &Utf8Path) -> Utf8PathBuf {
+    Utf8PathBuf::from(format!("{index}.lock"))
 }
