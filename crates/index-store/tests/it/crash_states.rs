@@ -328,8 +328,7 @@ enum Scenario {
     Steady,
     /// An index and its backup; the update forgets an acknowledged surface.
     SteadyForget,
-    /// As a writer killed mid-update leaves it: a half-written temp file, and the backup's
-    /// staging name linked to the index.
+    /// As a writer killed mid-update leaves it: a half-written temp file.
     Leftovers,
     /// The backup is already a second name of the index (a writer died after linking it).
     BackupIsIndex,
