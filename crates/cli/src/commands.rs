@@ -86,10 +86,16 @@ fn millis(duration: Duration) -> Millis {
     Millis::try_from(duration.as_millis()).unwrap_or(Millis::MAX)
 }
 
+/// How long a command waits for the index lock unless told otherwise.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+
 pub fn open_store(global: &Global) -> Result<Store, Failure> {
     let path = index_path(global)?;
     let options = StoreOptions {
-        lock_timeout: parse_duration(&global.lock_timeout, "lock timeout")?,
+        lock_timeout: match &global.lock_timeout {
+            Some(text) => parse_duration(text, "lock timeout")?,
+            None => DEFAULT_LOCK_TIMEOUT,
+        },
         allow_volatile: global.allow_volatile,
     };
     Ok(Store::open(&path, options)?)
