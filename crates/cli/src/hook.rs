@@ -155,7 +155,8 @@ fn capture(
         // record is handed to a detached copy of this hook that waits longer, so it is not lost
         // and the agent is not held up.
         Err(error @ StoreError::LockTimeout { .. }) if !is_retry => {
-            let retry_wait = setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT));
+            let retry_wait =
+                setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT));
             let pid = spawn_retry(global, agent, &surface, &text, retry_wait)?;
             return Ok(format!(
                 "{error}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {retry_wait:?}"
@@ -234,7 +235,10 @@ fn spawn_retry(
     let mut child = command
         .spawn()
         .context("cannot start the background retry")?;
-    let mut stdin = child.stdin.take().context("no pipe to the background retry")?;
+    let mut stdin = child
+        .stdin
+        .take()
+        .context("no pipe to the background retry")?;
     stdin
         .write_all(payload.as_bytes())
         .context("cannot hand the payload to the background retry")?;

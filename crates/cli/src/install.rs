@@ -209,22 +209,21 @@ fn read_settings(path: &Utf8Path) -> Result<Members, Failure> {
     }
     let refuse = |reason: String| {
         Failure::Failed(anyhow!(
-            "cannot use {path} ({reason}); fix it by hand or pass --settings, the file was left \
-             untouched"
+            "{reason}; fix it by hand or pass --settings, the file was left untouched"
         ))
     };
-    // Every key is checked at every depth first: a duplicate would otherwise lose one value.
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(_)) => {}
+        Ok(_) => return Err(refuse(format!("{path} is not a JSON object"))),
+        Err(error) => return Err(refuse(format!("cannot parse {path} ({error})"))),
+    }
+    // Every key is checked at every depth: a duplicate would otherwise lose one of its values.
     let mut checker = serde_json::Deserializer::from_str(&text);
     UniqueKeys(String::new())
         .deserialize(&mut checker)
-        .and_then(|()| checker.end())
-        .map_err(|error| refuse(error.to_string()))?;
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(_)) => {}
-        Ok(_) => return Err(refuse("it is not a JSON object".to_string())),
-        Err(error) => return Err(refuse(error.to_string())),
-    }
-    serde_json::from_str::<Members>(&text).map_err(|error| refuse(error.to_string()))
+        .map_err(|error| refuse(format!("{path} holds a key twice ({error})")))?;
+    serde_json::from_str::<Members>(&text)
+        .map_err(|error| refuse(format!("cannot parse {path} ({error})")))
 }
 
 /// Walks a JSON value and fails on the first object that holds a key twice, naming the key and
@@ -333,8 +332,9 @@ fn merge(
     events: &[&'static str],
 ) -> Result<Vec<&'static str>, String> {
     let mut hooks: Members = match settings.get("hooks") {
-        Some(hooks) => serde_json::from_str(hooks)
-            .map_err(|_| "`hooks` is not a JSON object".to_string())?,
+        Some(hooks) => {
+            serde_json::from_str(hooks).map_err(|_| "`hooks` is not a JSON object".to_string())?
+        }
         None => Members::default(),
     };
     let mut added = Vec::new();

@@ -24,8 +24,7 @@ pub enum Point {
     TempWritten,
     /// The temp file is synced, not yet renamed.
     TempSynced,
-    /// The backup (a synced copy of the new generation) is in place, the temp file not yet
-    /// renamed.
+    /// The backup (a synced copy of the new generation) is written, nothing renamed yet.
     BackupWritten,
     /// The new index is renamed into place, the directory not yet synced.
     Renamed,

@@ -99,9 +99,9 @@ pub enum StoreError {
     #[error("cannot lock {path}: {cause}")]
     Lock { path: Utf8PathBuf, cause: io::Error },
     #[error(
-        "index path {path} is a symlink to {target}, and {reason}, so another user could point \
-         it elsewhere; it was not followed. Replace the link with the file, or pass the \
-         target's path with --path"
+        "{path} is a symlink to {target}, and {reason}, so another user could point it \
+         elsewhere; it was not followed. Replace the link with the file itself, or give the \
+         target's path instead"
     )]
     UnsafeSymlink {
         path: Utf8PathBuf,
@@ -335,7 +335,9 @@ impl Store {
             shared_dir: &shared_dir,
             index: &self.path,
         };
-        lock.hold(paths, self.options.lock_timeout, || self.update_locked(change))
+        lock.hold(paths, self.options.lock_timeout, || {
+            self.update_locked(change)
+        })
     }
 
     fn update_locked<T>(
@@ -569,21 +571,30 @@ pub fn replace_file(path: &Utf8Path, bytes: &[u8]) -> Result<Option<Utf8PathBuf>
         Err(error) if error.kind() == io::ErrorKind::NotFound => None,
         Err(error) => return Err(read_error(error)),
     };
-    let backup = match &previous {
-        Some((_, content)) => Some(keep_previous(path, content)?),
+    let dir = parent(path);
+    let write_error = |cause| StoreError::Write {
+        path: dir.to_owned(),
+        cause,
+    };
+    let (permissions, content) = previous.unzip();
+    let temp = write_temp(path, bytes, permissions)?;
+    faults::reach(faults::Point::TempSynced).map_err(write_error)?;
+    let backup = match content {
+        Some(content) => Some(keep_previous(path, &content)?),
         None => None,
     };
-    let dir = parent(path);
-    let temp = write_temp(path, bytes, previous.map(|(permissions, _)| permissions))?;
+    faults::reach(faults::Point::BackupWritten).map_err(write_error)?;
     #[allow(clippy::disallowed_methods)] // this is the one place that replaces files
     temp.persist(path).map_err(|error| StoreError::Write {
         path: path.to_owned(),
         cause: error.error,
     })?;
-    sync_dir(dir).map_err(|cause| StoreError::NotDurable {
+    let not_durable = |cause| StoreError::NotDurable {
         path: path.to_owned(),
         cause,
-    })?;
+    };
+    faults::reach(faults::Point::Renamed).map_err(not_durable)?;
+    sync_dir(dir).map_err(not_durable)?;
     Ok(backup)
 }
 
@@ -609,7 +620,12 @@ fn keep_previous(path: &Utf8Path, content: &[u8]) -> Result<Utf8PathBuf, StoreEr
         match created {
             Ok(()) => return Ok(backup),
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(cause) => return Err(StoreError::Write { path: backup, cause }),
+            Err(cause) => {
+                return Err(StoreError::Write {
+                    path: backup,
+                    cause,
+                });
+            }
         }
     }
     Err(StoreError::Write {
@@ -653,8 +669,8 @@ fn write_temp(
 }
 
 /// Writes a new generation of the index: a temp file with the new bytes and a second one with
-/// the same bytes, both synced; the second renamed over `<index>.bak`, the first over the
-/// index; the dir synced. Success is reported only after that, so the backup always holds the
+/// the same bytes, both synced; the first renamed over the index, the second over
+/// `<index>.bak`; the dir synced. Success is reported only after that, so the backup always holds the
 /// latest acknowledged generation, in a file of its own (a tool that writes the index in place
 /// does not change it).
 fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
@@ -670,18 +686,6 @@ fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
     faults::reach(faults::Point::TempSynced).map_err(write_error(dir))?;
     let backup = sidecar(path, ".bak");
     let backup_temp = write_temp(path, bytes, None)?;
-    let backup_temp_path = utf8_lossy(backup_temp.path());
-    #[allow(clippy::disallowed_methods)] // the backup is the index's own sidecar
-    backup_temp
-        .persist(&backup)
-        .map_err(|error| StoreError::Write {
-            path: backup.clone(),
-            cause: error.error,
-        })?;
-    faults::note(|| FileOp::Rename {
-        from: backup_temp_path,
-        to: backup,
-    });
     faults::reach(faults::Point::BackupWritten).map_err(write_error(dir))?;
     let temp_path = utf8_lossy(temp.path());
     #[allow(clippy::disallowed_methods)] // this is the one place that replaces the index
@@ -699,6 +703,18 @@ fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
         cause,
     };
     faults::reach(faults::Point::Renamed).map_err(not_durable)?;
+    let backup_temp_path = utf8_lossy(backup_temp.path());
+    #[allow(clippy::disallowed_methods)] // the backup is the index's own sidecar
+    backup_temp.persist(&backup).map_err(|error| {
+        not_durable(io::Error::other(format!(
+            "its backup {backup} could not be replaced: {}",
+            error.error
+        )))
+    })?;
+    faults::note(|| FileOp::Rename {
+        from: backup_temp_path,
+        to: backup,
+    });
     sync_dir(dir).map_err(not_durable)
 }
 

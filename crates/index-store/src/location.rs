@@ -79,7 +79,10 @@ fn unsafe_link(link: &Path, metadata: &std::fs::Metadata) -> Option<String> {
     let me = rustix::process::geteuid().as_raw();
     let trusted = |uid: u32| uid == me || uid == 0;
     if !trusted(metadata.uid()) {
-        return Some(format!("the link is owned by uid {}, not by you", metadata.uid()));
+        return Some(format!(
+            "the link is owned by uid {}, not by you",
+            metadata.uid()
+        ));
     }
     let dir = link.parent().unwrap_or(Path::new("/"));
     let dir_metadata = match std::fs::metadata(dir) {

@@ -133,6 +133,10 @@ fn identity(metadata: &fs::Metadata) -> String {
 }
 
 impl<'a> SharedDir<'a> {
+    /// Takes the lock dir. On Linux the dir is made under a private name first, its identity
+    /// recorded in our lock file, and only then renamed into place (`RENAME_NOREPLACE`, which
+    /// never replaces a dir that is there): a writer killed at any moment leaves either that
+    /// private dir (removed by the next writer) or a lock dir the next writer knows as ours.
     fn take(
         own: &mut File,
         paths: Paths<'a>,
@@ -145,24 +149,41 @@ impl<'a> SharedDir<'a> {
             cause,
         };
         let ours_left = recorded_dir(own);
+        let pending = pending_dir_path(path);
+        // A private dir a killed writer left: we hold our lock, so no writer of ours uses it.
+        let _ = fs::remove_dir(&pending);
+        let mut made_pending = false;
         let mut pause = Duration::from_micros(500);
         loop {
-            match fs::create_dir(path) {
-                Ok(()) => {
-                    let made = fs::symlink_metadata(path).map_err(lock_error)?;
-                    // The record is only a hint for the next writer: a failure to write it
-                    // costs that writer a wait, nothing else.
-                    let _ = record(own, Some(&identity(&made)));
-                    return Ok(SharedDir { path });
-                }
+            if !made_pending {
+                // Making a dir beside the index is the first write: a dir that cannot be
+                // written to fails here, and is reported as such.
+                fs::create_dir(&pending).map_err(|cause| StoreError::Write {
+                    path: pending.parent().unwrap_or(path).to_owned(),
+                    cause,
+                })?;
+                let made = fs::symlink_metadata(&pending).map_err(lock_error)?;
+                // The record is only a hint for the next writer: a failure to write it costs
+                // that writer a wait, nothing else.
+                let _ = record(own, Some(&identity(&made)));
+                made_pending = true;
+            }
+            match move_into_place(&pending, path) {
+                Ok(()) => return Ok(SharedDir { path }),
                 Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(error) => return Err(lock_error(error)),
+                Err(error) => {
+                    let _ = fs::remove_dir(&pending);
+                    return Err(lock_error(error));
+                }
             }
             let found = match fs::symlink_metadata(path) {
                 Ok(found) => found,
-                // Released between our mkdir and our look: try again.
+                // Released between our attempt and our look: try again.
                 Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
-                Err(error) => return Err(lock_error(error)),
+                Err(error) => {
+                    let _ = fs::remove_dir(&pending);
+                    return Err(lock_error(error));
+                }
             };
             let age = found
                 .modified()
@@ -181,6 +202,7 @@ impl<'a> SharedDir<'a> {
                 let _ = fs::remove_file(path);
                 continue;
             } else {
+                let _ = fs::remove_dir(&pending);
                 return Err(lock_error(io::Error::new(
                     io::ErrorKind::InvalidInput,
                     format!(
@@ -191,6 +213,7 @@ impl<'a> SharedDir<'a> {
                 )));
             }
             if started.elapsed() >= timeout {
+                let _ = fs::remove_dir(&pending);
                 return Err(StoreError::LockTimeout {
                     path: paths.index.to_owned(),
                     holder: format!(
@@ -296,6 +319,45 @@ fn process_state(pid: u32) -> Option<char> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may hold spaces; the state follows the last ')'.
     stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// Renames the private dir `from` to `to` unless something is at `to` (`AlreadyExists` then).
+#[cfg(target_os = "linux")]
+fn move_into_place(from: &Utf8Path, to: &Utf8Path) -> io::Result<()> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    #[allow(clippy::disallowed_methods)] // the lock dir, not the index
+    match renameat_with(
+        CWD,
+        from.as_std_path(),
+        CWD,
+        to.as_std_path(),
+        RenameFlags::NOREPLACE,
+    ) {
+        Ok(()) => Ok(()),
+        // A filesystem without RENAME_NOREPLACE: make the lock dir directly.
+        Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {
+            fs::create_dir(to)?;
+            let _ = fs::remove_dir(from);
+            Ok(())
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn move_into_place(from: &Utf8Path, to: &Utf8Path) -> io::Result<()> {
+    fs::create_dir(to)?;
+    let _ = fs::remove_dir(from);
+    Ok(())
+}
+
+/// The private name a writer makes its lock dir under before moving it into place.
+fn pending_dir_path(shared_dir: &Utf8Path) -> Utf8PathBuf {
+    let name = shared_dir.file_name().unwrap_or("index.json.lock");
+    match shared_dir.parent() {
+        Some(dir) => dir.join(format!(".{name}.pending")),
+        None => Utf8PathBuf::from(format!(".{name}.pending")),
+    }
 }
 
 /// The path of the JavaScript tool's lock dir for an index.

@@ -450,8 +450,8 @@ pub fn cleanup_period_days(config_dir: &Utf8Path) -> u64 {
     )
     .ok()
     .and_then(|part| serde_json::from_slice::<serde_json::Value>(&part.bytes).ok())
-        .and_then(|settings| settings.get("cleanupPeriodDays")?.as_u64())
-        .unwrap_or(DEFAULT_CLEANUP_DAYS)
+    .and_then(|settings| settings.get("cleanupPeriodDays")?.as_u64())
+    .unwrap_or(DEFAULT_CLEANUP_DAYS)
 }
 
 /// Flags a transcript last written within [`RETENTION_MARGIN_DAYS`] of the cut-off, or past it.

@@ -70,11 +70,12 @@ pub fn open(path: &Path, options: &mut OpenOptions, symlinks: Symlinks) -> io::R
     Ok(file)
 }
 
-/// `O_NOFOLLOW` on a symlink fails with `ELOOP`; a real loop in the path does too, so the path
-/// is looked at to tell them apart.
+/// `O_NOFOLLOW` on a symlink fails with `ELOOP`; a loop of links does too, so the path is
+/// looked at to tell them apart (a loop keeps the system's own message).
 fn is_symlink_refusal(error: &io::Error, path: &Path) -> bool {
     error.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
         && fs::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink())
+        && fs::metadata(path).is_ok()
 }
 
 /// An error unless the open handle is a regular file.

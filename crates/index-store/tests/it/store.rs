@@ -89,11 +89,17 @@ fn an_update_that_changes_nothing_writes_nothing() {
     store
         .update(|index| index.record(rec("p", "s", "r"), 1))
         .unwrap();
-    let backup_before = std::fs::metadata(store.backup_path()).unwrap().modified().unwrap();
+    let backup_before = std::fs::metadata(store.backup_path())
+        .unwrap()
+        .modified()
+        .unwrap();
     let updated = store.update(|index| index.touch("ghost", 2)).unwrap();
     assert!(!updated.value);
     assert!(!updated.written);
-    let backup_after = std::fs::metadata(store.backup_path()).unwrap().modified().unwrap();
+    let backup_after = std::fs::metadata(store.backup_path())
+        .unwrap()
+        .modified()
+        .unwrap();
     assert_eq!(backup_before, backup_after);
 }
 
@@ -108,7 +114,12 @@ fn temp_files_left_by_a_killed_writer_are_cleaned_under_the_lock() {
         .unwrap();
     assert_eq!(
         names_in(&dir),
-        ["index.json", "index.json.bak", "index.json.flock", "unrelated.tmp"]
+        [
+            "index.json",
+            "index.json.bak",
+            "index.json.flock",
+            "unrelated.tmp"
+        ]
     );
 }
 

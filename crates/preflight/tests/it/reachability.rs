@@ -128,7 +128,10 @@ fn a_huge_sparse_transcript_is_judged_from_its_head_alone() {
     file.set_len(2 << 30).unwrap();
     drop(file);
     assert_eq!(reachability(&path), Reachability::NoConversation);
-    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
     std::io::Write::write_all(&mut file, format!("\n{USER}\n").as_bytes()).unwrap();
     assert_eq!(reachability(&path), Reachability::NoConversation);
     // The tail read for `continued-in` is bounded too.
