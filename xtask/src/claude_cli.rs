@@ -1,6 +1,6 @@
 //! `cargo xtask claude-cli install`: the real Claude Code CLI, pinned, for the conformance test
-//! of the preflight (`crates/preflight/tests/it/claude_cli.rs`, spec/preflight.md "Agreement,
-//! checked two ways").
+//! of the preflight (`crates/preflight/tests/it/claude_cli.rs`, docs/preflight.md "How agreement
+//! is checked").
 //!
 //! The npm package `@anthropic-ai/claude-code` is a thin wrapper: the CLI is a native binary
 //! shipped in a per-platform optional dependency (`@anthropic-ai/claude-code-linux-x64`, ...),
@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 /// The npm package of the Claude Code CLI.
 pub const PACKAGE: &str = "@anthropic-ai/claude-code";
 
-/// The one pinned version: the spec's reachability table was measured against it.
+/// The one pinned version: the reachability table of docs/preflight.md was measured against it.
 pub const VERSION: &str = "2.1.328";
 
 /// Where the CLI is installed, inside the build dir so that `cargo clean` removes it.

@@ -105,11 +105,13 @@ fn run(command: &mut Command) -> Result<()> {
 }
 
 fn test(extra: &[String]) -> Result<()> {
-    // The conformance test of the preflight runs the real CLI and fails when it is missing.
+    // The conformance tests of the preflight run the real CLI (the `real-cli` feature) and fail
+    // when it is missing.
     let executable = claude_cli::install()?;
     eprintln!("Claude Code CLI: {}", executable.display());
     run(cargo()
         .args(["nextest", "run", "--workspace", "--no-fail-fast"])
+        .args(["--features", "preflight/real-cli"])
         .args(extra))?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
     // The criterion benchmarks, each run once, so they cannot rot.

@@ -1,5 +1,5 @@
 //! The command-line definition (clap derive): every command, flag and environment variable of
-//! `spec/cli.md`, and the help text people read.
+//! the README's Commands section, and the help text people read.
 
 use clap::{Args, Parser, Subcommand};
 use clap_complete::Shell;

@@ -1,5 +1,5 @@
 //! The `crash-resume` binary: parses the command line, wires the library crates together,
-//! prints, and maps every outcome to the exit-code table of `spec/cli.md`.
+//! prints, and maps every outcome to the README's exit-code table.
 //!
 //! No rule a library user would need lives here; this file only decides which crate to call
 //! and how to say what happened.

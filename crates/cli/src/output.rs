@@ -190,12 +190,7 @@ pub fn preflight_text(outcome: &preflight::Outcome) -> String {
             step.label, step.detail, step.duration_ms
         ));
     }
-    let verdict = serde_json::to_value(outcome.verdict).ok();
-    let verdict = verdict
-        .as_ref()
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or("unknown");
-    text.push_str(verdict);
+    text.push_str(outcome.verdict.as_str());
     if let Some(session) = &outcome.session_id {
         text.push_str(&format!(" {session}"));
     }

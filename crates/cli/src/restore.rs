@@ -241,10 +241,7 @@ fn plan_text(plan: &[PlanItem]) -> String {
     let mut lines = Vec::new();
     for item in plan {
         let session = item.session_id.as_deref().unwrap_or("-");
-        let verdict = serde_json::to_value(item.verdict)
-            .ok()
-            .and_then(|value| value.as_str().map(str::to_string))
-            .unwrap_or_default();
+        let verdict = item.verdict.as_str();
         let what = match (&item.held_elsewhere, &item.command) {
             (Some(holder), _) => format!("not resumed: held by {holder}"),
             (None, Some(command)) => command.clone(),

@@ -359,3 +359,8 @@ impl Index {
         self.entries.is_empty()
     }
 }
+
+/// The examples of the crate's README.md, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

@@ -791,3 +791,8 @@ fn create_private_dir(dir: &Utf8Path) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// The examples of the crate's README.md, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

@@ -119,3 +119,8 @@ pub struct Context {
     /// The user's home dir, for expanding `~` in recorded paths; `None` leaves `~/` to the shell.
     pub home: Option<Utf8PathBuf>,
 }
+
+/// The examples of the crate's README.md, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

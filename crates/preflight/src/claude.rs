@@ -1,12 +1,12 @@
 //! Claude Code's on-disk layout, as the real CLI reads it (measured against Claude Code 2.1.328;
-//! see `spec/preflight.md`).
+//! see `docs/preflight.md`).
 //!
 //! The transcript of session `S` run in working dir `W` with config dir `C` is
 //! `C/projects/<folder name of W'>/S.jsonl`, where `W'` is `W` with `~` expanded and symlinks
 //! resolved. It is reachable when it is a regular file holding at least one complete JSON line
 //! whose `type` is `user` or `assistant`.
 //!
-//! Measured beyond the spec's table (the conformance test runs the real CLI on each case):
+//! Measured beyond the derived folder (the conformance test runs the real CLI on each case):
 //! when that file holds no conversation, the CLI looks for `S.jsonl` in every project folder
 //! of `C` and resumes it when exactly one holds a conversation, for a UUID id. So a transcript
 //! under another working dir's folder (a child dir, the unresolved name of a symlink) is

@@ -4,7 +4,7 @@
 //! when asked to `--resume` (is the transcript where the CLI looks, and does it hold a
 //! conversation?), in the order the spawn path tries things: the resume gate, the held id, the
 //! recovery retry, the pane's history. The verdict table and the rules are
-//! `spec/preflight.md`; this crate never spawns or writes anything.
+//! `docs/preflight.md`; this crate never spawns or writes anything.
 //!
 //! ```no_run
 //! use preflight::{Input, Verdict, preflight};
@@ -68,6 +68,19 @@ pub enum Verdict {
     Fresh,
     /// Nothing to check against: the provider cannot resume by id, or no config dir is known.
     Unknown,
+}
+
+impl Verdict {
+    /// The verdict's wire name, as the `--json` documents and the text output write it:
+    /// `resume`, `recover`, `fresh` or `unknown` (the same as its serde form).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Resume => "resume",
+            Verdict::Recover => "recover",
+            Verdict::Fresh => "fresh",
+            Verdict::Unknown => "unknown",
+        }
+    }
 }
 
 /// Stable ids of the steps (labels may change, ids do not).
@@ -473,4 +486,28 @@ pub fn claude_transcript_path(
     let config_dir = paths::expand_home(config_dir, home);
     let cwd = claude::resolve_working_dir(cwd, home);
     claude::transcript_path(&claude::project_dir(&config_dir, &cwd), session)
+}
+
+/// The examples of the crate's README.md, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
+
+#[cfg(test)]
+mod tests {
+    use super::Verdict;
+
+    #[test]
+    fn verdict_names_are_the_wire_names_of_the_serialized_form() {
+        let all = [
+            (Verdict::Resume, "resume"),
+            (Verdict::Recover, "recover"),
+            (Verdict::Fresh, "fresh"),
+            (Verdict::Unknown, "unknown"),
+        ];
+        for (verdict, name) in all {
+            assert_eq!(verdict.as_str(), name);
+            assert_eq!(serde_json::to_value(verdict).unwrap(), name, "{verdict:?}");
+        }
+    }
 }

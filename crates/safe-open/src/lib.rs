@@ -192,3 +192,7 @@ pub fn open_private_append(path: &Path) -> io::Result<File> {
         Symlinks::Refuse,
     )
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

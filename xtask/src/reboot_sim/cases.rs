@@ -268,8 +268,10 @@ pub fn list_panes(sandbox: &Sandbox) -> Result<Vec<Listed>> {
     ])?;
     text.lines()
         .map(|line| {
-            let fields: Vec<&str> = line.splitn(6, '\t').collect();
-            let [session, window, pane, command, pid, path] = fields[..] else {
+            // A pane that is still starting has no current path yet; the trailing empty field
+            // is then gone from the trimmed output.
+            let fields: Vec<&str> = line.splitn(6, '\t').chain([""]).collect();
+            let [session, window, pane, command, pid, path, ..] = fields[..] else {
                 bail!("tmux listed a pane as {line:?}");
             };
             Ok(Listed {

@@ -2,8 +2,8 @@
 //! wherever crash-resume looks:
 //!
 //! - on start it takes a new session id, or with `--resume <sid>` checks the transcript the way
-//!   the real CLI does (spec/preflight.md, "Reachability for Claude Code") and, when it is not
-//!   reachable, prints `No conversation found with session ID: <sid>` and exits 1;
+//!   the real CLI does (docs/preflight.md, "Claude Code: where the transcript is") and, when
+//!   it is not reachable, prints `No conversation found with session ID: <sid>` and exits 1;
 //! - it runs the hooks of `$CLAUDE_CONFIG_DIR/settings.json` (SessionStart with `source`
 //!   startup/resume/clear, SessionEnd with `reason`) with the JSON payload on stdin and the
 //!   pane's own environment (`TMUX`, `TMUX_PANE`);

@@ -220,8 +220,8 @@ fn hook_inside_a_tmux_pane_records_the_pane_by_its_indexes() {
     server.kill_and_wait();
 }
 
-/// With several multiplexers' variables set, the first of the spec's table wins; an empty or
-/// blank value does not count.
+/// With several multiplexers' variables set, the first in the README's surface table wins; an
+/// empty or blank value does not count.
 #[rustfmt::skip]
 const PRECEDENCE: &[(Vars, &str)] = &[
     (&[("CRASH_RESUME_SURFACE", "mine"), ("CMUX_SURFACE_ID", "abc"), ("TMUX_PANE", "%9"), ("KITTY_WINDOW_ID", "2")], "mine"),

@@ -24,6 +24,7 @@ mod tmux_restore;
 
 use std::ffi::OsStr;
 use std::fs;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Output};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -62,17 +63,24 @@ const REMOVED_VARIABLES: [&str; 14] = [
 ];
 
 /// Where sandboxes go: `CARGO_TARGET_TMPDIR`, unless the build dir is itself on a volatile path
-/// (a clone under `/tmp`), which the store refuses; then `/var/tmp`, which survives reboots.
+/// (a clone under `/tmp`), which the store refuses, or, when the tests run as root, sits under a
+/// dir that other users cannot traverse (a checkout under `/root`, mode 0700), where the tests
+/// that run the binary as nobody could not reach it; then `/var/tmp`, which survives reboots.
 pub fn scratch_base() -> PathBuf {
     let preferred = camino::Utf8Path::new(env!("CARGO_TARGET_TMPDIR"));
-    match index_store::durability(preferred) {
-        index_store::Durability::Durable => preferred.into(),
-        index_store::Durability::Volatile(_) => {
-            let base = PathBuf::from("/var/tmp/crash-resume-tests");
-            fs::create_dir_all(&base).expect("create /var/tmp/crash-resume-tests");
-            base
-        }
+    let durable = index_store::durability(preferred) == index_store::Durability::Durable;
+    if durable && (!rustix::process::geteuid().is_root() || traversable_by_others(preferred)) {
+        return preferred.into();
     }
+    let base = PathBuf::from("/var/tmp/crash-resume-tests");
+    fs::create_dir_all(&base).expect("create /var/tmp/crash-resume-tests");
+    base
+}
+
+/// `path` and every dir above it let other users through (`o+x`).
+fn traversable_by_others(path: &camino::Utf8Path) -> bool {
+    path.ancestors()
+        .all(|ancestor| fs::metadata(ancestor).is_ok_and(|metadata| metadata.mode() & 0o001 != 0))
 }
 
 /// One test's own directory (under [`scratch_base`], a durable filesystem: the store refuses

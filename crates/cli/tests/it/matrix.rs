@@ -1,7 +1,7 @@
 //! The bad-input matrix: every command against every bad input, as data. Each case states the
-//! exit code (`spec/cli.md`: 0 done, 1 failed, 2 usage or invalid input, 4 nothing found), what
-//! the command prints, the message, and what may happen to the index, which is checked byte for
-//! byte.
+//! exit code (the README's table: 0 done, 1 failed, 2 usage or invalid input, 4 nothing
+//! found), what the command prints, the message, and what may happen to the index, which is
+//! checked byte for byte.
 //!
 //! Two tables: bad arguments (empty, blank, control characters, over-long ids; invalid UTF-8 in
 //! paths and in the environment; over-long paths; bad durations; missing, extra and conflicting
@@ -74,7 +74,7 @@ const ARGUMENTS: &[ArgumentCase] = &[
     (&["record", "T", "s", "r", "--provider", " "], &[], 2, "", &["provider is only whitespace"]),
     (&["record", "T", "s", "r", "--provider", "a\nb"], &[], 2, "", &["provider contains a control character (U+000A)"]),
     (&["record", "T", "s", "r", "--provider", LONG_ID], &[], 2, "", &["provider is 513 bytes long"]),
-    // The preflight's inputs may be empty (spec/preflight.md): no provider that resumes by id,
+    // The preflight's inputs may be empty (docs/preflight.md): no provider that resumes by id,
     // no config dir known. Both are a verdict of `unknown`, not a usage error.
     (&["preflight", "--session", "s", "--cwd", "/x", "--provider", ""], &[], 0, "unknown", &[]),
     (&["preflight", "--session", "s", "--cwd", "/x", "--config-dir", ""], &[], 0, "unknown", &[]),

@@ -1,5 +1,5 @@
-//! Conformance of the preflight with the real Claude Code CLI (spec/preflight.md, "Agreement,
-//! checked two ways", point 2).
+//! Conformance of the preflight with the real Claude Code CLI (docs/preflight.md, "How agreement
+//! is checked", point 2).
 //!
 //! Each case is a config dir, a working dir, a session id and a transcript state, in a dir of
 //! its own under the test's temp dir. The preflight is asked first: the reachability of the
@@ -144,8 +144,8 @@ deeply_nested/deeply_nested/deeply_nested/deeply_nested/deeply_nested/deeply_nes
 deeply_nested/deeply_nested/deeply_nested/deeply_nested/deeply_nested/deeply_nested/\
 deeply_nested/deeply_nested/deeply_nested/repo";
 
-/// One case per row of the spec's reachability table; then odd working dirs; then what the
-/// CLI does when the transcript is not where the working dir says.
+/// One case per row of the reachability tables of docs/preflight.md; then odd working dirs; then
+/// what the CLI does when the transcript is not where the working dir says.
 #[rustfmt::skip]
 const CASES: &[Case] = {
     use Dir::{ChildOfWork, Plain, Symlink};

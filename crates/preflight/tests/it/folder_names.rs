@@ -1,4 +1,4 @@
-//! The project-folder name vectors of `spec/preflight.md`, one line each.
+//! The project-folder name vectors of `docs/preflight.md`, one line each.
 
 use preflight::claude::project_folder_name;
 

@@ -1,4 +1,4 @@
-//! The reachability table of `spec/preflight.md`, as the preflight decides it: one case per
+//! The reachability table of `docs/preflight.md`, as the preflight decides it: one case per
 //! transcript state.
 
 use camino::Utf8PathBuf;

@@ -1,13 +1,14 @@
-//! Agreement of the preflight with a spawn simulator (`spec/preflight.md`, "Agreement, checked
-//! two ways", 1).
+//! Agreement of the preflight with a spawn simulator (`docs/preflight.md`, "How agreement
+//! is checked", 1).
 //!
-//! The simulator is written from the spec alone. It shares only the project folder name and the
-//! home expansion with the crate; its "simulated CLI" decides resume-or-reject from the spec's
-//! reachability table by reading the files itself, and it plays the spawn path for Claude: the
-//! resume gate, `--resume` of the candidate, the recovery retry, a blank start. Property tests
-//! generate filesystem states (transcripts in every state of the table, odd and symlinked working
-//! dirs, `~`, chains, `continued-in` records, excluded ids) and assert that the preflight's verdict
-//! and session id equal the simulated outcome; one pinned state per verdict-table row follows.
+//! The simulator is written from `docs/preflight.md` alone. It shares only the project folder
+//! name and the home expansion with the crate; its "simulated CLI" decides resume-or-reject
+//! from the reachability tables of that page by reading the files itself, and it plays the
+//! spawn path for Claude: the resume gate, `--resume` of the candidate, the recovery retry, a
+//! blank start. Property tests generate filesystem states (transcripts in every state of the
+//! table, odd and symlinked working dirs, `~`, chains, `continued-in` records, excluded ids) and
+//! assert that the preflight's verdict and session id equal the simulated outcome; one pinned
+//! state per verdict-table row follows.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -116,11 +117,11 @@ fn chain_head(cli: &SimulatedCli, candidate: &str, chain: &[String]) -> String {
     visited.pop().expect("the candidate was visited")
 }
 
-/// Claude Code as measured, reduced to what decides `--resume`: the spec's reachability table
-/// for the folder of the resolved working dir, plus what the conformance test against the real
-/// CLI (`claude_cli.rs`) found beyond it: when that folder holds no conversation for a UUID id
-/// (and no directory stands in the way), the CLI resumes `<id>.jsonl` from whichever project
-/// folder holds one, if exactly one does.
+/// Claude Code as measured, reduced to what decides `--resume`: the reachability table of
+/// `docs/preflight.md` for the folder of the resolved working dir, plus what the conformance
+/// test against the real CLI (`claude_cli.rs`) found beyond it: when that folder holds no
+/// conversation for a UUID id (and no directory stands in the way), the CLI resumes
+/// `<id>.jsonl` from whichever project folder holds one, if exactly one does.
 struct SimulatedCli {
     /// `C/projects`.
     projects: PathBuf,
@@ -959,7 +960,7 @@ fn the_gate_refuses_an_earlier_id_whose_head_is_not_reachable() {
     check(&scenario, (Verdict::Fresh, None));
 }
 
-// Disagreements found by the property test, pinned as the spec decides them.
+// Disagreements found by the property test, pinned as `docs/preflight.md` decides them.
 
 #[test]
 fn the_head_is_followed_along_its_continued_in_record_when_it_also_appears_earlier_in_the_chain() {
@@ -996,9 +997,9 @@ fn a_continued_in_record_is_followed_before_the_transcript_check() {
 
 #[test]
 fn a_uuid_transcript_in_another_working_dirs_folder_is_found_as_the_real_cli_finds_it() {
-    // The spec's table says "not found" for a file in another project's folder and for a file
-    // under a symlink's own name; the real CLI 2.1.328 resumes both for a UUID id when that is
-    // the only copy (see claude_cli.rs). The simulator follows the measured CLI.
+    // The reachability table first said "not found" for a file in another project's folder and
+    // for a file under a symlink's own name; the real CLI 2.1.328 resumes both for a UUID id
+    // when that is the only copy (see claude_cli.rs). The simulator follows the measured CLI.
     for (elsewhere, via) in [
         (Some(Elsewhere::Child), Via::Direct),
         (Some(Elsewhere::Sibling), Via::Direct),

@@ -1,4 +1,4 @@
-//! The verdict table of `spec/preflight.md`, one test per row, plus the gate and Codex.
+//! The verdict table of `docs/preflight.md`, one test per row, plus the gate and Codex.
 
 use std::collections::BTreeSet;
 
