@@ -245,7 +245,7 @@ fn record(own: &mut File, shared_dir: Option<&str>) -> io::Result<()> {
     own.seek(SeekFrom::Start(0))?;
     match shared_dir {
         Some(identity) => write!(own, "{}\n{identity}\n", std::process::id()),
-        None => write!(own, "{}\n", std::process::id()),
+        None => writeln!(own, "{}", std::process::id()),
     }
 }
 

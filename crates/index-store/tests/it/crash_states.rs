@@ -517,7 +517,7 @@ fn check_state(
     store
         .update(record_after)
         .unwrap_or_else(|error| panic!("{context}: the next update failed: {error}"));
-    let mut expected = snapshot.index.clone();
+    let mut expected = snapshot.index;
     record_after(&mut expected);
     assert_eq!(store.load().unwrap().index, expected, "{context}");
     assert_eq!(
