@@ -21,6 +21,7 @@ mod restore;
 mod scenarios;
 mod soak;
 mod tmux_restore;
+mod traps;
 
 use std::ffi::OsStr;
 use std::fs;
