@@ -8,6 +8,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::Duration;
 
 use rustix::process::Signal;
 use serde_json::{Value, json};
@@ -15,7 +16,7 @@ use serde_json::{Value, json};
 use crate::harness::{
     HookRun, PANE_SHELL, PanePlace, TmuxServer, Vars, claude_dir, claude_payload, codex_home,
     crash_resume_agent, git_work_dir, hook_log, make_dir, run_hook, run_with_stdin, server_name,
-    session_end, session_start, shell_word, uuid, wait_until,
+    session_end, session_start, shell_word, uuid, wait_until, with_vars,
 };
 use crate::{HOUR, Reaped, Sandbox, crash_resume_std, now_millis};
 
@@ -776,4 +777,170 @@ fn a_stale_tmux_pane_is_not_recorded() {
     let log = hook_log(&env);
     assert!(log.contains("error:") && log.contains("%77"), "{log}");
     server.kill_and_wait();
+}
+
+/// How long the hook's log says it waited for the lock (`gave up after 1.7s`).
+fn logged_wait(log: &str) -> Duration {
+    let text = log
+        .split("gave up after ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no lock wait in the log: {log}"));
+    let number: String = text
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let value: f64 = number.parse().unwrap();
+    match &text[number.len()..] {
+        unit if unit.starts_with("ms") => Duration::from_secs_f64(value / 1000.0),
+        unit if unit.starts_with('s') => Duration::from_secs_f64(value),
+        unit => panic!("unknown unit in {unit}"),
+    }
+}
+
+/// The pid of the background retry the log names.
+fn retry_pid(log: &str) -> u32 {
+    let text = log
+        .split("background retry (pid ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no background retry in the log: {log}"));
+    text.split(')').next().unwrap().parse().unwrap()
+}
+
+/// A record writer stopped while it holds the lock.
+fn stopped_holder(env: &Sandbox) -> Reaped {
+    let holder = Reaped::new(
+        crash_resume_std(env)
+            .env("CRASH_RESUME_FAULT", "locked:stop")
+            .args(["record", "held", "sid-held", "REPO"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    holder.wait_until_stopped();
+    holder
+}
+
+#[test]
+fn the_hook_holds_the_agent_up_two_seconds_at_most_whatever_the_environment_says() {
+    let env = Sandbox::default();
+    let holder = stopped_holder(&env);
+    let cwd = git_work_dir(&env, "proj", "");
+    run_hook(
+        &env,
+        "claude",
+        &[
+            ("CMUX_SURFACE_ID", "abc"),
+            ("CRASH_RESUME_LOCK_TIMEOUT", "20s"),
+        ],
+        &session_start(&uuid(1), &cwd, "startup"),
+    )
+    .assert_silent_success("lock held, 20 s asked for");
+    let log = hook_log(&env);
+    assert!(
+        logged_wait(&log) <= Duration::from_secs(2),
+        "the wait is capped: {log}"
+    );
+    assert!(log.contains("handed to a background retry"), "{log}");
+    holder.signal(Signal::CONT);
+    assert!(holder.wait().success());
+    let entry = wait_until("the background retry records the session", || {
+        env.index_bytes().and_then(|_| env.entry("cmux:abc"))
+    });
+    assert_eq!(entry["sessionId"], uuid(1));
+}
+
+#[test]
+fn the_hook_honours_lock_timeout_and_a_bad_value_costs_no_record() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    let holder = stopped_holder(&env);
+    let command = crash_resume_agent(&env);
+    let mut command = with_vars(command, &[("CMUX_SURFACE_ID", "abc")]);
+    command.args(["--lock-timeout", "150ms", "hook", "claude"]);
+    run_with_stdin(command, &session_start(&uuid(1), &cwd, "startup"))
+        .assert_silent_success("--lock-timeout 150ms");
+    let log = hook_log(&env);
+    assert!(
+        logged_wait(&log) < Duration::from_secs(1),
+        "--lock-timeout 150ms is the wait: {log}"
+    );
+    holder.signal(Signal::CONT);
+    assert!(holder.wait().success());
+    wait_until("the handed-off record", || env.entry("cmux:abc"));
+
+    // An invalid value: logged, the default used, the record kept.
+    for (surface, value) in [("bad-env", "soon"), ("bad-zero-unit", "5 parsecs")] {
+        run_hook(
+            &env,
+            "claude",
+            &[
+                ("CRASH_RESUME_SURFACE", surface),
+                ("CRASH_RESUME_LOCK_TIMEOUT", value),
+            ],
+            &session_start(&uuid(2), &cwd, "startup"),
+        )
+        .assert_silent_success(value);
+        assert_eq!(env.entry(surface).unwrap()["sessionId"], uuid(2));
+        let log = hook_log(&env);
+        assert!(
+            log.contains(&format!("invalid lock timeout {value:?}"))
+                && log.contains("using the hook's default"),
+            "{log}"
+        );
+    }
+}
+
+#[test]
+fn a_payload_of_any_size_reaches_the_retry_and_never_its_command_line() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    let holder = stopped_holder(&env);
+    // Far past what a command line may hold (about 128 KiB for one argument).
+    let prompt = "a prompt the user typed, private ".repeat(16 * 1024);
+    let payload = claude_payload(
+        "SessionStart",
+        &uuid(1),
+        &cwd,
+        json!({ "source": "startup", "prompt": prompt }),
+    );
+    assert!(payload.len() > 512 * 1024);
+    run_hook(&env, "claude", &[("CMUX_SURFACE_ID", "abc")], &payload)
+        .assert_silent_success("a large payload, lock held");
+    let log = hook_log(&env);
+    let pid = retry_pid(&log);
+    // The retry waits for the lock: its command line is there to read.
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let cmdline = String::from_utf8_lossy(&cmdline);
+    assert!(cmdline.contains("hook"), "{cmdline}");
+    assert!(
+        !cmdline.contains("a prompt the user typed") && !cmdline.contains(&uuid(1)),
+        "the payload is not on the command line: {cmdline}"
+    );
+    holder.signal(Signal::CONT);
+    assert!(holder.wait().success());
+    let entry = wait_until("the background retry records the session", || {
+        env.index_bytes().and_then(|_| env.entry("cmux:abc"))
+    });
+    assert_eq!(entry["sessionId"], uuid(1));
+}
+
+#[test]
+fn a_failing_first_hook_creates_its_dir_and_log_private() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    assert!(!env.index_dir().exists());
+    // No surface in the environment: the hook fails, and logs it.
+    run_hook(
+        &env,
+        "claude",
+        &[],
+        &session_start(&uuid(1), &cwd, "startup"),
+    )
+    .assert_silent_success("no surface");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&env.index_dir()), 0o700);
+    assert_eq!(mode(&env.index_dir().join("hook.log")), 0o600);
+    assert!(hook_log(&env).contains("no surface"));
 }
