@@ -58,6 +58,20 @@ pub fn open(path: &Path, options: &mut OpenOptions, symlinks: Symlinks) -> io::R
                  replace it with the file itself",
             ));
         }
+        // Opening a FIFO without a reader for writing, non-blocking, fails with ENXIO: say what
+        // is there instead.
+        Err(error) if error.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => {
+            return match fs::metadata(path) {
+                Ok(metadata) if !metadata.is_file() => Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "it is {}, not a regular file",
+                        describe(&metadata.file_type())
+                    ),
+                )),
+                _ => Err(error),
+            };
+        }
         Err(error) => return Err(error),
     };
     check_regular(&file)?;
