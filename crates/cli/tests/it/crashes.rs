@@ -393,11 +393,7 @@ fn corrupt_index_is_kept_aside_and_the_latest_acknowledged_generation_restored()
         contains("warning:"),
     );
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
-    let kept: Vec<String> = env
-        .index_dir_files()
-        .into_iter()
-        .filter(|name| name.starts_with("index.json.corrupt-"))
-        .collect();
+    let kept = env.corrupt_copies();
     assert_eq!(kept.len(), 1, "{:?}", env.index_dir_files());
     let kept_path = env.index_dir().join(&kept[0]);
     assert!(

@@ -175,6 +175,18 @@ pub fn uuid(n: u32) -> String {
     )
 }
 
+/// Makes a FIFO at `path` (that no one will ever write to).
+pub fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from(0o600),
+        0,
+    )
+    .unwrap();
+}
+
 /// Makes `dir` (and its parents).
 pub fn make_dir(dir: &Path) -> PathBuf {
     fs::create_dir_all(dir).unwrap_or_else(|error| panic!("create {}: {error}", dir.display()));

@@ -622,30 +622,29 @@ fn a_hook_over_a_corrupt_index_records_and_logs_the_repair() {
 }
 
 /// A writer stopped while it holds the lock: the hook gives up on the lock within its own
-/// deadline, exits 0, logs who holds it, and hands the record to a detached retry that lands
-/// it once the lock is free, so nothing is lost.
+/// deadline (2 s at most, whatever CRASH_RESUME_LOCK_TIMEOUT asks for), exits 0, logs who holds
+/// it, and hands the record to a detached retry that lands it once the lock is free, so nothing
+/// is lost.
 #[test]
 fn a_hook_blocked_by_a_stopped_lock_holder_hands_off_and_the_record_lands_later() {
     let env = Sandbox::default();
-    let holder = Reaped::new(
-        crash_resume_std(&env)
-            .env("CRASH_RESUME_FAULT", "locked:stop")
-            .args(["record", "held", "sid-held", "REPO"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    holder.wait_until_stopped();
+    let holder = stopped_holder(&env);
     let cwd = git_work_dir(&env, "proj", "");
     run_hook(
         &env,
         "claude",
-        &[("CMUX_SURFACE_ID", "abc")],
+        &[
+            ("CMUX_SURFACE_ID", "abc"),
+            ("CRASH_RESUME_LOCK_TIMEOUT", "20s"),
+        ],
         &session_start(&uuid(1), &cwd, "startup"),
     )
-    .assert_silent_success("lock held");
+    .assert_silent_success("lock held, 20 s asked for");
     let log = hook_log(&env);
+    assert!(
+        logged_wait(&log) <= Duration::from_secs(2),
+        "the wait is capped: {log}"
+    );
     assert!(
         log.contains("locked by another process")
             && log.contains(&format!("pid {}", holder.pid()))
@@ -656,11 +655,7 @@ fn a_hook_blocked_by_a_stopped_lock_holder_hands_off_and_the_record_lands_later(
         env.index_bytes().is_none(),
         "nothing written while the lock is held"
     );
-    holder.signal(Signal::CONT);
-    assert!(holder.wait().success());
-    let entry = wait_until("the background retry records the session", || {
-        env.index_bytes().and_then(|_| env.entry("cmux:abc"))
-    });
+    let entry = release_and_wait_for_retry(&env, holder, "cmux:abc");
     assert_eq!(entry["sessionId"], uuid(1));
     assert!(
         env.entry("held").is_some(),
@@ -806,6 +801,15 @@ fn retry_pid(log: &str) -> u32 {
     text.split(')').next().unwrap().parse().unwrap()
 }
 
+/// Lets the stopped holder finish, then waits for the background retry's record of `surface`.
+fn release_and_wait_for_retry(env: &Sandbox, holder: Reaped, surface: &str) -> Value {
+    holder.signal(Signal::CONT);
+    assert!(holder.wait().success());
+    wait_until("the background retry records the session", || {
+        env.index_bytes().and_then(|_| env.entry(surface))
+    })
+}
+
 /// A record writer stopped while it holds the lock.
 fn stopped_holder(env: &Sandbox) -> Reaped {
     let holder = Reaped::new(
@@ -819,35 +823,6 @@ fn stopped_holder(env: &Sandbox) -> Reaped {
     );
     holder.wait_until_stopped();
     holder
-}
-
-#[test]
-fn the_hook_holds_the_agent_up_two_seconds_at_most_whatever_the_environment_says() {
-    let env = Sandbox::default();
-    let holder = stopped_holder(&env);
-    let cwd = git_work_dir(&env, "proj", "");
-    run_hook(
-        &env,
-        "claude",
-        &[
-            ("CMUX_SURFACE_ID", "abc"),
-            ("CRASH_RESUME_LOCK_TIMEOUT", "20s"),
-        ],
-        &session_start(&uuid(1), &cwd, "startup"),
-    )
-    .assert_silent_success("lock held, 20 s asked for");
-    let log = hook_log(&env);
-    assert!(
-        logged_wait(&log) <= Duration::from_secs(2),
-        "the wait is capped: {log}"
-    );
-    assert!(log.contains("handed to a background retry"), "{log}");
-    holder.signal(Signal::CONT);
-    assert!(holder.wait().success());
-    let entry = wait_until("the background retry records the session", || {
-        env.index_bytes().and_then(|_| env.entry("cmux:abc"))
-    });
-    assert_eq!(entry["sessionId"], uuid(1));
 }
 
 #[test]
@@ -865,9 +840,7 @@ fn the_hook_honours_lock_timeout_and_a_bad_value_costs_no_record() {
         logged_wait(&log) < Duration::from_secs(1),
         "--lock-timeout 150ms is the wait: {log}"
     );
-    holder.signal(Signal::CONT);
-    assert!(holder.wait().success());
-    wait_until("the handed-off record", || env.entry("cmux:abc"));
+    release_and_wait_for_retry(&env, holder, "cmux:abc");
 
     // An invalid value: logged, the default used, the record kept.
     for (surface, value) in [("bad-env", "soon"), ("bad-zero-unit", "5 parsecs")] {
@@ -917,11 +890,7 @@ fn a_payload_of_any_size_reaches_the_retry_and_never_its_command_line() {
         !cmdline.contains("a prompt the user typed") && !cmdline.contains(&uuid(1)),
         "the payload is not on the command line: {cmdline}"
     );
-    holder.signal(Signal::CONT);
-    assert!(holder.wait().success());
-    let entry = wait_until("the background retry records the session", || {
-        env.index_bytes().and_then(|_| env.entry("cmux:abc"))
-    });
+    let entry = release_and_wait_for_retry(&env, holder, "cmux:abc");
     assert_eq!(entry["sessionId"], uuid(1));
 }
 

@@ -460,14 +460,7 @@ fn a_fifo_or_an_unsafe_symlink_for_settings_is_refused_at_once() {
     use std::os::unix::fs::PermissionsExt;
     let env = Sandbox::default();
     let fifo = env.root().join("fifo.json");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from(0o600),
-        0,
-    )
-    .unwrap();
+    crate::harness::mkfifo(&fifo);
     install(&env, &["--settings", fifo.to_str().unwrap()])
         .code(1)
         .stderr(contains("a FIFO, not a regular file"));

@@ -13,21 +13,10 @@ use std::time::{Duration, SystemTime};
 use predicates::prelude::*;
 use predicates::str::{contains, is_empty};
 
-use crate::harness::{claude_dir, git_work_dir, hook_log, make_dir, session_start, uuid};
+use crate::harness::{claude_dir, git_work_dir, hook_log, make_dir, mkfifo, session_start, uuid};
 use crate::{Sandbox, check, crash_resume, crash_resume_std, record};
 
 const PRECIOUS: &str = "a file of the user's, not ours to touch\n";
-
-fn mkfifo(path: &Path) {
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        path,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from(0o600),
-        0,
-    )
-    .unwrap();
-}
 
 /// A file of the user's that a symlink of ours must never write through.
 fn precious(env: &Sandbox) -> PathBuf {
@@ -308,11 +297,7 @@ fn a_corrupt_index_that_cannot_be_replaced_keeps_one_copy_however_often_it_is_re
                     .and(contains("could not replace it")),
             );
     }
-    let kept: Vec<String> = env
-        .index_dir_files()
-        .into_iter()
-        .filter(|name| name.starts_with("index.json.corrupt-"))
-        .collect();
+    let kept = env.corrupt_copies();
     assert_eq!(kept.len(), 1, "{:?}", env.index_dir_files());
 }
 
@@ -401,42 +386,35 @@ fn the_javascript_tools_lock_is_held_waited_for_and_taken_over_when_stale() {
 fn ten_writers_of_ours_and_ten_of_the_javascript_tool_share_one_index() {
     let env = Sandbox::default();
     record(&env, "seed", "sid-seed", "REPO");
+    let spawn = |surface: String, mut command: Command| {
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        (surface, child)
+    };
     let ours: Vec<(String, std::process::Child)> = (0..10)
         .map(|n| {
             let surface = format!("rs-{n}");
-            let child = crash_resume_std(&env)
-                .args([
-                    "--lock-timeout",
-                    "30s",
-                    "record",
-                    &surface,
-                    &format!("sid-{surface}"),
-                    "REPO",
-                ])
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            (surface, child)
+            let mut command = crash_resume_std(&env);
+            command
+                .args(["--lock-timeout", "30s", "record", &surface])
+                .args([format!("sid-{surface}").as_str(), "REPO"]);
+            spawn(surface, command)
         })
         .collect();
     let theirs: Vec<(String, std::process::Child)> = (0..10)
         .map(|n| {
             let surface = format!("js-{n}");
-            let child = js_tool()
-                .arg("record")
-                .arg(env.index_path())
-                .args([
-                    surface.as_str(),
-                    &format!("sid-{surface}"),
-                    "REPO",
-                    "1700000000000",
-                ])
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            (surface, child)
+            let mut command = js_tool();
+            command.arg("record").arg(env.index_path()).args([
+                surface.as_str(),
+                &format!("sid-{surface}"),
+                "REPO",
+                "1700000000000",
+            ]);
+            spawn(surface, command)
         })
         .collect();
     let mut acknowledged = vec!["seed".to_string()];
