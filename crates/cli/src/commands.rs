@@ -474,7 +474,7 @@ fn list(global: &Global) -> Outcome {
 fn path(global: &Global) -> Outcome {
     let path = index_path(global)?;
     let resolved = index_store::resolve_path(&path)?;
-    let durability = index_store::durability(&resolved);
+    let durability = index_store::durability(&path);
     if global.json {
         return print_json(&output::PathInfo::new(
             &resolved,

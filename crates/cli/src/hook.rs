@@ -17,9 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, bail};
 use camino::{Utf8Path, Utf8PathBuf};
-use index_core::capture::{
-    HookEvent, HookPayload, SurfaceHint, parse_hook_payload, surface_from_env,
-};
+use index_core::capture::{HookEvent, HookPayload, parse_hook_payload};
 use index_core::{Provider, Record, Repo, Role, SessionId, SurfaceId};
 use index_store::{Store, StoreError, StoreOptions};
 
@@ -101,15 +99,7 @@ fn capture(
         .ok_or_else(|| anyhow!("no hook payload on stdin"))?
         .context("the hook payload is not valid JSON")?;
     let payload = parse_hook_payload(&value).map_err(|reason| anyhow!(reason))?;
-    let surface = match surface_from_env(|name| std::env::var(name).ok()) {
-        Some(SurfaceHint::Ready(surface)) => surface,
-        Some(SurfaceHint::TmuxPane(pane)) => tmux_surface(&pane)?,
-        None => bail!(
-            "no surface in the environment (none of CRASH_RESUME_SURFACE, CMUX_SURFACE_ID, TMUX_PANE, \
-             ZELLIJ_PANE_ID, WEZTERM_PANE, KITTY_WINDOW_ID is set); session {} not recorded",
-            payload.session
-        ),
-    };
+    let surface = crate::surface::name(&payload.session)?;
     let record = build_record(agent, &surface, &payload)?;
     let setting = lock_timeout_setting(global);
     let lock_timeout = match is_retry {
@@ -262,36 +252,6 @@ fn lock_timeout_setting(global: &Global) -> Option<Duration> {
             );
             None
         }
-    }
-}
-
-/// `tmux:<session>:<window>.<pane>` for a `%N` pane id, asking the tmux server the pane runs in
-/// (tmux finds it through `$TMUX`). tmux answers for a pane it does not have (a `TMUX_PANE`
-/// inherited by a process that outlived its pane) with empty fields and success, so the answer
-/// must name the pane asked about.
-fn tmux_surface(pane: &str) -> anyhow::Result<String> {
-    let output = Process::new("tmux")
-        .args([
-            "display-message",
-            "-p",
-            "-t",
-            pane,
-            "#{pane_id} #{session_name}:#{window_index}.#{pane_index}",
-        ])
-        .output()
-        .context("cannot run tmux to name the pane")?;
-    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    if !output.status.success() {
-        bail!(
-            "tmux could not name pane {pane}: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    match text.split_once(' ') {
-        Some((id, place)) if id == pane => Ok(format!("tmux:{place}")),
-        _ => bail!(
-            "tmux has no pane {pane} (TMUX_PANE is stale: the pane is gone); nothing recorded"
-        ),
     }
 }
 

@@ -12,6 +12,7 @@ mod hook;
 mod install;
 mod output;
 mod restore;
+mod surface;
 mod tmux;
 
 use std::io::Write;

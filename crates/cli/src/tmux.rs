@@ -1,7 +1,9 @@
 //! Re-opening `tmux:` surfaces: find the pane (or create its window), and type the resume
 //! command when it is idle at a shell. Talks to tmux only through its command line.
 
+use std::ffi::OsString;
 use std::process::Command as Process;
+use std::sync::OnceLock;
 
 use anyhow::{Context as _, anyhow, bail};
 
@@ -15,6 +17,42 @@ pub enum Apply {
 const SHELLS: [&str; 10] = [
     "bash", "zsh", "sh", "fish", "dash", "ksh", "tcsh", "csh", "nu", "mksh",
 ];
+
+/// Where Homebrew puts programs (Apple silicon, Intel): a process the macOS GUI started, such as
+/// an agent's hook in a terminal app, may have neither on its `PATH`.
+const HOMEBREW_DIRS: [&str; 2] = ["/opt/homebrew/bin", "/usr/local/bin"];
+
+/// The `tmux` to run: the first on `PATH`, else Homebrew's, else plain `tmux` (whose failure to
+/// start then says it is missing).
+pub fn program() -> &'static std::path::Path {
+    static PROGRAM: OnceLock<std::path::PathBuf> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        find_program("tmux", std::env::var_os("PATH"), &HOMEBREW_DIRS)
+            .unwrap_or_else(|| std::path::PathBuf::from("tmux"))
+    })
+}
+
+/// The first executable file `name` in the dirs of `path`, then in `fallback_dirs`.
+fn find_program(
+    name: &str,
+    path: Option<OsString>,
+    fallback_dirs: &[&str],
+) -> Option<std::path::PathBuf> {
+    let path_dirs = path
+        .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .unwrap_or_default();
+    path_dirs
+        .into_iter()
+        .chain(fallback_dirs.iter().map(std::path::PathBuf::from))
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path)
+        .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+}
 
 /// `tmux:<session>:<window>.<pane>`, as the surface id records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,7 +125,7 @@ impl Server {
     }
 
     fn tmux(&self, args: &[&str]) -> anyhow::Result<String> {
-        let mut command = Process::new("tmux");
+        let mut command = Process::new(program());
         if let Some(socket) = &self.socket {
             command.args(["-L", socket]);
         }
@@ -218,5 +256,44 @@ impl Server {
         self.tmux(&["send-keys", "-t", &pane_id, "-l", command])?;
         self.tmux(&["send-keys", "-t", &pane_id, "Enter"])?;
         Ok(done.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tmux_is_found_on_the_path_then_in_the_fallback_dirs() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = |name: &str| {
+            let dir = root.path().join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            dir
+        };
+        let install = |dir: &std::path::Path, mode: u32| {
+            use std::os::unix::fs::PermissionsExt as _;
+            let program = dir.join("tmux");
+            std::fs::write(&program, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&program, std::fs::Permissions::from_mode(mode)).unwrap();
+            program
+        };
+        let (empty, not_executable, on_path, brew) =
+            (dir("empty"), dir("plain"), dir("bin"), dir("brew"));
+        install(&not_executable, 0o644);
+        let on_path_tmux = install(&on_path, 0o755);
+        let brew_tmux = install(&brew, 0o755);
+        let brew_dirs = [brew.to_str().unwrap()];
+        let path = |dirs: &[&std::path::Path]| Some(std::env::join_paths(dirs).unwrap());
+        assert_eq!(
+            find_program("tmux", path(&[&empty, &on_path]), &brew_dirs),
+            Some(on_path_tmux)
+        );
+        assert_eq!(
+            find_program("tmux", path(&[&empty, &not_executable]), &brew_dirs),
+            Some(brew_tmux.clone())
+        );
+        assert_eq!(find_program("tmux", None, &brew_dirs), Some(brew_tmux));
+        assert_eq!(find_program("tmux", path(&[&empty]), &[]), None);
     }
 }

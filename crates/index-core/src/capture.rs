@@ -16,28 +16,209 @@ pub enum SurfaceHint {
     TmuxPane(String),
 }
 
-/// The surface of the first multiplexer variable set, in the order of `spec/cli.md`:
-/// `CRASH_RESUME_SURFACE`, `CMUX_SURFACE_ID`, `TMUX_PANE`, `ZELLIJ_PANE_ID` (with
-/// `ZELLIJ_SESSION_NAME`), `WEZTERM_PANE`, `KITTY_WINDOW_ID`. Empty values do not count.
-pub fn surface_from_env(get: impl Fn(&str) -> Option<String>) -> Option<SurfaceHint> {
+/// A program with panes whose pane id the environment carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Multiplexer {
+    Cmux,
+    Tmux,
+    Zellij,
+    Wezterm,
+    Kitty,
+}
+
+impl Multiplexer {
+    /// Every multiplexer, in the order an ambiguity lists them.
+    pub const ALL: [Multiplexer; 5] = [
+        Multiplexer::Cmux,
+        Multiplexer::Tmux,
+        Multiplexer::Zellij,
+        Multiplexer::Wezterm,
+        Multiplexer::Kitty,
+    ];
+
+    /// The variable that names the pane a process runs in.
+    pub fn variable(self) -> &'static str {
+        match self {
+            Multiplexer::Cmux => "CMUX_SURFACE_ID",
+            Multiplexer::Tmux => "TMUX_PANE",
+            Multiplexer::Zellij => "ZELLIJ_PANE_ID",
+            Multiplexer::Wezterm => "WEZTERM_PANE",
+            Multiplexer::Kitty => "KITTY_WINDOW_ID",
+        }
+    }
+
+    /// Whether a process of this name (the executable's base name, as `/proc/<pid>/comm` or
+    /// `ps -o comm=` shows it; Linux cuts it at 15 bytes) is this multiplexer's: the process
+    /// whose children are its panes' programs (the tmux server shows as `tmux: server`, the
+    /// wezterm one as `wezterm-gui` or `wezterm-mux-server`).
+    pub fn is_process_name(self, name: &str) -> bool {
+        let prefix = match self {
+            Multiplexer::Cmux => "cmux",
+            Multiplexer::Tmux => "tmux",
+            Multiplexer::Zellij => "zellij",
+            Multiplexer::Wezterm => "wezterm",
+            Multiplexer::Kitty => "kitty",
+        };
+        name.get(..prefix.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
+    }
+}
+
+/// A process above the agent in the process tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ancestor {
+    pub pid: u32,
+    /// The executable's base name.
+    pub name: String,
+}
+
+/// What is known, beyond the variables, about the pane the agent runs in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SurfaceEvidence {
+    /// The agent's ancestors, nearest first; `None` when the process tree could not be read.
+    pub ancestors: Option<Vec<Ancestor>>,
+    /// Whether the agent's terminal is the tmux pane `TMUX_PANE` names (its `#{pane_tty}`);
+    /// `None` when unknown (no tmux pane, tmux not reachable, or the agent has no terminal).
+    pub terminal_is_tmux_pane: Option<bool>,
+}
+
+/// Which surface the agent runs in, or why none can be named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SurfaceDecision {
+    Named(SurfaceHint),
+    /// No multiplexer variable is set.
+    Unnamed,
+    /// The variables name more than one pane and the evidence does not say which is the
+    /// agent's; the text says why. Nothing may be recorded: the outer pane's id is shared by
+    /// every pane of the inner multiplexer.
+    Ambiguous(String),
+}
+
+/// The variables that name the surface explicitly, then by multiplexer.
+pub const SURFACE_VARIABLES: [&str; 6] = [
+    "CRASH_RESUME_SURFACE",
+    "CMUX_SURFACE_ID",
+    "TMUX_PANE",
+    "ZELLIJ_PANE_ID",
+    "WEZTERM_PANE",
+    "KITTY_WINDOW_ID",
+];
+
+/// `CRASH_RESUME_SURFACE` when set (not blank): the surface the user named, used as is.
+pub fn explicit_surface(get: impl Fn(&str) -> Option<String>) -> Option<String> {
+    get("CRASH_RESUME_SURFACE").filter(|value| !value.trim().is_empty())
+}
+
+/// Every multiplexer whose variable is set (not blank), with the surface it names.
+pub fn multiplexers_in_env(
+    get: impl Fn(&str) -> Option<String>,
+) -> Vec<(Multiplexer, SurfaceHint)> {
     let var = |name: &str| get(name).filter(|value| !value.trim().is_empty());
-    if let Some(surface) = var("CRASH_RESUME_SURFACE") {
-        return Some(SurfaceHint::Ready(surface));
+    Multiplexer::ALL
+        .into_iter()
+        .filter_map(|multiplexer| {
+            let value = var(multiplexer.variable())?;
+            let hint = match multiplexer {
+                Multiplexer::Cmux => SurfaceHint::Ready(format!("cmux:{value}")),
+                Multiplexer::Tmux => SurfaceHint::TmuxPane(value),
+                Multiplexer::Zellij => {
+                    let session = var("ZELLIJ_SESSION_NAME").unwrap_or_default();
+                    SurfaceHint::Ready(format!("zellij:{session}:{value}"))
+                }
+                Multiplexer::Wezterm => SurfaceHint::Ready(format!("wezterm:{value}")),
+                Multiplexer::Kitty => SurfaceHint::Ready(format!("kitty:{value}")),
+            };
+            Some((multiplexer, hint))
+        })
+        .collect()
+}
+
+/// The pid of the tmux server in `$TMUX` (`<socket>,<server pid>,<session index>`).
+pub fn tmux_server_pid(tmux: &str) -> Option<u32> {
+    let mut fields = tmux.rsplitn(3, ',');
+    let _session = fields.next()?;
+    fields.next()?.parse().ok()
+}
+
+/// The surface of the innermost multiplexer: the one whose pane the agent runs in.
+///
+/// A multiplexer's panes inherit the environment it was started with, so when one runs inside
+/// another, every inner pane carries the outer pane's variable too (tmux started in a cmux
+/// surface gives all its panes that surface's `CMUX_SURFACE_ID`; zellij started in a tmux pane
+/// gives all its panes that `TMUX_PANE`). The order of the variables says nothing; evidence
+/// does:
+///
+/// 1. `CRASH_RESUME_SURFACE`, set explicitly, wins.
+/// 2. No multiplexer variable: [`SurfaceDecision::Unnamed`].
+/// 3. Of the multiplexers whose variable is set, the one whose process is the agent's nearest
+///    ancestor (for tmux, the server whose pid `$TMUX` gives). A tmux pane found so whose tty
+///    is not the agent's terminal has something with panes of its own in between: ambiguous.
+/// 4. None of them among the ancestors (or the tree unknown): a tmux pane whose tty is the
+///    agent's terminal; else, leaving out a tmux pane whose tty is not, the one variable left.
+/// 5. Anything else is ambiguous.
+pub fn decide_surface(
+    get: impl Fn(&str) -> Option<String>,
+    evidence: &SurfaceEvidence,
+) -> SurfaceDecision {
+    if let Some(surface) = explicit_surface(&get) {
+        return SurfaceDecision::Named(SurfaceHint::Ready(surface));
     }
-    if let Some(id) = var("CMUX_SURFACE_ID") {
-        return Some(SurfaceHint::Ready(format!("cmux:{id}")));
+    let candidates = multiplexers_in_env(&get);
+    if candidates.is_empty() {
+        return SurfaceDecision::Unnamed;
     }
-    if let Some(pane) = var("TMUX_PANE") {
-        return Some(SurfaceHint::TmuxPane(pane));
+    let tmux_pid = get("TMUX").as_deref().and_then(tmux_server_pid);
+    let is_candidate_process = |multiplexer: Multiplexer, ancestor: &Ancestor| match multiplexer {
+        Multiplexer::Tmux if tmux_pid.is_some() => tmux_pid == Some(ancestor.pid),
+        _ => multiplexer.is_process_name(&ancestor.name),
+    };
+    let nearest = evidence.ancestors.iter().flatten().find_map(|ancestor| {
+        candidates
+            .iter()
+            .find(|(multiplexer, _)| is_candidate_process(*multiplexer, ancestor))
+    });
+    let tmux_terminal = evidence.terminal_is_tmux_pane;
+    if let Some((multiplexer, hint)) = nearest {
+        if *multiplexer == Multiplexer::Tmux && tmux_terminal == Some(false) {
+            return SurfaceDecision::Ambiguous(
+                "the agent runs under the tmux server of TMUX_PANE, but its terminal is not \
+                 that pane's: a program with panes of its own runs in between"
+                    .to_string(),
+            );
+        }
+        return SurfaceDecision::Named(hint.clone());
     }
-    if let Some(pane) = var("ZELLIJ_PANE_ID") {
-        let session = var("ZELLIJ_SESSION_NAME").unwrap_or_default();
-        return Some(SurfaceHint::Ready(format!("zellij:{session}:{pane}")));
+    let tmux_pane = candidates
+        .iter()
+        .find(|(multiplexer, _)| *multiplexer == Multiplexer::Tmux);
+    if let (Some((_, hint)), Some(true)) = (tmux_pane, tmux_terminal) {
+        return SurfaceDecision::Named(hint.clone());
     }
-    if let Some(pane) = var("WEZTERM_PANE") {
-        return Some(SurfaceHint::Ready(format!("wezterm:{pane}")));
+    // A tmux pane that is not the agent's terminal is left out, unless it is all there is.
+    let not_the_terminal =
+        |multiplexer: Multiplexer| multiplexer == Multiplexer::Tmux && tmux_terminal == Some(false);
+    let left: Vec<&(Multiplexer, SurfaceHint)> = candidates
+        .iter()
+        .filter(|(multiplexer, _)| candidates.len() == 1 || !not_the_terminal(*multiplexer))
+        .collect();
+    match left.as_slice() {
+        [(_, hint)] => SurfaceDecision::Named(hint.clone()),
+        _ => {
+            let names: Vec<&str> = left
+                .iter()
+                .map(|(multiplexer, _)| multiplexer.variable())
+                .collect();
+            let why = match &evidence.ancestors {
+                Some(_) => "none of their programs is among the agent's ancestors",
+                None => "the agent's ancestors could not be read",
+            };
+            SurfaceDecision::Ambiguous(format!(
+                "{} are all set and {why}, so which pane the agent runs in is unknown (an \
+                 inner multiplexer's panes all carry the outer one's value)",
+                names.join(", ")
+            ))
+        }
     }
-    var("KITTY_WINDOW_ID").map(|id| SurfaceHint::Ready(format!("kitty:{id}")))
 }
 
 /// What a hook reported.

@@ -20,6 +20,7 @@ pub mod faults;
 pub mod format;
 mod location;
 mod lock;
+mod sync;
 
 use std::fs;
 use std::io::{self, Write};
@@ -33,7 +34,9 @@ use safe_open::Symlinks;
 use thiserror::Error;
 
 pub use format::{Document, FORMAT_VERSION, Problem};
-pub use location::{Durability, default_index_path, durability, resolve as resolve_path};
+pub use location::{
+    Durability, default_index_path, durability, durability_with, resolve as resolve_path,
+};
 
 /// How a [`Store`] behaves.
 #[derive(Debug, Clone)]
@@ -235,10 +238,13 @@ enum Read {
 
 impl Store {
     /// Opens the store at `path` (nothing is created yet): resolves a symlink at the end of the
-    /// path and refuses a volatile location unless allowed.
+    /// path and refuses a volatile location (by the path as given or where it leads) unless
+    /// allowed.
     pub fn open(path: &Utf8Path, options: StoreOptions) -> Result<Store, StoreError> {
-        let path = location::resolve(path)?;
-        if let (Durability::Volatile(reason), false) = (durability(&path), options.allow_volatile) {
+        let real = location::resolve(path)?;
+        let durability = location::judge(path, &real, &std::env::temp_dir());
+        let path = real;
+        if let (Durability::Volatile(reason), false) = (durability, options.allow_volatile) {
             return Err(StoreError::Volatile { path, reason });
         }
         if path.is_dir() {
@@ -615,7 +621,7 @@ fn keep_previous(path: &Utf8Path, content: &[u8]) -> Result<Utf8PathBuf, StoreEr
             .open(&backup)
             .and_then(|mut file| {
                 file.write_all(content)?;
-                file.sync_all()
+                sync::sync(&file)
             });
         match created {
             Ok(()) => return Ok(backup),
@@ -663,7 +669,7 @@ fn write_temp(
         bytes: bytes.to_vec(),
     });
     faults::reach(faults::Point::TempWritten).map_err(write_error)?;
-    temp.as_file().sync_all().map_err(write_error)?;
+    sync::sync(temp.as_file()).map_err(write_error)?;
     faults::note(|| FileOp::SyncFile(temp_path));
     Ok(temp)
 }
@@ -732,7 +738,7 @@ fn copy_new(from: &Utf8Path, to: &Utf8Path) -> io::Result<()> {
         path: to.to_owned(),
         bytes,
     });
-    copy.sync_all()?;
+    sync::sync(&copy)?;
     faults::note(|| FileOp::SyncFile(to.to_owned()));
     Ok(())
 }
@@ -753,7 +759,7 @@ fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
 
 /// Syncs a directory: every name created, linked, renamed or removed in it so far is durable.
 fn sync_dir(dir: &Utf8Path) -> io::Result<()> {
-    fs::File::open(dir).and_then(|handle| handle.sync_all())?;
+    fs::File::open(dir).and_then(|handle| sync::sync(&handle))?;
     faults::note(|| FileOp::SyncDir(dir.to_owned()));
     Ok(())
 }

@@ -119,22 +119,69 @@ pub enum Durability {
     Volatile(String),
 }
 
-const VOLATILE_PREFIXES: [&str; 4] = ["/tmp", "/dev/shm", "/run", "/var/run"];
+/// Directories a reboot empties: Linux's, and macOS's under their real names (`/tmp`,
+/// `/var/run` and `/var/folders`, where `$TMPDIR` points, are symlinks into `/private`).
+const VOLATILE_PREFIXES: [&str; 8] = [
+    "/tmp",
+    "/dev/shm",
+    "/run",
+    "/var/run",
+    "/var/folders",
+    "/private/tmp",
+    "/private/var/run",
+    "/private/var/folders",
+];
 
-/// Decides whether `path` (absolute, resolved) is on a volatile filesystem: under `/tmp`,
-/// `/dev/shm` or `/run`, or on tmpfs or ramfs as `statfs` reports for its nearest existing
-/// ancestor.
+/// Decides whether the index at `path` would survive a reboot. Both the path as given (made
+/// absolute) and its real location (symlinks followed, the file's own too) are checked: a
+/// symlink in `/tmp` goes with `/tmp` wherever it points, and a durable-looking name may lead
+/// into `/tmp`. Volatile is a path under one of [`VOLATILE_PREFIXES`] or the temp dir
+/// (`$TMPDIR`, as [`std::env::temp_dir`] reads it), or one on tmpfs or ramfs as `statfs`
+/// reports for the real location's nearest existing ancestor.
 pub fn durability(path: &Utf8Path) -> Durability {
-    if let Some(prefix) = VOLATILE_PREFIXES
-        .iter()
-        .find(|prefix| path.starts_with(Utf8Path::new(prefix)))
-    {
-        return Durability::Volatile(format!("under {prefix}"));
+    durability_with(path, &std::env::temp_dir())
+}
+
+/// [`durability`] with the temp dir given (a test's seam: the process's `$TMPDIR` is fixed).
+pub fn durability_with(path: &Utf8Path, temp_dir: &Path) -> Durability {
+    let real = resolve(path).unwrap_or_else(|_| path.to_owned());
+    judge(path, &real, temp_dir)
+}
+
+/// [`durability`] of `path`, whose real location ([`resolve`]) is `real`.
+pub(crate) fn judge(path: &Utf8Path, real: &Utf8Path, temp_dir: &Path) -> Durability {
+    let temp_dirs = temp_dirs(temp_dir);
+    let given = std::path::absolute(path)
+        .ok()
+        .and_then(|given| Utf8PathBuf::from_path_buf(given).ok())
+        .unwrap_or_else(|| path.to_owned());
+    for candidate in [given.as_path(), real] {
+        if let Some(prefix) = VOLATILE_PREFIXES
+            .iter()
+            .find(|prefix| candidate.starts_with(Utf8Path::new(prefix)))
+        {
+            return Durability::Volatile(format!("under {prefix}"));
+        }
+        if let Some(temp) = temp_dirs.iter().find(|temp| candidate.starts_with(temp)) {
+            return Durability::Volatile(format!("under the temp dir {temp} ($TMPDIR)"));
+        }
     }
-    match memory_filesystem(path.as_std_path()) {
+    match memory_filesystem(real.as_std_path()) {
         Some(kind) => Durability::Volatile(format!("on {kind}")),
         None => Durability::Durable,
     }
+}
+
+/// The temp dir as named and as it really is; nothing when it is the root (a `$TMPDIR` of `/`
+/// would make every path volatile).
+fn temp_dirs(temp_dir: &Path) -> Vec<Utf8PathBuf> {
+    let real = temp_dir.canonicalize().ok();
+    [Some(temp_dir.to_path_buf()), real]
+        .into_iter()
+        .flatten()
+        .filter_map(|dir| Utf8PathBuf::from_path_buf(dir).ok())
+        .filter(|dir| dir.is_absolute() && dir.parent().is_some())
+        .collect()
 }
 
 #[cfg(target_os = "linux")]

@@ -275,9 +275,28 @@ fn is_old_lock_file(path: &Utf8Path, found: &fs::Metadata) -> bool {
 
 /// "pid 123, stopped (resume it with `kill -CONT 123`)", or that the holder cannot be told.
 fn describe_holder(place: Option<(u64, u64)>, lock_path: &Utf8Path) -> String {
-    let Some(pid) = place.and_then(holder_pid) else {
-        return format!("cannot tell which process holds {lock_path}");
-    };
+    if let Some(pid) = place.and_then(holder_pid) {
+        return describe_pid(pid);
+    }
+    // Without a table of locks (macOS), the pid the last holder recorded is a hint, said as one.
+    let recorded = safe_open::read_head(lock_path.as_std_path(), Symlinks::Refuse, 256)
+        .ok()
+        .and_then(|part| {
+            let text = String::from_utf8_lossy(&part.bytes).into_owned();
+            text.lines().next()?.trim().parse::<u32>().ok()
+        });
+    match (cfg!(target_os = "linux"), recorded) {
+        (false, Some(pid)) => format!(
+            "cannot tell which process holds {lock_path}; the last to record itself there was \
+             {}",
+            describe_pid(pid)
+        ),
+        _ => format!("cannot tell which process holds {lock_path}"),
+    }
+}
+
+/// What state the holder `pid` is in, and what to do about a stopped one.
+fn describe_pid(pid: u32) -> String {
     match process_state(pid) {
         Some('T') | Some('t') => {
             format!("pid {pid}, stopped by a signal: resume it with `kill -CONT {pid}` or end it")
@@ -289,8 +308,9 @@ fn describe_holder(place: Option<(u64, u64)>, lock_path: &Utf8Path) -> String {
     }
 }
 
-/// The process holding the `flock` on `file`, from `/proc/locks` (Linux only): the line of a
-/// granted `FLOCK` on the file's device and inode.
+/// The process holding the `flock` on the lock file (its device and inode), from `/proc/locks`
+/// (Linux only): the line of a granted `FLOCK` on that device and inode. Elsewhere there is no
+/// such table, and the holder cannot be told.
 #[cfg(target_os = "linux")]
 fn holder_pid((device, inode): (u64, u64)) -> Option<u32> {
     let wanted = format!(
@@ -314,11 +334,38 @@ fn holder_pid(_place: (u64, u64)) -> Option<u32> {
     None
 }
 
-/// The one-letter state of a process from `/proc/<pid>/stat` (Linux only).
+/// The one-letter state of a process, as Linux names it (`T` stopped, `Z` zombie, `D` waiting
+/// on the disk): from `/proc` on Linux, from `ps` elsewhere.
 fn process_state(pid: u32) -> Option<char> {
+    #[cfg(target_os = "linux")]
+    return proc_state(pid);
+    #[cfg(not(target_os = "linux"))]
+    ps_state(pid)
+}
+
+/// The state from `/proc/<pid>/stat`.
+#[cfg(target_os = "linux")]
+fn proc_state(pid: u32) -> Option<char> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may hold spaces; the state follows the last ')'.
     stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// The state from `ps -o stat= -p <pid>` (its errors silenced): the first letter, where macOS's
+/// `U` (uninterruptible wait) is Linux's `D`.
+#[cfg(any(test, not(target_os = "linux")))]
+fn ps_state(pid: u32) -> Option<char> {
+    let output = std::process::Command::new("ps")
+        .args(["-o", "stat=", "-p", &pid.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let state = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .chars()
+        .next()?;
+    Some(if state == 'U' { 'D' } else { state })
 }
 
 /// Renames the private dir `from` to `to` unless something is at `to` (`AlreadyExists` then).
@@ -363,4 +410,41 @@ fn pending_dir_path(shared_dir: &Utf8Path) -> Utf8PathBuf {
 /// The path of the JavaScript tool's lock dir for an index.
 pub(crate) fn shared_dir_path(index: &Utf8Path) -> Utf8PathBuf {
     Utf8PathBuf::from(format!("{index}.lock"))
+}
+
+#[cfg(test)]
+mod tests {
+    use rustix::process::{Pid, Signal, WaitOptions};
+
+    use super::*;
+
+    /// `ps`, which macOS uses, and `/proc` agree on a running and a stopped process, and on one
+    /// that is gone.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn ps_and_proc_agree_on_a_process_state() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let raw = Pid::from_raw(pid as i32).unwrap();
+        // Running or asleep, by the time each looks.
+        assert!(matches!(ps_state(pid), Some('R' | 'S')));
+        assert!(matches!(proc_state(pid), Some('R' | 'S')));
+        rustix::process::kill_process(raw, Signal::STOP).unwrap();
+        // Returns once the child has stopped.
+        rustix::process::waitpid(Some(raw), WaitOptions::UNTRACED).unwrap();
+        assert_eq!(ps_state(pid), Some('T'));
+        assert_eq!(proc_state(pid), Some('T'));
+        assert!(describe_holder_of(pid).contains("stopped by a signal"));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(ps_state(pid), None);
+        assert_eq!(proc_state(pid), None);
+    }
+
+    fn describe_holder_of(pid: u32) -> String {
+        describe_pid(pid)
+    }
 }

@@ -374,13 +374,13 @@ pub fn continued_in(path: &Utf8Path) -> Option<String> {
 
 /// Sessions held by running Claude Code processes: Claude Code keeps
 /// `<config dir>/sessions/<pid>.json` naming the session of each running process. A file counts
-/// only while its pid is alive (and, on Linux, is a Claude process: after a reboot a stale pid
-/// may belong to anything). Returns `(session, pid)` pairs.
+/// only while its pid is alive and is a Claude process (after a reboot a stale pid may belong
+/// to anything). Returns `(session, pid)` pairs.
 pub fn live_holders(config_dir: &Utf8Path) -> Vec<(String, u32)> {
     let Ok(listing) = fs::read_dir(config_dir.join("sessions")) else {
         return Vec::new();
     };
-    listing
+    let held: Vec<(String, u32)> = listing
         .flatten()
         .filter_map(|item| {
             let name = item.file_name().into_string().ok()?;
@@ -394,9 +394,23 @@ pub fn live_holders(config_dir: &Utf8Path) -> Vec<(String, u32)> {
                 .into_iter()
                 .find_map(|key| value.get(key).and_then(serde_json::Value::as_str))?
                 .to_string();
-            is_live_agent(pid).then_some((session, pid))
+            Some((session, pid))
         })
+        .collect();
+    if held.is_empty() {
+        return held;
+    }
+    let live = live_agents(held.iter().map(|(_, pid)| *pid).collect());
+    held.into_iter()
+        .filter(|(_, pid)| live.contains(pid))
         .collect()
+}
+
+/// The pids of `pids` that are running (not zombie) Claude Code processes, from
+/// `/proc/<pid>/cmdline` and `/proc/<pid>/stat`.
+#[cfg(target_os = "linux")]
+fn live_agents(pids: Vec<u32>) -> Vec<u32> {
+    pids.into_iter().filter(|pid| is_live_agent(*pid)).collect()
 }
 
 #[cfg(target_os = "linux")]
@@ -414,12 +428,109 @@ fn is_live_agent(pid: u32) -> bool {
     }
 }
 
+/// Without `/proc`: the pids that exist (a signal 0 test, no process started), then one `ps`
+/// call for those to confirm each is a Claude process and not a zombie.
 #[cfg(not(target_os = "linux"))]
-fn is_live_agent(pid: u32) -> bool {
-    std::process::Command::new("kill")
-        .args(["-0", &pid.to_string()])
-        .status()
-        .is_ok_and(|status| status.success())
+fn live_agents(pids: Vec<u32>) -> Vec<u32> {
+    let existing: Vec<u32> = pids.into_iter().filter(|pid| exists(*pid)).collect();
+    if existing.is_empty() {
+        return existing;
+    }
+    ps_agents(&existing)
+}
+
+/// Whether a process with this pid exists (one we may not signal exists too).
+#[cfg(any(test, not(target_os = "linux")))]
+fn exists(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(errno) => errno == rustix::io::Errno::PERM,
+    }
+}
+
+/// The running Claude processes among `pids`, by `ps -o pid=,stat=,command= -p <pids>` (its
+/// errors silenced).
+#[cfg(any(test, not(target_os = "linux")))]
+fn ps_agents(pids: &[u32]) -> Vec<u32> {
+    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let Ok(output) = std::process::Command::new("ps")
+        .args(["-o", "pid=,stat=,command=", "-p", &list.join(",")])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+    else {
+        return Vec::new();
+    };
+    agents_in_ps(&String::from_utf8_lossy(&output.stdout))
+}
+
+/// The pids of a `pid stat command` listing whose command is Claude's and state not zombie.
+#[cfg(any(test, not(target_os = "linux")))]
+fn agents_in_ps(listing: &str) -> Vec<u32> {
+    listing
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let pid = fields.next()?.parse().ok()?;
+            let state = fields.next()?;
+            let command = fields.collect::<Vec<_>>().join(" ").to_lowercase();
+            (command.contains("claude") && !state.starts_with('Z')).then_some(pid)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod liveness_tests {
+    use super::*;
+
+    #[test]
+    fn claude_processes_in_a_ps_listing() {
+        let listing = "  101 S+   node /opt/homebrew/bin/claude --resume x\n\
+                       \x20 102 Ss   -zsh\n\
+                       \x20 103 Z    (claude)\n\
+                       \x20 104 R    /Users/u/.local/bin/Claude\n";
+        assert_eq!(agents_in_ps(listing), [101, 104]);
+        assert_eq!(agents_in_ps(""), Vec::<u32>::new());
+    }
+
+    /// The `ps` check, which macOS uses, agrees with the `/proc` one: a process started as
+    /// `claude` is live, this test process (no `claude` in its command) and a reaped one not.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn ps_and_proc_agree_on_live_claude_processes() {
+        let dir = tempfile::tempdir().unwrap();
+        let claude = dir.path().join("claude");
+        std::os::unix::fs::symlink("/bin/sleep", &claude).unwrap();
+        let agent = std::process::Command::new(&claude)
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let other = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let mut gone = std::process::Command::new(&claude)
+            .arg("0")
+            .spawn()
+            .unwrap();
+        let gone_pid = gone.id();
+        gone.wait().unwrap();
+        let pids = vec![agent.id(), other.id(), gone_pid];
+        let existing: Vec<u32> = pids.iter().copied().filter(|pid| exists(*pid)).collect();
+        assert_eq!(existing, [agent.id(), other.id()]);
+        assert_eq!(ps_agents(&existing), [agent.id()]);
+        assert_eq!(live_agents(pids), [agent.id()]);
+        for mut child in [agent, other] {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
 }
 
 /// Claude Code deletes transcripts older than `cleanupPeriodDays` (30 by default) at startup.

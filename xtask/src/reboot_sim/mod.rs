@@ -467,11 +467,8 @@ impl Drop for ShutDown<'_> {
 
 fn shut_down(sandbox: &Sandbox) {
     sandbox.kill_server();
-    let ours: Vec<u32> = std::fs::read_dir("/proc")
+    let ours: Vec<u32> = sandbox::all_pids()
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
         .filter(|pid| *pid != std::process::id() && sandbox.owns_live_process(*pid))
         .collect();
     if let Err(error) = sandbox.kill_all(&ours, Duration::from_secs(5)) {

@@ -240,7 +240,7 @@ impl Sandbox {
             return false;
         }
         let needle = format!("HOME={}", self.home.display());
-        fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+        environment(pid).is_some_and(|environ| {
             environ
                 .split(|byte| *byte == 0)
                 .any(|entry| entry == needle.as_bytes())
@@ -272,12 +272,61 @@ pub fn kill(pid: u32) {
 
 /// Alive: it exists and is not a zombie (a dead process nobody reaped yet).
 pub fn is_alive(pid: u32) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
-        Err(_) => false,
+    let state = if cfg!(target_os = "linux") {
+        fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| Some(stat.rsplit_once(')')?.1.trim_start().to_string()))
+    } else {
+        ps(&["-o", "stat=", "-p", &pid.to_string()])
+    };
+    state.is_some_and(|state| !state.is_empty() && !state.starts_with(['Z', 'X']))
+}
+
+/// Every process's pid: the numbered dirs of `/proc` on Linux, `ps -A` elsewhere (macOS).
+pub fn all_pids() -> Vec<u32> {
+    if cfg!(target_os = "linux") {
+        return fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+            .collect();
     }
+    ps(&["-A", "-o", "pid="])
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|pid| pid.parse().ok())
+        .collect()
+}
+
+/// A process's environment as NUL-separated `NAME=value` entries: `/proc/<pid>/environ` on
+/// Linux; elsewhere (macOS) the words after the command that `ps -E` prints, which is enough
+/// to find `HOME=<dir>` for a dir without spaces (the sandbox's).
+fn environment(pid: u32) -> Option<Vec<u8>> {
+    if cfg!(target_os = "linux") {
+        return fs::read(format!("/proc/{pid}/environ")).ok();
+    }
+    let listing = ps(&["-E", "-ww", "-o", "command=", "-p", &pid.to_string()])?;
+    Some(
+        listing
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join("\0")
+            .into_bytes(),
+    )
+}
+
+/// `ps ARGS`, its stdout trimmed; `None` when it fails.
+fn ps(args: &[&str]) -> Option<String> {
+    let output = Command::new("ps")
+        .args(args)
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
 pub fn create_dir(dir: &Path) -> Result<()> {

@@ -382,8 +382,21 @@ impl TmuxServer {
     /// and a window's panes from the lowest index, panes numbered from 0 without gaps), each
     /// running `command(place)` in `dir(place)`, and waits until each pane runs it.
     pub fn start(env: &Sandbox, name: &str, layout: &[(PanePlace, PathBuf, &str)]) -> TmuxServer {
+        TmuxServer::start_with(env, name, layout, &[])
+    }
+
+    /// [`TmuxServer::start`], the server started with `vars` on top of the agent environment
+    /// (as a server started inside another multiplexer's pane has that pane's variables), so
+    /// that every pane inherits them.
+    pub fn start_with(
+        env: &Sandbox,
+        name: &str,
+        layout: &[(PanePlace, PathBuf, &str)],
+        vars: &[(&str, &str)],
+    ) -> TmuxServer {
         let mut client = agent_command(env, "tmux");
         client.envs(PANE_ENVIRONMENT);
+        client.envs(vars.iter().copied());
         let server = TmuxServer {
             name: name.to_string(),
             tmpdir: tmux_tmpdir(env),
@@ -557,6 +570,18 @@ impl TmuxServer {
     /// Runs `crash-resume hook claude` in the pane's shell, as Claude Code runs it there, with
     /// `payload` on stdin; checks that it exited 0 and printed nothing.
     pub fn run_hook_in_pane(&self, env: &Sandbox, target: &str, payload: &str) {
+        self.run_hook_in_pane_under(env, target, "", payload);
+    }
+
+    /// [`TmuxServer::run_hook_in_pane`], the hook started by the shell words `launcher` (a
+    /// program that runs its arguments as a child; none when empty).
+    pub fn run_hook_in_pane_under(
+        &self,
+        env: &Sandbox,
+        target: &str,
+        launcher: &str,
+        payload: &str,
+    ) {
         static RUNS: AtomicUsize = AtomicUsize::new(0);
         let n = RUNS.fetch_add(1, Ordering::Relaxed);
         let file = |suffix: &str| env.root().join(format!("pane-hook-{n}.{suffix}"));
@@ -565,7 +590,7 @@ impl TmuxServer {
         self.run_in_pane(
             target,
             &format!(
-                "{} hook claude < {} > {} 2> {}; echo $? > {}",
+                "{launcher} {} hook claude < {} > {} 2> {}; echo $? > {}",
                 shell_word(BIN),
                 path("json"),
                 path("out"),

@@ -6,6 +6,7 @@
 
 use std::fs;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -14,9 +15,9 @@ use rustix::process::Signal;
 use serde_json::{Value, json};
 
 use crate::harness::{
-    HookRun, PANE_SHELL, PanePlace, TmuxServer, Vars, claude_dir, claude_payload, codex_home,
-    crash_resume_agent, git_work_dir, hook_log, make_dir, run_hook, run_with_stdin, server_name,
-    session_end, session_start, shell_word, uuid, wait_until, with_vars,
+    HookRun, PANE_SHELL, PanePlace, TmuxServer, Vars, bin_dir, claude_dir, claude_payload,
+    codex_home, crash_resume_agent, git_work_dir, hook_log, make_dir, run_hook, run_with_stdin,
+    server_name, session_end, session_start, shell_word, uuid, wait_until, with_vars,
 };
 use crate::{HOUR, Reaped, Sandbox, crash_resume_std, now_millis};
 
@@ -221,19 +222,209 @@ fn hook_inside_a_tmux_pane_records_the_pane_by_its_indexes() {
     server.kill_and_wait();
 }
 
-/// With several multiplexers' variables set, the first in the README's surface table wins; an
-/// empty or blank value does not count.
+/// The outer pane's variable that a tmux server started inside cmux, kitty or wezterm passes on
+/// to every one of its panes.
+#[rustfmt::skip]
+const OUTER_PANES: &[(&str, &str)] = &[
+    ("CMUX_SURFACE_ID", "A"),
+    ("KITTY_WINDOW_ID", "1"),
+    ("WEZTERM_PANE",    "5"),
+];
+
+/// tmux inside another multiplexer: every tmux pane inherits the outer pane's id, so the
+/// variables' order would put every session on that one surface, each record overwriting the
+/// last. The innermost multiplexer, tmux, names each pane.
+#[test]
+fn tmux_inside_another_multiplexer_records_each_tmux_pane() {
+    for (variable, value) in OUTER_PANES {
+        let env = Sandbox::default();
+        let cwd = git_work_dir(&env, "nested", "");
+        let layout = [
+            (PanePlace::new("work", 0, 0), cwd.clone(), PANE_SHELL),
+            (PanePlace::new("work", 0, 1), cwd.clone(), PANE_SHELL),
+            (PanePlace::new("work", 1, 0), cwd.clone(), PANE_SHELL),
+        ];
+        let server =
+            TmuxServer::start_with(&env, &server_name("outer"), &layout, &[(variable, value)]);
+        let seen = env.root().join("seen");
+        for (n, (place, _, _)) in layout.iter().enumerate() {
+            server.run_in_pane(
+                &place.target(),
+                &format!(
+                    "printenv {variable} >> {}",
+                    shell_word(seen.to_str().unwrap())
+                ),
+            );
+            server.run_hook_in_pane(
+                &env,
+                &place.target(),
+                &session_start(&uuid(n as u32), &cwd, "startup"),
+            );
+        }
+        assert_eq!(
+            fs::read_to_string(&seen).unwrap(),
+            format!("{value}\n").repeat(3),
+            "every tmux pane has the outer {variable}"
+        );
+        let entries = env.entries();
+        assert_eq!(
+            entries.keys().collect::<Vec<_>>(),
+            ["tmux:work:0.0", "tmux:work:0.1", "tmux:work:1.0"],
+            "{variable}"
+        );
+        for (n, (place, _, _)) in layout.iter().enumerate() {
+            assert_eq!(entries[&place.surface()]["sessionId"], uuid(n as u32));
+        }
+        assert!(!hook_log(&env).contains("error"), "{}", hook_log(&env));
+        server.kill_and_wait();
+    }
+}
+
+/// A stand-in zellij: runs its arguments as a child (not in its place, so it stays the agent's
+/// parent, as zellij's server is its panes' parent) with a zellij pane's variables.
+const ZELLIJ_STAND_IN: &str = "#!/bin/sh\n\
+    export ZELLIJ=0 ZELLIJ_SESSION_NAME=inner ZELLIJ_PANE_ID=\"$1\"\n\
+    shift\n\
+    \"$@\"\n\
+    exit $?\n";
+
+/// zellij inside a tmux pane: every zellij pane inherits that one `TMUX_PANE`, which the
+/// variables' order would prefer. The agent's nearest multiplexer process is zellij.
+#[test]
+fn zellij_inside_a_tmux_pane_records_each_zellij_pane() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "inner", "");
+    let zellij = bin_dir(&env).join("zellij");
+    fs::create_dir_all(bin_dir(&env)).unwrap();
+    fs::write(&zellij, ZELLIJ_STAND_IN).unwrap();
+    fs::set_permissions(&zellij, fs::Permissions::from_mode(0o755)).unwrap();
+    let layout = [(PanePlace::new("outer", 0, 0), cwd.clone(), PANE_SHELL)];
+    let server = TmuxServer::start(&env, &server_name("zellij"), &layout);
+    for pane in 0..3 {
+        server.run_hook_in_pane_under(
+            &env,
+            &layout[0].0.target(),
+            &format!("zellij {pane}"),
+            &session_start(&uuid(pane), &cwd, "startup"),
+        );
+    }
+    let entries = env.entries();
+    assert_eq!(
+        entries.keys().collect::<Vec<_>>(),
+        ["zellij:inner:0", "zellij:inner:1", "zellij:inner:2"]
+    );
+    for pane in 0..3 {
+        assert_eq!(
+            entries[&format!("zellij:inner:{pane}")]["sessionId"],
+            uuid(pane)
+        );
+    }
+    assert!(!hook_log(&env).contains("error"), "{}", hook_log(&env));
+    server.kill_and_wait();
+}
+
+/// Runs a SessionStart hook of session 1, started by the shell words `launcher`, in the one
+/// pane of a tmux server started inside a cmux surface and a kitty window (both variables in
+/// every pane). Returns the sandbox, the server gone.
+fn hook_in_a_nested_tmux_pane(name: &str, launcher: &str) -> Sandbox {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, name, "");
+    let layout = [(PanePlace::new("work", 0, 0), cwd.clone(), PANE_SHELL)];
+    let server = TmuxServer::start_with(
+        &env,
+        &server_name(name),
+        &layout,
+        &[("CMUX_SURFACE_ID", "A"), ("KITTY_WINDOW_ID", "1")],
+    );
+    server.run_hook_in_pane_under(
+        &env,
+        &layout[0].0.target(),
+        launcher,
+        &session_start(&uuid(1), &cwd, "startup"),
+    );
+    server.kill_and_wait();
+    env
+}
+
+/// `CRASH_RESUME_SURFACE`, set explicitly, wins over every multiplexer, nested or not.
+#[test]
+fn an_explicit_surface_wins_inside_nested_multiplexers() {
+    let env = hook_in_a_nested_tmux_pane(
+        "explicit",
+        "CRASH_RESUME_SURFACE='my pane' ZELLIJ_PANE_ID=3",
+    );
+    assert_eq!(env.entries().keys().collect::<Vec<_>>(), ["my pane"]);
+}
+
+/// Two outer panes' variables and no multiplexer of theirs among the agent's ancestors (here a
+/// tmux pane whose own variable is gone): which pane is unknown, so nothing is recorded, and
+/// the log says why.
+#[test]
+fn ambiguous_evidence_records_nothing_and_logs_why() {
+    let env = hook_in_a_nested_tmux_pane("unsure", "env -u TMUX_PANE");
+    assert_not_recorded(
+        &env,
+        &[
+            "CMUX_SURFACE_ID, KITTY_WINDOW_ID are all set",
+            "none of their programs is among the agent's ancestors",
+        ],
+    );
+}
+
+/// Session 1 was not recorded, and `hook.log` says so with each of `reasons` and the way out.
+fn assert_not_recorded(env: &Sandbox, reasons: &[&str]) {
+    assert!(!env.index_path().exists() || env.entries().is_empty());
+    let log = hook_log(env);
+    let not_recorded = format!("session {} not recorded", uuid(1));
+    for piece in ["error:", &not_recorded, "set CRASH_RESUME_SURFACE"]
+        .iter()
+        .chain(reasons)
+    {
+        assert!(log.contains(piece), "{piece:?} in {log}");
+    }
+}
+
+/// A program with a terminal of its own between the tmux pane and the agent (`script` here;
+/// GNU screen, dtach alike): the tmux server is an ancestor, but the agent's terminal is not its
+/// pane, so the pane may be shared by whatever that program multiplexes. Nothing is recorded.
+#[test]
+fn a_terminal_of_its_own_inside_a_tmux_pane_records_nothing_and_logs_why() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "wrapped", "");
+    let layout = [(PanePlace::new("work", 0, 0), cwd.clone(), PANE_SHELL)];
+    let server = TmuxServer::start(&env, &server_name("wrapped"), &layout);
+    let payload = env.root().join("payload.json");
+    fs::write(&payload, session_start(&uuid(1), &cwd, "startup")).unwrap();
+    let hook = format!(
+        "{} hook claude < {}",
+        shell_word(crate::BIN),
+        shell_word(payload.to_str().unwrap())
+    );
+    server.run_in_pane(
+        &layout[0].0.target(),
+        &format!("script -q -e -c {} /dev/null", shell_word(&hook)),
+    );
+    server.kill_and_wait();
+    assert_not_recorded(
+        &env,
+        &[
+            "runs under the tmux server of TMUX_PANE",
+            "its terminal is not that pane's",
+        ],
+    );
+}
+
+/// One multiplexer's variables, or an explicit surface with others; an empty or blank value
+/// does not count. (Run outside any multiplexer of the table, as far as the variables go.)
 #[rustfmt::skip]
 const PRECEDENCE: &[(Vars, &str)] = &[
     (&[("CRASH_RESUME_SURFACE", "mine"), ("CMUX_SURFACE_ID", "abc"), ("TMUX_PANE", "%9"), ("KITTY_WINDOW_ID", "2")], "mine"),
-    (&[("CMUX_SURFACE_ID", "abc"), ("TMUX_PANE", "%9"), ("ZELLIJ_PANE_ID", "3"), ("WEZTERM_PANE", "7")], "cmux:abc"),
-    (&[("ZELLIJ_PANE_ID", "3"), ("ZELLIJ_SESSION_NAME", "s"), ("WEZTERM_PANE", "7"), ("KITTY_WINDOW_ID", "2")], "zellij:s:3"),
-    (&[("WEZTERM_PANE", "7"), ("KITTY_WINDOW_ID", "2")], "wezterm:7"),
     (&[("CRASH_RESUME_SURFACE", "  "), ("CMUX_SURFACE_ID", " "), ("KITTY_WINDOW_ID", "2")], "kitty:2"),
+    (&[("ZELLIJ_PANE_ID", "3"), ("ZELLIJ_SESSION_NAME", "s"), ("WEZTERM_PANE", " ")], "zellij:s:3"),
 ];
 
 #[test]
-fn the_first_multiplexer_of_the_table_names_the_surface() {
+fn an_explicit_surface_or_the_one_multiplexer_set_names_the_surface() {
     for (vars, surface) in PRECEDENCE {
         let env = Sandbox::default();
         let cwd = git_work_dir(&env, "proj", "");

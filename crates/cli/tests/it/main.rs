@@ -320,10 +320,22 @@ pub fn entry(
     })
 }
 
-/// The one-letter state of a process in `/proc/<pid>/stat` (`T` when stopped).
+/// The one-letter state of a process (`T` when stopped, `Z` a zombie): from `/proc/<pid>/stat`
+/// on Linux, from `ps -o stat=` where there is no `/proc` (macOS).
 pub fn process_state(pid: u32) -> Option<char> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
+    if cfg!(target_os = "linux") {
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        return stat.rsplit_once(')')?.1.trim_start().chars().next();
+    }
+    let output = std::process::Command::new("ps")
+        .args(["-o", "stat=", "-p", &pid.to_string()])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .chars()
+        .next()
 }
 
 /// A child that is killed and reaped if the test ends (or panics) before it is.
@@ -370,7 +382,7 @@ impl Reaped {
         assert_eq!(
             process_state(self.pid()),
             Some('T'),
-            "/proc/<pid>/stat of a stopped child"
+            "the state of a stopped child"
         );
     }
 

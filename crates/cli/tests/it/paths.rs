@@ -1,5 +1,5 @@
 //! Where the index lives: `path`, the default location, and the refusal of volatile
-//! filesystems (`/tmp`, `/dev/shm`, tmpfs) that a reboot wipes.
+//! filesystems (`/tmp`, `/dev/shm` where there is one, `$TMPDIR`, tmpfs) that a reboot wipes.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,6 +23,14 @@ impl VolatileDir {
     fn index(&self) -> String {
         self.0.join("index.json").to_str().unwrap().to_string()
     }
+}
+
+/// Volatile dirs to try: `/tmp` everywhere, and `/dev/shm` where there is one (Linux; not macOS).
+fn volatile_bases() -> Vec<&'static str> {
+    ["/dev/shm", "/tmp"]
+        .into_iter()
+        .filter(|base| Path::new(base).is_dir())
+        .collect()
 }
 
 impl Drop for VolatileDir {
@@ -94,7 +102,7 @@ fn default_path_follows_xdg_state_home_then_home() {
 #[test]
 fn volatile_paths_are_reported_by_path() {
     let env = Sandbox::default();
-    for base in ["/dev/shm", "/tmp"] {
+    for base in volatile_bases() {
         let volatile = VolatileDir::new(base, &env);
         let index = volatile.index();
         check(
@@ -119,7 +127,7 @@ fn volatile_paths_are_reported_by_path() {
 #[test]
 fn volatile_index_is_refused_without_allow_volatile() {
     let env = Sandbox::default();
-    for base in ["/dev/shm", "/tmp"] {
+    for base in volatile_bases() {
         let volatile = VolatileDir::new(base, &env);
         let index = volatile.index();
         check(
@@ -170,7 +178,7 @@ fn volatile_index_is_refused_without_allow_volatile() {
 #[test]
 fn symlink_into_a_volatile_dir_is_refused() {
     let env = Sandbox::default();
-    let volatile = VolatileDir::new("/dev/shm", &env);
+    let volatile = VolatileDir::new("/tmp", &env);
     fs::create_dir_all(env.index_dir()).unwrap();
     std::os::unix::fs::symlink(volatile.0.join("index.json"), env.index_path()).unwrap();
     check(
@@ -178,7 +186,7 @@ fn symlink_into_a_volatile_dir_is_refused() {
         &["record", "S", "SID", "REPO"],
         1,
         is_empty(),
-        contains("/dev/shm").and(contains("--allow-volatile")),
+        contains("/tmp").and(contains("--allow-volatile")),
     );
     assert!(!volatile.0.exists());
     check(
@@ -188,4 +196,31 @@ fn symlink_into_a_volatile_dir_is_refused() {
         predicate::str::starts_with(format!("{}\nvolatile", volatile.index())),
         is_empty(),
     );
+}
+
+/// `$TMPDIR` is emptied by the system (macOS clears its `/var/folders/.../T` at boot): an index
+/// under it is volatile wherever it is, by its name or through a symlink.
+#[test]
+fn an_index_under_tmpdir_is_volatile() {
+    let env = Sandbox::default();
+    let temp = env.root().join("tmpdir");
+    fs::create_dir_all(&temp).unwrap();
+    let link = env.root().join("tmpdir-link");
+    std::os::unix::fs::symlink(&temp, &link).unwrap();
+    for index in [temp.join("state/index.json"), link.join("index.json")] {
+        let index = index.to_str().unwrap();
+        crash_resume(&env)
+            .env("TMPDIR", &temp)
+            .args(["--path", index, "path"])
+            .assert()
+            .success()
+            .stdout(contains("volatile: under the temp dir").and(contains("--allow-volatile")));
+        crash_resume(&env)
+            .env("TMPDIR", &temp)
+            .args(["--path", index, "record", "S", "SID", "REPO"])
+            .assert()
+            .code(1)
+            .stderr(contains("under the temp dir").and(contains("--allow-volatile")));
+    }
+    assert_eq!(fs::read_dir(&temp).unwrap().count(), 0, "nothing written");
 }

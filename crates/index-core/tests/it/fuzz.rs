@@ -4,7 +4,8 @@
 //! that mean one.
 
 use index_core::capture::{
-    CLEAN_END_REASONS, HookEvent, SurfaceHint, parse_hook_payload, surface_from_env,
+    CLEAN_END_REASONS, HookEvent, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface,
+    parse_hook_payload,
 };
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -124,11 +125,15 @@ proptest! {
             0..7,
         )
     ) {
-        let hint = surface_from_env(|name| values.get(name).cloned());
-        match hint {
-            Some(SurfaceHint::Ready(surface)) => prop_assert!(!surface.trim().is_empty()),
-            Some(SurfaceHint::TmuxPane(pane)) => prop_assert!(!pane.trim().is_empty()),
-            None => prop_assert!(values
+        let decision = decide_surface(|name| values.get(name).cloned(), &SurfaceEvidence::default());
+        match decision {
+            SurfaceDecision::Named(SurfaceHint::Ready(surface)) => prop_assert!(!surface.trim().is_empty()),
+            SurfaceDecision::Named(SurfaceHint::TmuxPane(pane)) => prop_assert!(!pane.trim().is_empty()),
+            SurfaceDecision::Ambiguous(_) => prop_assert!(values
+                .iter()
+                .filter(|(name, value)| **name != "ZELLIJ_SESSION_NAME" && **name != "CRASH_RESUME_SURFACE" && !value.trim().is_empty())
+                .count() > 1),
+            SurfaceDecision::Unnamed => prop_assert!(values
                 .iter()
                 .filter(|(name, _)| **name != "ZELLIJ_SESSION_NAME")
                 .all(|(_, value)| value.trim().is_empty())),

@@ -2,6 +2,7 @@
 //! one-surface-per-session rules, a property test against a plain model, and bounded fuzzing of
 //! the hook-payload reader.
 
+mod capture;
 mod fuzz;
 mod model;
 mod scenarios;

@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use camino::Utf8PathBuf;
-use index_store::{Durability, Store, StoreError, StoreOptions, Warning, durability};
+use index_store::{
+    Durability, Store, StoreError, StoreOptions, Warning, durability, durability_with,
+};
 
 use crate::{rec, store_at, temp_dir};
 
@@ -269,6 +271,62 @@ fn volatile_paths_are_refused_unless_allowed() {
         assert!(Store::open(&path, allowed).is_ok());
     }
     let (_dir, dir) = temp_dir();
+    assert_eq!(durability(&dir.join("index.json")), Durability::Durable);
+}
+
+/// Paths as macOS names its volatile dirs (`/tmp` is `/private/tmp`, `$TMPDIR` is under
+/// `/private/var/folders`), and the temp dir, as named and as it really is.
+#[test]
+fn volatile_paths_by_their_macos_names_and_the_temp_dir() {
+    let (_dir, dir) = temp_dir();
+    let temp = dir.join("temp");
+    std::fs::create_dir(&temp).unwrap();
+    let temp_link = dir.join("temp-link");
+    std::os::unix::fs::symlink(&temp, &temp_link).unwrap();
+    #[rustfmt::skip]
+    let cases: [(Utf8PathBuf, Option<&str>); 9] = [
+        ("/private/tmp/x/index.json".into(),                    Some("under /private/tmp")),
+        ("/private/var/folders/zz/abc_d/T/index.json".into(),   Some("under /private/var/folders")),
+        ("/var/folders/zz/abc_d/T/index.json".into(),           Some("under /var/folders")),
+        ("/private/var/run/index.json".into(),                  Some("under /private/var/run")),
+        ("/private/var/db/index.json".into(),                   None),
+        (temp_link.join("x/index.json"),                        Some("under the temp dir")),
+        // The temp dir reached by its real name.
+        (temp.join("index.json"),                               Some("under the temp dir")),
+        (dir.join("index.json"),                                None),
+        ("/privatetmp/index.json".into(),                       None),
+    ];
+    for (path, expected) in cases {
+        match (durability_with(&path, temp_link.as_std_path()), expected) {
+            (Durability::Volatile(reason), Some(expected)) => {
+                assert!(reason.starts_with(expected), "{path}: {reason}");
+            }
+            (Durability::Durable, None) => {}
+            (got, _) => panic!("{path}: {got:?}, expected {expected:?}"),
+        }
+    }
+}
+
+/// A symlink in `/tmp` goes with `/tmp` at a reboot, wherever it points: the path as given
+/// counts, not only where it leads.
+#[test]
+fn a_symlink_in_tmp_to_a_durable_dir_is_volatile() {
+    let (_dir, dir) = temp_dir();
+    let link = tempfile::Builder::new()
+        .prefix("crash-resume-store-link-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let link_path = link.path().join("index-dir");
+    std::os::unix::fs::symlink(&dir, &link_path).unwrap();
+    let through_link = Utf8PathBuf::from_path_buf(link_path.join("index.json")).unwrap();
+    assert!(
+        matches!(durability(&through_link), Durability::Volatile(reason) if reason.contains("/tmp")),
+        "{through_link}"
+    );
+    assert!(matches!(
+        Store::open(&through_link, StoreOptions::default()),
+        Err(StoreError::Volatile { .. })
+    ));
     assert_eq!(durability(&dir.join("index.json")), Durability::Durable);
 }
 

@@ -1,0 +1,320 @@
+//! Which pane the hook's agent runs in: the evidence that `index_core::capture::decide_surface`
+//! weighs, gathered from this machine. The process tree above the hook (from `/proc` on Linux,
+//! one `ps` call elsewhere), the hook's controlling terminal, and the tty of the tmux pane
+//! `TMUX_PANE` names (one `tmux display-message`, which also gives the pane's place).
+
+use std::process::{Command as Process, Stdio};
+
+use anyhow::{Context as _, anyhow, bail};
+use index_core::capture::{
+    Ancestor, SURFACE_VARIABLES, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface,
+    explicit_surface, multiplexers_in_env,
+};
+use rustix::fs::Dev;
+
+/// How far up the process tree the hook looks for a multiplexer.
+const MAX_ANCESTORS: usize = 64;
+
+/// The surface the hook's agent runs in, from this process's environment and the evidence;
+/// an error saying why when none can be named, or when more than one could be and the evidence
+/// does not say which (then nothing may be recorded).
+pub fn name(session: &str) -> anyhow::Result<String> {
+    let get = |name: &str| std::env::var(name).ok();
+    if let Some(surface) = explicit_surface(get) {
+        return Ok(surface);
+    }
+    let unnamed = || {
+        anyhow!(
+            "no surface in the environment (none of {} is set); session {session} not recorded",
+            SURFACE_VARIABLES.join(", ")
+        )
+    };
+    let candidates = multiplexers_in_env(get);
+    if candidates.is_empty() {
+        return Err(unnamed());
+    }
+    let processes = Processes::read();
+    let tmux = candidates.iter().find_map(|(_, hint)| match hint {
+        SurfaceHint::TmuxPane(pane) => Some(ask_tmux(pane)),
+        SurfaceHint::Ready(_) => None,
+    });
+    let terminal_is_tmux_pane = match (&tmux, processes.terminal) {
+        (Some(answer), Some(terminal)) => answer.is_terminal(terminal),
+        _ => None,
+    };
+    let evidence = SurfaceEvidence {
+        ancestors: processes.ancestors,
+        terminal_is_tmux_pane,
+    };
+    match decide_surface(get, &evidence) {
+        SurfaceDecision::Named(SurfaceHint::Ready(surface)) => Ok(surface),
+        SurfaceDecision::Named(SurfaceHint::TmuxPane(pane)) => match tmux {
+            Some(answer) => answer.place,
+            None => bail!("tmux pane {pane} was not asked about"),
+        },
+        SurfaceDecision::Unnamed => Err(unnamed()),
+        SurfaceDecision::Ambiguous(why) => bail!(
+            "{why}; session {session} not recorded, since a surface other panes share would be \
+             overwritten by each of them (set CRASH_RESUME_SURFACE in the agent's environment to \
+             name the pane)"
+        ),
+    }
+}
+
+/// What tmux says of the pane `TMUX_PANE` names.
+#[derive(Debug)]
+struct TmuxAnswer {
+    /// `tmux:<session>:<window>.<pane>`, or why the pane cannot be named.
+    place: anyhow::Result<String>,
+    /// The pane's `#{pane_tty}`; `Some("")` when tmux has no such pane, `None` when tmux could
+    /// not be asked.
+    tty: Option<String>,
+}
+
+impl TmuxAnswer {
+    /// Whether `terminal` is this pane's tty (a pane tmux does not have is no one's terminal).
+    fn is_terminal(&self, terminal: Dev) -> Option<bool> {
+        match self.tty.as_deref()? {
+            "" => Some(false),
+            tty => Some(rustix::fs::stat(tty).ok()?.st_rdev == terminal),
+        }
+    }
+}
+
+/// Asks the tmux server the pane runs in (tmux finds it through `$TMUX`) for the pane's place
+/// and tty. tmux answers for a pane it does not have (a `TMUX_PANE` inherited by a process that
+/// outlived its pane) with empty fields and success, so the answer must name the pane asked
+/// about.
+fn ask_tmux(pane: &str) -> TmuxAnswer {
+    let output = Process::new(crate::tmux::program())
+        .args([
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{pane_id} #{pane_tty} #{session_name}:#{window_index}.#{pane_index}",
+        ])
+        .stdin(Stdio::null())
+        .output();
+    let output = match output.context("cannot run tmux to name the pane") {
+        Ok(output) => output,
+        Err(error) => {
+            return TmuxAnswer {
+                place: Err(error),
+                tty: None,
+            };
+        }
+    };
+    if !output.status.success() {
+        let place = Err(anyhow!(
+            "tmux could not name pane {pane}: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+        return TmuxAnswer { place, tty: None };
+    }
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    let mut fields = text.splitn(3, ' ');
+    match (fields.next(), fields.next(), fields.next()) {
+        (Some(id), Some(tty), Some(place)) if id == pane => TmuxAnswer {
+            place: Ok(format!("tmux:{place}")),
+            tty: Some(tty.to_string()),
+        },
+        _ => TmuxAnswer {
+            place: Err(anyhow!(
+                "tmux has no pane {pane} (TMUX_PANE is stale: the pane is gone); nothing recorded"
+            )),
+            tty: Some(String::new()),
+        },
+    }
+}
+
+/// The hook's ancestors and its controlling terminal.
+#[derive(Debug, Default)]
+struct Processes {
+    /// Nearest first; `None` when the process tree could not be read.
+    ancestors: Option<Vec<Ancestor>>,
+    /// The device of the controlling terminal; `None` without one.
+    terminal: Option<Dev>,
+}
+
+impl Processes {
+    /// Reads `/proc/self/stat` and each ancestor's, up to pid 1.
+    #[cfg(target_os = "linux")]
+    fn read() -> Processes {
+        let Some((_, parent, terminal)) = std::fs::read_to_string("/proc/self/stat")
+            .ok()
+            .as_deref()
+            .and_then(parse_proc_stat)
+        else {
+            return Processes::default();
+        };
+        let mut ancestors = Vec::new();
+        let mut pid = parent;
+        while pid > 1 && ancestors.len() < MAX_ANCESTORS {
+            let Some((name, parent, _)) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .as_deref()
+                .and_then(parse_proc_stat)
+            else {
+                break;
+            };
+            ancestors.push(Ancestor { pid, name });
+            pid = parent;
+        }
+        Processes {
+            ancestors: Some(ancestors),
+            terminal: terminal_device(terminal),
+        }
+    }
+
+    /// One `ps` listing of every process.
+    #[cfg(not(target_os = "linux"))]
+    fn read() -> Processes {
+        ps_listing()
+            .map(|listing| Processes::from_ps(&listing, std::process::id()))
+            .unwrap_or_default()
+    }
+
+    /// The tree above `pid` in a `ps -A -o pid=,ppid=,tty=,comm=` listing (a command is its
+    /// path on macOS, its name on Linux; a process without a terminal has `??` or `?`).
+    #[cfg(any(test, not(target_os = "linux")))]
+    fn from_ps(listing: &str, pid: u32) -> Processes {
+        let table: std::collections::HashMap<u32, (u32, &str, &str)> = listing
+            .lines()
+            .filter_map(|line| {
+                let (pid, rest) = next_field(line)?;
+                let (parent, rest) = next_field(rest)?;
+                let (tty, command) = next_field(rest)?;
+                Some((
+                    pid.parse().ok()?,
+                    (parent.parse().ok()?, tty, command.trim()),
+                ))
+            })
+            .collect();
+        let Some((parent, tty, _)) = table.get(&pid) else {
+            return Processes::default();
+        };
+        let mut ancestors = Vec::new();
+        let mut current = *parent;
+        while current > 1 && ancestors.len() < MAX_ANCESTORS {
+            let Some((parent, _, command)) = table.get(&current) else {
+                break;
+            };
+            let name = command.rsplit('/').next().unwrap_or(command);
+            ancestors.push(Ancestor {
+                pid: current,
+                name: name.to_string(),
+            });
+            current = *parent;
+        }
+        let terminal = match *tty {
+            "?" | "??" | "-" => None,
+            tty => rustix::fs::stat(format!("/dev/{tty}"))
+                .ok()
+                .map(|stat| stat.st_rdev),
+        };
+        Processes {
+            ancestors: Some(ancestors),
+            terminal,
+        }
+    }
+}
+
+/// The first whitespace-separated field of `text`, and what follows it.
+#[cfg(any(test, not(target_os = "linux")))]
+fn next_field(text: &str) -> Option<(&str, &str)> {
+    let text = text.trim_start();
+    let end = text.find(char::is_whitespace)?;
+    Some(text.split_at(end))
+}
+
+/// `ps -A -o pid=,ppid=,tty=,comm=`, its errors silenced.
+#[cfg(any(test, not(target_os = "linux")))]
+fn ps_listing() -> Option<String> {
+    let output = Process::new("ps")
+        .args(["-A", "-o", "pid=,ppid=,tty=,comm="])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The name, parent pid and `tty_nr` of a `/proc/<pid>/stat` line. The name is in parentheses
+/// and may hold spaces and parentheses; the fields after the last `)` are state, parent, group,
+/// session, tty.
+#[cfg(target_os = "linux")]
+fn parse_proc_stat(stat: &str) -> Option<(String, u32, i64)> {
+    let (head, rest) = stat.rsplit_once(')')?;
+    let name = head.split_once('(')?.1.to_string();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some((
+        name,
+        fields.get(1)?.parse().ok()?,
+        fields.get(4)?.parse().ok()?,
+    ))
+}
+
+/// The device of a `tty_nr` (0: no terminal), which the kernel packs as minor bits 0-7, major
+/// bits 8-19, the rest of the minor from bit 20.
+#[cfg(target_os = "linux")]
+fn terminal_device(tty_nr: i64) -> Option<Dev> {
+    let tty_nr = u64::try_from(tty_nr).ok().filter(|tty| *tty != 0)?;
+    let major = ((tty_nr >> 8) & 0xfff) as u32;
+    let minor = ((tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00)) as u32;
+    Some(rustix::fs::makedev(major, minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `ps` reading, which is what macOS uses, agrees with the `/proc` one on this machine.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn ps_and_proc_agree_on_this_process_tree() {
+        let from_proc = Processes::read();
+        let listing = ps_listing().expect("ps runs");
+        let from_ps = Processes::from_ps(&listing, std::process::id());
+        let pids = |processes: &Processes| {
+            processes
+                .ancestors
+                .as_ref()
+                .expect("ancestors read")
+                .iter()
+                .map(|ancestor| ancestor.pid)
+                .collect::<Vec<_>>()
+        };
+        assert!(!pids(&from_proc).is_empty());
+        assert_eq!(pids(&from_ps), pids(&from_proc));
+        assert_eq!(from_ps.terminal, from_proc.terminal);
+    }
+
+    #[test]
+    fn a_ps_listing_with_paths_and_spaces() {
+        let listing = "    1     0 ??       /sbin/launchd\n  \
+                        10     1 ??       /Applications/cmux.app/Contents/MacOS/cmux\n  \
+                        20    10 ttys003  -zsh\n  \
+                        30    20 ttys003  /usr/local/bin/node my tool\n  \
+                        40    30 ttys003  /bin/sh\n";
+        let processes = Processes::from_ps(listing, 40);
+        let ancestors: Vec<(u32, String)> = processes
+            .ancestors
+            .unwrap()
+            .into_iter()
+            .map(|ancestor| (ancestor.pid, ancestor.name))
+            .collect();
+        assert_eq!(
+            ancestors,
+            [
+                (30, "node my tool".to_string()),
+                (20, "-zsh".to_string()),
+                (10, "cmux".to_string())
+            ]
+        );
+        assert!(Processes::from_ps(listing, 99).ancestors.is_none());
+    }
+}

@@ -1,0 +1,167 @@
+//! The surface decision: which multiplexer's pane the agent runs in, from its variables, its
+//! ancestors and its terminal, one case per line.
+
+use index_core::capture::{
+    Ancestor, Multiplexer, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface,
+    tmux_server_pid,
+};
+
+type Vars = &'static [(&'static str, &'static str)];
+
+/// The agent's ancestors, nearest first, as `(pid, name)`.
+type Tree = Option<&'static [(u32, &'static str)]>;
+
+/// What a case expects: a surface (`%N` stands for a tmux pane to name), or ambiguity with a
+/// piece of its reason, or no variable at all.
+#[derive(Debug)]
+enum Expect {
+    Surface(&'static str),
+    Ambiguous(&'static str),
+    Unnamed,
+}
+use Expect::{Ambiguous, Surface, Unnamed};
+
+/// `$TMUX` of a pane of the tmux server with pid 500.
+const TMUX: (&str, &str) = ("TMUX", "/tmp/tmux-0/default,500,0");
+
+/// A shell in a pane of tmux server 500, under the agent (`node`) and the hook's `sh`.
+const IN_TMUX: Tree = Some(&[
+    (40, "sh"),
+    (30, "node"),
+    (20, "bash"),
+    (500, "tmux: server"),
+]);
+/// The same under a zellij inside that tmux pane.
+const IN_ZELLIJ_IN_TMUX: Tree = Some(&[
+    (40, "sh"),
+    (30, "node"),
+    (20, "zsh"),
+    (70, "zellij"),
+    (60, "bash"),
+    (500, "tmux: server"),
+]);
+/// A shell in a cmux surface, kitty window or wezterm pane (the app is the shell's parent).
+const IN_CMUX: Tree = Some(&[(30, "node"), (20, "zsh"), (10, "cmux")]);
+const IN_KITTY: Tree = Some(&[(30, "node"), (20, "zsh"), (10, "kitty")]);
+const IN_WEZTERM: Tree = Some(&[(30, "node"), (20, "zsh"), (10, "wezterm-gui")]);
+/// Under another tmux server (the one the test runner sits in), not the one `$TMUX` names.
+const IN_OTHER_TMUX: Tree = Some(&[(30, "cargo"), (20, "bash"), (900, "tmux: server")]);
+/// No multiplexer among the ancestors (a daemon, a detached process).
+const DETACHED: Tree = Some(&[(30, "node"), (1, "systemd")]);
+
+#[rustfmt::skip]
+const CASES: &[(Vars, Tree, Option<bool>, Expect)] = &[
+    // The explicit surface wins over everything, unread evidence included.
+    (&[("CRASH_RESUME_SURFACE", "mine"), ("CMUX_SURFACE_ID", "a"), ("TMUX_PANE", "%1"), TMUX], IN_TMUX,      Some(true),  Surface("mine")),
+    (&[("CRASH_RESUME_SURFACE", "mine"), ("CMUX_SURFACE_ID", "a"), ("TMUX_PANE", "%1")],       None,         None,        Surface("mine")),
+    (&[("CRASH_RESUME_SURFACE", "  "), ("KITTY_WINDOW_ID", "2")],                                None,         None,        Surface("kitty:2")),
+    (&[],                                                                                       IN_TMUX,      None,        Unnamed),
+    (&[("CMUX_SURFACE_ID", " "), ("ZELLIJ_SESSION_NAME", "s")],                                 None,         None,        Unnamed),
+    // One variable, nothing against it.
+    (&[("CMUX_SURFACE_ID", "a")],                                                               IN_CMUX,      None,        Surface("cmux:a")),
+    (&[("CMUX_SURFACE_ID", "a")],                                                               None,         None,        Surface("cmux:a")),
+    (&[("ZELLIJ_PANE_ID", "3"), ("ZELLIJ_SESSION_NAME", "s")],                                   DETACHED,     None,        Surface("zellij:s:3")),
+    (&[("WEZTERM_PANE", "7")],                                                                  IN_WEZTERM,   None,        Surface("wezterm:7")),
+    (&[("KITTY_WINDOW_ID", "2")],                                                               IN_KITTY,     None,        Surface("kitty:2")),
+    (&[("TMUX_PANE", "%1"), TMUX],                                                              IN_TMUX,      Some(true),  Surface("%1")),
+    // A tmux pane named from outside it (no tmux ancestor): the one variable there is.
+    (&[("TMUX_PANE", "%1"), TMUX],                                                              IN_OTHER_TMUX, Some(false), Surface("%1")),
+    (&[("TMUX_PANE", "%1"), TMUX],                                                              None,         Some(false), Surface("%1")),
+    // tmux inside cmux, kitty or wezterm: every tmux pane inherits the outer id; tmux is nearer.
+    (&[("CMUX_SURFACE_ID", "a"), ("TMUX_PANE", "%1"), TMUX],                                    IN_TMUX,      Some(true),  Surface("%1")),
+    (&[("KITTY_WINDOW_ID", "2"), ("TMUX_PANE", "%1"), TMUX],                                    IN_TMUX,      Some(true),  Surface("%1")),
+    (&[("WEZTERM_PANE", "7"), ("TMUX_PANE", "%1"), TMUX],                                       IN_TMUX,      None,        Surface("%1")),
+    // The tree unknown: the tmux pane's tty settles it either way.
+    (&[("CMUX_SURFACE_ID", "a"), ("TMUX_PANE", "%1"), TMUX],                                    None,         Some(true),  Surface("%1")),
+    (&[("CMUX_SURFACE_ID", "a"), ("TMUX_PANE", "%1"), TMUX],                                    None,         Some(false), Surface("cmux:a")),
+    (&[("CMUX_SURFACE_ID", "a"), ("TMUX_PANE", "%1"), TMUX],                                    None,         None,        Ambiguous("CMUX_SURFACE_ID, TMUX_PANE are all set and the agent's ancestors could not be read")),
+    // zellij inside tmux: every zellij pane inherits one TMUX_PANE; zellij is nearer.
+    (&[("TMUX_PANE", "%1"), TMUX, ("ZELLIJ_PANE_ID", "3"), ("ZELLIJ_SESSION_NAME", "s")],       IN_ZELLIJ_IN_TMUX, Some(false), Surface("zellij:s:3")),
+    (&[("TMUX_PANE", "%1"), TMUX, ("ZELLIJ_PANE_ID", "3"), ("ZELLIJ_SESSION_NAME", "s")],       IN_ZELLIJ_IN_TMUX, None,        Surface("zellij:s:3")),
+    // Something with panes that is not known (screen) inside the tmux pane: the tmux server is
+    // an ancestor but the terminal is not its pane.
+    (&[("TMUX_PANE", "%1"), TMUX],                                                              IN_TMUX,      Some(false), Ambiguous("its terminal is not that pane's")),
+    // Without `$TMUX`, any tmux process counts as the server.
+    (&[("CMUX_SURFACE_ID", "a"), ("TMUX_PANE", "%1")],                                          IN_OTHER_TMUX, None,       Surface("%1")),
+    // Two variables and no multiplexer among the ancestors: nothing to go by.
+    (&[("CMUX_SURFACE_ID", "a"), ("KITTY_WINDOW_ID", "2")],                                     DETACHED,     None,        Ambiguous("CMUX_SURFACE_ID, KITTY_WINDOW_ID are all set and none of their programs is among the agent's ancestors")),
+    (&[("CMUX_SURFACE_ID", "a"), ("TMUX_PANE", "%1"), TMUX],                                    IN_OTHER_TMUX, None,       Ambiguous("CMUX_SURFACE_ID, TMUX_PANE are all set")),
+    // kitty inside a cmux surface: kitty is the nearer.
+    (&[("CMUX_SURFACE_ID", "a"), ("KITTY_WINDOW_ID", "2")],                                     Some(&[(30, "node"), (20, "zsh"), (15, "kitty"), (12, "zsh"), (10, "cmux")]), None, Surface("kitty:2")),
+];
+
+#[test]
+fn the_innermost_multiplexer_names_the_surface() {
+    for (vars, tree, terminal, expected) in CASES {
+        let evidence = SurfaceEvidence {
+            ancestors: tree.map(|tree| {
+                tree.iter()
+                    .map(|(pid, name)| Ancestor {
+                        pid: *pid,
+                        name: name.to_string(),
+                    })
+                    .collect()
+            }),
+            terminal_is_tmux_pane: *terminal,
+        };
+        let get = |name: &str| {
+            vars.iter()
+                .find(|(variable, _)| *variable == name)
+                .map(|(_, value)| value.to_string())
+        };
+        let decision = decide_surface(get, &evidence);
+        let case = format!("{vars:?} {tree:?} {terminal:?}");
+        match (expected, &decision) {
+            (Surface(pane), SurfaceDecision::Named(SurfaceHint::TmuxPane(got)))
+                if pane.starts_with('%') =>
+            {
+                assert_eq!(got, pane, "{case}");
+            }
+            (Surface(surface), SurfaceDecision::Named(SurfaceHint::Ready(got))) => {
+                assert_eq!(got, surface, "{case}");
+            }
+            (Ambiguous(reason), SurfaceDecision::Ambiguous(got)) => {
+                assert!(got.contains(reason), "{case}: {got}");
+            }
+            (Unnamed, SurfaceDecision::Unnamed) => {}
+            _ => panic!("{case}: expected {expected:?}, got {decision:?}"),
+        }
+    }
+}
+
+#[test]
+fn multiplexer_processes_by_name() {
+    #[rustfmt::skip]
+    let cases = [
+        ("tmux: server", Multiplexer::Tmux, true),
+        ("tmux", Multiplexer::Tmux, true),
+        ("zellij", Multiplexer::Zellij, true),
+        ("wezterm-mux-ser", Multiplexer::Wezterm, true),
+        ("wezterm-gui", Multiplexer::Wezterm, true),
+        ("kitty", Multiplexer::Kitty, true),
+        ("cmux", Multiplexer::Cmux, true),
+        ("tmu", Multiplexer::Tmux, false),
+        ("bash", Multiplexer::Kitty, false),
+        ("é", Multiplexer::Cmux, false),
+    ];
+    for (name, multiplexer, expected) in cases {
+        assert_eq!(
+            multiplexer.is_process_name(name),
+            expected,
+            "{name} {multiplexer:?}"
+        );
+    }
+}
+
+#[test]
+fn the_tmux_server_pid_from_the_tmux_variable() {
+    for (tmux, expected) in [
+        ("/tmp/tmux-0/default,500,0", Some(500)),
+        ("/tmp/a,b/sock,42,3", Some(42)),
+        ("/tmp/tmux-0/default", None),
+        ("/tmp/x,notapid,0", None),
+        ("", None),
+    ] {
+        assert_eq!(tmux_server_pid(tmux), expected, "{tmux}");
+    }
+}
