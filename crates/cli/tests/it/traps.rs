@@ -356,8 +356,31 @@ fn the_javascript_tools_lock_is_held_waited_for_and_taken_over_when_stale() {
         contains("the JavaScript crash-resume-index holds").and(contains("stale 15 s after")),
     );
     assert!(env.entry("B").is_none());
+    // The hook does not drop its record: it hands it to its background retry, which lands it
+    // once the JavaScript tool lets go.
+    let cwd = git_work_dir(&env, "proj", "");
+    crate::harness::run_hook(
+        &env,
+        "claude",
+        &[("CRASH_RESUME_SURFACE", "H")],
+        &session_start(&uuid(7), &cwd, "startup"),
+    )
+    .assert_silent_success("the JavaScript tool holds its lock");
+    let log = hook_log(&env);
+    assert!(
+        log.contains("the JavaScript crash-resume-index holds")
+            && log.contains("handed to a background retry"),
+        "{log}"
+    );
+    fs::remove_dir(&js_lock).unwrap();
+    // The record is in place before the retry lets go of the lock dir: wait for both.
+    let entry = crate::harness::wait_until("the retry's record, and its lock dir gone", || {
+        env.entry("H").filter(|_| !js_lock.exists())
+    });
+    assert_eq!(entry["sessionId"], uuid(7));
 
     // Left behind more than 15 s ago: stale, as that tool takes it.
+    fs::create_dir(&js_lock).unwrap();
     set_mtime(&js_lock, Duration::from_secs(20));
     record(&env, "B", "sid-b", "REPO");
     assert!(!js_lock.exists());
