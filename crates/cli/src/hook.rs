@@ -5,8 +5,9 @@
 //! on stdout (Claude Code would add it to the conversation), and holds the agent up for at
 //! most [`HOOK_BUDGET`] (2 s) whatever the settings say: it waits for its payload on stdin up
 //! to 1 s, then for the lock up to `--lock-timeout` or what is left of the budget, whichever
-//! is shorter. A record that does not get the lock in that time is handed, through a pipe on
-//! stdin (never on the command line), to a detached copy of the hook that waits longer. An
+//! is shorter. A record that does not get the lock in that time is handed, as an unnamed private
+//! file on its stdin (never on the command line), to a detached copy of the hook that waits
+//! longer. An
 //! invalid setting falls back to the default and is logged; it never drops a record. What went
 //! wrong goes to `hook.log` next to the index (mode 0600, in a dir it creates 0700).
 
@@ -195,8 +196,11 @@ const RETRY_VARIABLE: &str = "CRASH_RESUME_HOOK_RETRY";
 const RETRY_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Starts this hook again, detached (its own process group, no output), with the surface
-/// already named and a long lock wait, and writes the payload to its stdin: a payload of any
-/// size goes through, and none of it shows on the command line. Returns its pid.
+/// already named and a long lock wait, and the payload as its stdin: a private file (0600,
+/// unlinked before the retry starts, so it has no name anyone could open and nothing is left
+/// behind), written whole before the retry is started. A payload of any size goes through,
+/// none of it shows on the command line, and a hook killed at any moment hands over all of it
+/// or nothing. Returns its pid.
 fn spawn_retry(
     global: &Global,
     agent: Agent,
@@ -217,22 +221,23 @@ fn spawn_retry(
         .env("CRASH_RESUME_SURFACE", surface)
         .env(RETRY_VARIABLE, "1")
         .env_remove("CRASH_RESUME_LOCK_TIMEOUT")
-        .stdin(std::process::Stdio::piped())
+        .stdin(payload_file(payload).context("cannot hand the payload to the background retry")?)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command
+    let child = command
         .spawn()
         .context("cannot start the background retry")?;
-    let mut stdin = child
-        .stdin
-        .take()
-        .context("no pipe to the background retry")?;
-    stdin
-        .write_all(payload.as_bytes())
-        .context("cannot hand the payload to the background retry")?;
     Ok(child.id())
+}
+
+/// The payload in an unnamed private temp file, read from its start.
+fn payload_file(payload: &str) -> std::io::Result<std::fs::File> {
+    let mut file = tempfile::tempfile()?;
+    file.write_all(payload.as_bytes())?;
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
+    Ok(file)
 }
 
 /// The lock wait `--lock-timeout` or `CRASH_RESUME_LOCK_TIMEOUT` asks for; an invalid value is

@@ -175,6 +175,32 @@ pub fn uuid(n: u32) -> String {
     )
 }
 
+/// Waits until no hook's background retry on this sandbox's index runs (a hook that did not get
+/// the lock within its 2 s hands its record to one): the processes whose environment marks
+/// them as a retry (`CRASH_RESUME_HOOK_RETRY`) on this index.
+pub fn wait_for_hook_retries(env: &Sandbox) {
+    let index = format!("CRASH_RESUME_INDEX_PATH={}", env.index_path().display());
+    let is_retry = |environ: &[u8]| {
+        let mut marked = false;
+        let mut ours = false;
+        for variable in environ.split(|byte| *byte == 0) {
+            marked |= variable == b"CRASH_RESUME_HOOK_RETRY=1";
+            ours |= variable == index.as_bytes();
+        }
+        marked && ours
+    };
+    wait_until("the hooks' background retries to finish", || {
+        let running = fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|item| item.file_name().to_string_lossy().parse::<u32>().is_ok())
+            .any(|item| {
+                fs::read(item.path().join("environ")).is_ok_and(|environ| is_retry(&environ))
+            });
+        (!running).then_some(())
+    });
+}
+
 /// Makes a FIFO at `path` (that no one will ever write to).
 pub fn mkfifo(path: &Path) {
     rustix::fs::mknodat(
