@@ -1,8 +1,10 @@
 //! `cargo xtask bench-cli [--runs N]`: times the real release binary end to end, as an agent
 //! start pays for it: `resume-cmd`, `lookup`, `record`, `hook claude` and `preflight` at 1k and
 //! 10k entries (median and 95th percentile over repeated runs), `preflight` when the held
-//! transcript is a 2 GiB sparse file (time, and peak memory through Python's `resource`), and
-//! 100 concurrent `record` processes (wall time until all are done). Prints a Markdown table for
+//! transcript is a 2 GiB sparse file (time, and peak memory through Python's `resource`), 100
+//! concurrent `record` processes (wall time until all are done), and the `restore` plan as the
+//! index grows (1k to 10k entries over 50 working dirs of 20 transcripts each). Prints Markdown
+//! tables for
 //! BENCHMARKS.md.
 //!
 //! Everything runs in a sandbox under `target/bench-cli/` with its own HOME and config dirs.
@@ -16,11 +18,19 @@ use index_core::{Record, Repo, SessionId, SurfaceId};
 use index_store::{Store, StoreOptions};
 
 pub fn run(args: &[String]) -> Result<()> {
-    let runs = match args {
-        [] => 50,
-        [flag, n] if flag == "--runs" => n.parse().context("--runs takes a number")?,
-        _ => bail!("usage: cargo xtask bench-cli [--runs N]"),
-    };
+    let mut runs = 50;
+    let mut plan_only = false;
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        match (word.as_str(), words.clone().next()) {
+            ("--runs", Some(n)) => {
+                runs = n.parse().context("--runs takes a number")?;
+                words.next();
+            }
+            ("--plan", _) => plan_only = true,
+            _ => bail!("usage: cargo xtask bench-cli [--runs N] [--plan]"),
+        }
+    }
     crate::run(crate::cargo().args(["build", "--release", "-p", "crash-resume"]))?;
     let target = Utf8PathBuf::from_path_buf(crate::target_dir()?)
         .map_err(|path| anyhow::anyhow!("the build dir {} is not UTF-8", path.display()))?;
@@ -29,6 +39,9 @@ pub fn run(args: &[String]) -> Result<()> {
         .map_err(|path| anyhow::anyhow!("the sandbox dir {} is not UTF-8", path.display()))?;
     let _ = std::fs::remove_dir_all(&sandbox);
     std::fs::create_dir_all(&sandbox)?;
+    if plan_only {
+        return plan_growth(&binary, &sandbox, runs.clamp(1, 10));
+    }
 
     println!("| command | entries | median | p95 |");
     println!("|---|---:|---:|---:|");
@@ -93,6 +106,58 @@ pub fn run(args: &[String]) -> Result<()> {
         "\n100 concurrent `record` processes on a 1,000-entry index: all done in {}",
         ms(wall)
     );
+    plan_growth(&binary, &sandbox, runs.clamp(1, 10))
+}
+
+/// The `restore` plan (no `--apply`) as the index grows: every entry's working dir is one of
+/// 50, each dir's project folder holds 20 transcripts (the sessions of its first 20 entries),
+/// so at 1,000 entries every entry resumes and beyond that the rest run the recovery scan.
+fn plan_growth(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
+    const DIRS: usize = 50;
+    const TRANSCRIPTS_PER_DIR: usize = 20;
+    println!("\n| `restore` plan: entries | median | p95 | per entry |");
+    println!("|---:|---:|---:|---:|");
+    for size in [1_000usize, 2_000, 5_000, 10_000] {
+        let dir = sandbox.join(format!("plan{size}"));
+        let bench = Bench::new(binary, &dir, 0)?;
+        let config = dir.join("home/.claude");
+        let works: Vec<Utf8PathBuf> = (0..DIRS)
+            .map(|n| {
+                let work = dir.join(format!("home/work-{n}"));
+                std::fs::create_dir_all(&work)?;
+                Ok(work.canonicalize_utf8()?)
+            })
+            .collect::<Result<_>>()?;
+        let store = Store::open(&bench.index, StoreOptions::default())?;
+        store.update(|index| {
+            for n in 0..size {
+                let mut record = Record::new(
+                    SurfaceId::new(surface(n)).expect("valid surface"),
+                    SessionId::new(uuid(n)).expect("valid session"),
+                    Repo::new(format!("repo-{}", n % DIRS)).expect("valid repo"),
+                );
+                record.cwd = Some(works[n % DIRS].to_string());
+                record.config_dir = Some(config.to_string());
+                index.record(record, 1_700_000_000_000 + n as u64);
+            }
+        })?;
+        for n in 0..(DIRS * TRANSCRIPTS_PER_DIR).min(size) {
+            let project = preflight::claude::project_dir(&config, &works[n % DIRS]);
+            std::fs::create_dir_all(&project)?;
+            std::fs::write(
+                project.join(format!("{}.jsonl", uuid(n))),
+                "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+            )?;
+        }
+        let times = bench.time(&["restore".to_string()], None, runs)?;
+        let (median, p95) = percentiles(&times);
+        println!(
+            "| {size} | {} | {} | {:.1} µs |",
+            ms(median),
+            ms(p95),
+            median.as_secs_f64() * 1e6 / size as f64
+        );
+    }
     Ok(())
 }
 
@@ -102,6 +167,12 @@ fn surface(n: usize) -> String {
 
 fn session(n: usize) -> String {
     format!("4f6c2a1e-{n:012x}-4d7b-9a55-0b1c2d3e4f50")
+}
+
+/// A UUID session id, as Claude Code gives (the CLI looks a missing UUID up in every project
+/// folder, so the plan pays for that too).
+fn uuid(n: usize) -> String {
+    format!("{n:08x}-7e57-4c1a-9d2b-00c0ffee0000")
 }
 
 fn ms(duration: Duration) -> String {

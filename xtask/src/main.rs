@@ -41,7 +41,8 @@ tasks:
   test [NEXTEST ARGS]   run every test of the workspace
   reboot-sim [--panes N] [--real-claude]
                         the whole crash-and-resume story in a sandbox, checked pane by pane
-  bench-cli [--runs N]  time the release binary end to end (median, p95) at 1k and 10k entries
+  bench-cli [--runs N] [--plan]  time the release binary end to end (median, p95) at 1k and 10k
+                        entries, and the restore plan from 1k to 10k (--plan: only that)
   claude-cli install    install the pinned Claude Code CLI into the build dir, print its path";
 
 fn claude_cli_task(args: &[String]) -> Result<()> {

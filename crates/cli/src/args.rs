@@ -163,7 +163,8 @@ pub struct RestoreArgs {
     /// Every surface, also those whose session ended cleanly
     #[arg(long)]
     pub all: bool,
-    /// Re-open each resumable surface: type the command into its pane, or create its window
+    /// Re-open each resumable surface: start the command as its pane's process (an idle shell),
+    /// or create its session, window or pane; busy panes are skipped
     #[arg(long, value_enum, value_name = "MULTIPLEXER")]
     pub apply: Option<crate::tmux::Apply>,
     /// The tmux server's socket name (`tmux -L NAME`) [default: the default server, or $TMUX's]

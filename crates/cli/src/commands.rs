@@ -7,6 +7,7 @@ use anyhow::{Context as _, anyhow};
 use camino::{Utf8Path, Utf8PathBuf};
 use clap::CommandFactory;
 use etcetera::BaseStrategy;
+use index_core::text::escape;
 use index_core::{Entry, Millis, Provider, Record, Repo, Role, SessionId, SurfaceId};
 use index_store::{Durability, Store, StoreOptions, Warning};
 use launcher_map::{Context, Registry, RenderError, Target};
@@ -172,6 +173,7 @@ fn record(global: &Global, args: RecordArgs) -> Outcome {
         .as_deref()
         .map(|dir| absolute_dir(dir, "--config-dir"))
         .transpose()?;
+    index_core::check_dirs(record.cwd.as_deref(), record.config_dir.as_deref())?;
     let store = open_store(global)?;
     let surface = record.surface.clone();
     let updated = store.update(|index| {
@@ -186,7 +188,9 @@ fn record(global: &Global, args: RecordArgs) -> Outcome {
     }
     print_line(&format!(
         "recorded {} → {} ({})",
-        entry.surface, entry.session, entry.repo
+        escape(entry.surface.as_str()),
+        escape(entry.session.as_str()),
+        escape(entry.repo.as_str())
     ))
 }
 
@@ -198,9 +202,40 @@ pub fn load(global: &Global) -> Result<index_core::Index, Failure> {
 
 /// One surface's entry (the store reads only that entry when it can).
 fn load_entry(global: &Global, surface: &str) -> Result<Option<Entry>, Failure> {
+    load_entry_checked(global, surface).map(|(entry, _)| entry)
+}
+
+/// One surface's entry, and why the file's entry for it is not usable, when it is not.
+fn load_entry_checked(
+    global: &Global,
+    surface: &str,
+) -> Result<(Option<Entry>, Option<String>), Failure> {
     let (entry, warnings) = open_store(global)?.load_entry(surface)?;
     report(&warnings);
-    Ok(entry)
+    let unusable = warnings.into_iter().find_map(|warning| match warning {
+        Warning::Problem {
+            problem:
+                index_store::Problem::UnusableEntry {
+                    surface: at,
+                    reason,
+                },
+            ..
+        } if at == surface => Some(reason),
+        _ => None,
+    });
+    Ok((entry, unusable))
+}
+
+/// Refuses an entry whose values would reach a shell or a terminal as something other than
+/// text (an index written by another tool may hold one): it is not resumed, and its values
+/// are not shown.
+pub fn refusal(entry: &Entry) -> Option<String> {
+    entry.check_dirs().err().map(|error| {
+        format!(
+            "the entry of surface {} is refused: its {error}; record the surface again or drop it with `crash-resume forget`",
+            escape(entry.surface.as_str())
+        )
+    })
 }
 
 fn lookup(global: &Global, surface: &str) -> Outcome {
@@ -223,12 +258,25 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
     let max_age = max_age
         .map(|text| parse_duration(text, "max age"))
         .transpose()?;
-    let entry = load_entry(global, surface)?;
+    let (entry, unusable) = load_entry_checked(global, surface)?;
+    if let Some(reason) = unusable {
+        return Err(Failure::Failed(anyhow!(
+            "the entry of surface {} is refused: {reason}; record the surface again or drop it with `crash-resume forget`",
+            escape(surface)
+        )));
+    }
+    if let Some(message) = entry.as_ref().and_then(refusal) {
+        return Err(Failure::Failed(anyhow!(message)));
+    }
     let now = now();
     let found = match (entry.as_ref(), max_age) {
-        (None, _) => Err(format!("no session recorded for surface {surface:?}")),
+        (None, _) => Err(format!(
+            "no session recorded for surface {}",
+            escape(surface)
+        )),
         (Some(entry), Some(max_age)) if entry.is_stale(millis(max_age), now) => Err(format!(
-            "the session of surface {surface:?} was last active {} ago, longer than the max age {}; nothing to resume",
+            "the session of surface {} was last active {} ago, longer than the max age {}; nothing to resume",
+            escape(surface),
             humantime::format_duration(Duration::from_secs(entry.age(now) / 1000)),
             humantime::format_duration(max_age),
         )),
@@ -255,7 +303,7 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
 
 /// The launcher registry: `$XDG_CONFIG_HOME/crash-resume/launchers.toml` over the built-ins,
 /// with the profile chosen on the command line.
-fn registry(global: &Global) -> Result<Registry, Failure> {
+pub fn registry(global: &Global) -> Result<Registry, Failure> {
     let config = etcetera::base_strategy::Xdg::new()
         .ok()
         .map(|strategy| {
@@ -278,6 +326,11 @@ fn registry(global: &Global) -> Result<Registry, Failure> {
 }
 
 pub fn render(global: &Global, entry: &Entry) -> Result<String, Failure> {
+    render_with(&registry(global)?, entry)
+}
+
+/// The entry's resume command from a registry already loaded (a restore renders many).
+pub fn render_with(registry: &Registry, entry: &Entry) -> Result<String, Failure> {
     let target = Target {
         provider: entry.provider.as_ref().map(Provider::as_str),
         session: entry.session.as_str(),
@@ -286,7 +339,7 @@ pub fn render(global: &Global, entry: &Entry) -> Result<String, Failure> {
         config_dir: entry.config_dir.as_deref(),
     };
     let context = Context { home: home() };
-    registry(global)?
+    registry
         .render(&target, &context)
         .map_err(|error| match error {
             RenderError::NoLauncher { .. } => Failure::NotFound(format!("{error}")),
@@ -313,6 +366,15 @@ fn default_config_dir(provider: &str) -> Option<String> {
 /// The preflight's input for an index entry: its provider, working dir, config dir (else the
 /// provider's default), held id and chain; other surfaces' ids are excluded from recovery.
 pub fn preflight_input(index: &index_core::Index, entry: &Entry) -> preflight::Input {
+    preflight_input_excluding(entry, excluded_ids(index, Some(entry.session.as_str())))
+}
+
+/// The preflight's input for an entry with the set of excluded ids given (a restore builds it
+/// once for all entries instead of once per entry).
+pub fn preflight_input_excluding(
+    entry: &Entry,
+    excluded: std::collections::BTreeSet<String>,
+) -> preflight::Input {
     let provider = crate::restore::provider_of(entry);
     preflight::Input {
         provider: provider.to_string(),
@@ -324,7 +386,7 @@ pub fn preflight_input(index: &index_core::Index, entry: &Entry) -> preflight::I
             .or_else(|| default_config_dir(provider)),
         history_session: None,
         chain: entry.chain().map(SessionId::to_string).collect(),
-        excluded: excluded_ids(index, Some(entry.session.as_str())),
+        excluded,
         home: home(),
     }
 }
@@ -400,7 +462,7 @@ fn touch(global: &Global, surface: &str) -> Outcome {
         )));
     }
     if !global.json {
-        print_line(&format!("touched {surface}"))?;
+        print_line(&format!("touched {}", escape(surface)))?;
     }
     Ok(())
 }
@@ -419,7 +481,9 @@ fn forget(global: &Global, surface: &str) -> Outcome {
     if !global.json {
         print_line(&format!(
             "forgot {} → {} ({})",
-            entry.surface, entry.session, entry.repo
+            escape(entry.surface.as_str()),
+            escape(entry.session.as_str()),
+            escape(entry.repo.as_str())
         ))?;
     }
     Ok(())
@@ -436,7 +500,9 @@ fn prune(global: &Global, max_age: &str) -> Outcome {
     for entry in &updated.value {
         text.push_str(&format!(
             "\n{}\t{}\t{}",
-            entry.surface, entry.session, entry.repo
+            escape(entry.surface.as_str()),
+            escape(entry.session.as_str()),
+            escape(entry.repo.as_str())
         ));
     }
     print_line(&text)
@@ -453,7 +519,7 @@ fn list(global: &Global) -> Outcome {
         .iter()
         .map(|entry| {
             let age = humantime::format_duration(Duration::from_secs(entry.age(now) / 1000));
-            let role = entry.role.as_ref().map_or("-", Role::as_str);
+            let role = escape(entry.role.as_ref().map_or("-", Role::as_str));
             let ended = if entry.ended_at.is_some() {
                 "\tended"
             } else {
@@ -461,7 +527,9 @@ fn list(global: &Global) -> Outcome {
             };
             format!(
                 "{}\t{}\t{}\t{role}\t{age} ago{ended}",
-                entry.surface, entry.session, entry.repo
+                escape(entry.surface.as_str()),
+                escape(entry.session.as_str()),
+                escape(entry.repo.as_str())
             )
         })
         .collect();

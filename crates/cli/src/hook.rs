@@ -266,6 +266,8 @@ fn build_record(agent: Agent, surface: &str, payload: &HookPayload) -> anyhow::R
         None => Utf8PathBuf::from_path_buf(std::env::current_dir().context("no working dir")?)
             .map_err(|_| anyhow!("the working dir is not valid UTF-8"))?,
     };
+    let config_dir = config_dir(agent)?;
+    index_core::check_dirs(Some(cwd.as_str()), Some(&config_dir))?;
     let mut record = Record::new(
         SurfaceId::new(surface)?,
         SessionId::new(payload.session.as_str())?,
@@ -277,7 +279,7 @@ fn build_record(agent: Agent, surface: &str, payload: &HookPayload) -> anyhow::R
         .map(Role::new)
         .transpose()?;
     record.provider = Some(Provider::new(agent.provider())?);
-    record.config_dir = Some(config_dir(agent)?);
+    record.config_dir = Some(config_dir);
     record.cwd = Some(cwd.into_string());
     Ok(record)
 }

@@ -187,15 +187,20 @@ pub fn preflight_text(outcome: &preflight::Outcome) -> String {
         let mark = if step.ok { "✓" } else { "✗" };
         text.push_str(&format!(
             "{mark} {}: {} ({:.2} ms)\n",
-            step.label, step.detail, step.duration_ms
+            step.label,
+            index_core::text::escape(&step.detail),
+            step.duration_ms
         ));
     }
     text.push_str(outcome.verdict.as_str());
     if let Some(session) = &outcome.session_id {
-        text.push_str(&format!(" {session}"));
+        text.push_str(&format!(" {}", index_core::text::escape(session)));
     }
     if let Some(evidence) = &outcome.recoverable_session_id {
-        text.push_str(&format!(" (on disk, not resumed: {evidence})"));
+        text.push_str(&format!(
+            " (on disk, not resumed: {})",
+            index_core::text::escape(evidence)
+        ));
     }
     text.push_str(&format!(" in {:.2} ms", outcome.duration_ms));
     text

@@ -4,24 +4,42 @@
 //!
 //! One conversation is never resumed twice: a session bound to another surface or held by a
 //! live agent process is reported as held elsewhere and not resumed, and each surface is
-//! claimed in the index (under its lock) before anything is typed, so two restores at once
-//! never both act on it.
+//! claimed in the index (under its lock) before anything is started. Applying holds the
+//! restore lock (`<index>.restore.lock`) from the first pane to the last, so two restores at
+//! once never create the same session, window or pane: the second finds what the first made,
+//! and the surfaces it claimed.
+//!
+//! An entry whose working dir or config dir holds a control character (an index another tool
+//! wrote) is refused: it gets no command, and its values are never typed or printed raw.
+//!
+//! The plan is linear in the number of entries: the set of ids excluded from recovery is built
+//! once, the launcher registry is loaded once, what is read per config dir (live agents, the
+//! retention setting) is read once per dir, and the preflights share one cache
+//! (`preflight::claude::Cache`), so each working dir is resolved and each project folder listed
+//! once.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
 
+use anyhow::anyhow;
 use camino::Utf8PathBuf;
+use index_core::text::escape;
 use index_core::{Entry, Index, Provider};
 use preflight::Verdict;
 use serde::Serialize;
 
 use crate::args::{Global, RestoreArgs};
-use crate::commands::{self, load, open_store, preflight_input, render};
+use crate::commands::{self, load, open_store};
 use crate::output::OUTPUT_VERSION;
 use crate::{Failure, tmux};
 
 /// How long a restore's claim on a surface keeps a second restore away (unless the resumed
 /// agent records itself first).
 const CLAIM_TTL_MS: u64 = 10 * 60 * 1000;
+
+/// How long a restore waits for another one that is applying (tmux commands only: it never
+/// waits for an agent, so a long wait means something is stuck).
+const RESTORE_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Serialize)]
 pub struct PlanItem {
@@ -40,6 +58,9 @@ pub struct PlanItem {
     pub cwd: Option<String>,
     /// Who holds the session already: another surface or a live agent process.
     pub held_elsewhere: Option<String>,
+    /// Why the entry is not resumed although it could be: a stored value that is not inert
+    /// text (a control character in its working dir or config dir).
+    pub refused: Option<String>,
     /// The transcript is close to Claude Code's retention cut-off.
     pub retention: Option<preflight::claude::RetentionRisk>,
     /// What `--apply` did.
@@ -49,7 +70,7 @@ pub struct PlanItem {
 impl PlanItem {
     /// Whether the plan resumes this surface.
     pub fn resumable(&self) -> bool {
-        self.command.is_some() && self.held_elsewhere.is_none()
+        self.command.is_some() && self.held_elsewhere.is_none() && self.refused.is_none()
     }
 }
 
@@ -62,18 +83,41 @@ struct Plan<'a> {
 pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
     let index = load(global)?;
     let mut plan = build_plan(global, &index, args.all)?;
+    let mut failed = 0;
     if let Some(tmux::Apply::Tmux) = args.apply {
         let server = tmux::Server::new(args.tmux_socket.clone());
         let store = open_store(global)?;
-        for item in plan.iter_mut().filter(|item| item.resumable()) {
-            item.applied = Some(apply_one(&store, &server, item));
-        }
+        failed = store
+            .exclusive("restore", RESTORE_LOCK_TIMEOUT, || {
+                let mut failed = 0;
+                for item in plan.iter_mut().filter(|item| item.resumable()) {
+                    let applied = apply_one(&store, &server, item);
+                    failed += usize::from(applied.starts_with("failed"));
+                    item.applied = Some(applied);
+                }
+                failed
+            })
+            .map_err(|error| match error {
+                index_store::StoreError::LockTimeout { path, holder, waited } => {
+                    Failure::Failed(anyhow!(
+                        "another restore is applying ({holder}, lock {path}); gave up after {waited:.1?}. Nothing was opened; try again once it finishes"
+                    ))
+                }
+                other => other.into(),
+            })?;
     }
+    let outcome = match failed {
+        0 => Ok(()),
+        failed => Err(Failure::Failed(anyhow!(
+            "{failed} of the surfaces tried could not be opened (marked `failed` above)"
+        ))),
+    };
     if global.json {
-        return commands::print_json(&Plan {
+        commands::print_json(&Plan {
             version: OUTPUT_VERSION,
             surfaces: &plan,
-        });
+        })?;
+        return outcome;
     }
     if plan.is_empty() {
         eprintln!(
@@ -86,88 +130,104 @@ pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    commands::print_line(&plan_text(&plan))
+    commands::print_line(&plan_text(&plan))?;
+    outcome
 }
 
 /// The plan for every surface (or only those that did not end cleanly), sorted by surface.
 pub fn build_plan(global: &Global, index: &Index, all: bool) -> Result<Vec<PlanItem>, Failure> {
+    let registry = commands::registry(global)?;
     let mut holders: HashMap<Utf8PathBuf, Vec<(String, u32)>> = HashMap::new();
+    let mut cleanup_days: HashMap<Utf8PathBuf, u64> = HashMap::new();
+    // Every bound id; each entry's own is taken out while its preflight runs.
+    let mut excluded: BTreeSet<String> = index
+        .entries()
+        .into_iter()
+        .map(|entry| entry.session.to_string())
+        .collect();
+    let cache = preflight::claude::Cache::default();
     let now = std::time::SystemTime::now();
-    index
+    let mut plan = Vec::new();
+    for entry in index
         .entries()
         .into_iter()
         .filter(|entry| all || entry.ended_at.is_none())
-        .map(|entry| {
-            let input = preflight_input(index, entry);
-            let outcome = preflight::preflight(&input);
-            let provider = input.provider.clone();
-            let config_dir = input
-                .config_dir
-                .as_deref()
-                .map(|dir| preflight::paths::expand_home(dir, input.home.as_deref()));
-            let session = match outcome.verdict {
-                Verdict::Resume | Verdict::Recover => outcome.session_id.clone(),
-                Verdict::Unknown => Some(entry.session.to_string()),
-                Verdict::Fresh => None,
-            };
-            let held_elsewhere = session.as_deref().and_then(|session| {
-                held_elsewhere(
-                    index,
-                    entry,
-                    session,
-                    config_dir.as_ref(),
-                    &provider,
-                    &mut holders,
-                )
-            });
-            let retention = match (&session, &config_dir, provider.as_str()) {
-                (Some(session), Some(config_dir), "claude") => preflight::claude_transcript_path(
-                    config_dir.as_str(),
-                    &input.cwd,
-                    session,
-                    input.home.as_deref(),
-                )
-                .and_then(|path| {
-                    preflight::claude::retention_risk(
-                        &path,
-                        preflight::claude::cleanup_period_days(config_dir),
-                        now,
-                    )
-                }),
-                _ => None,
-            };
-            let command = match session.as_deref() {
-                None => None,
-                Some(session) => {
-                    let resumed = Entry {
-                        session: index_core::SessionId::new(session)?,
-                        ..entry.clone()
-                    };
-                    match render(global, &resumed) {
-                        Ok(command) => Some(command),
-                        // No launcher for this provider: the plan says so by having no command.
-                        Err(Failure::NotFound(_)) => None,
-                        Err(other) => return Err(other),
-                    }
+    {
+        let own = excluded.take(entry.session.as_str());
+        let mut input = commands::preflight_input_excluding(entry, std::mem::take(&mut excluded));
+        let outcome = preflight::preflight_with(&input, &cache);
+        excluded = std::mem::take(&mut input.excluded);
+        excluded.extend(own);
+        let provider = input.provider.clone();
+        let config_dir = input
+            .config_dir
+            .as_deref()
+            .map(|dir| preflight::paths::expand_home(dir, input.home.as_deref()));
+        let session = match outcome.verdict {
+            Verdict::Resume | Verdict::Recover => outcome.session_id.clone(),
+            Verdict::Unknown => Some(entry.session.to_string()),
+            Verdict::Fresh => None,
+        };
+        let held_elsewhere = session.as_deref().and_then(|session| {
+            held_elsewhere(
+                index,
+                entry,
+                session,
+                config_dir.as_ref(),
+                &provider,
+                &mut holders,
+            )
+        });
+        let retention = match (&session, &config_dir, provider.as_str()) {
+            (Some(session), Some(config_dir), "claude") => preflight::claude_transcript_path_with(
+                config_dir.as_str(),
+                &input.cwd,
+                session,
+                input.home.as_deref(),
+                &cache,
+            )
+            .and_then(|path| {
+                let days = *cleanup_days
+                    .entry(config_dir.clone())
+                    .or_insert_with(|| preflight::claude::cleanup_period_days(config_dir));
+                preflight::claude::retention_risk(&path, days, now)
+            }),
+            _ => None,
+        };
+        let refused = commands::refusal(entry);
+        let command = match session.as_deref() {
+            Some(session) if refused.is_none() => {
+                let resumed = Entry {
+                    session: index_core::SessionId::new(session)?,
+                    ..entry.clone()
+                };
+                match commands::render_with(&registry, &resumed) {
+                    Ok(command) => Some(command),
+                    // No launcher for this provider: the plan says so by having no command.
+                    Err(Failure::NotFound(_)) => None,
+                    Err(other) => return Err(other),
                 }
-            };
-            Ok(PlanItem {
-                surface: entry.surface.to_string(),
-                repo: entry.repo.to_string(),
-                provider,
-                held_session: entry.session.to_string(),
-                ended_cleanly: entry.ended_at.is_some(),
-                verdict: outcome.verdict,
-                session_id: session,
-                recoverable_session_id: outcome.recoverable_session_id,
-                command,
-                cwd: entry.cwd.clone(),
-                held_elsewhere,
-                retention,
-                applied: None,
-            })
-        })
-        .collect()
+            }
+            _ => None,
+        };
+        plan.push(PlanItem {
+            surface: entry.surface.to_string(),
+            repo: entry.repo.to_string(),
+            provider,
+            held_session: entry.session.to_string(),
+            ended_cleanly: entry.ended_at.is_some(),
+            verdict: outcome.verdict,
+            session_id: session,
+            recoverable_session_id: outcome.recoverable_session_id,
+            command,
+            cwd: entry.cwd.clone(),
+            held_elsewhere,
+            refused,
+            retention,
+            applied: None,
+        });
+    }
+    Ok(plan)
 }
 
 fn held_elsewhere(
@@ -203,8 +263,8 @@ fn apply_one(store: &index_store::Store, server: &tmux::Server, item: &PlanItem)
     };
     // A busy pane is left alone before it is claimed: once the user has freed it, the next
     // restore re-opens it. (`open` checks again, for a pane that gets busy in between.)
-    if let Some(running) = server.busy(&target) {
-        return tmux::busy_message(&running);
+    if let Some(reason) = server.busy(&target) {
+        return reason;
     }
     let now = commands::now();
     let claimed = store
@@ -220,12 +280,20 @@ fn apply_one(store: &index_store::Store, server: &tmux::Server, item: &PlanItem)
         {
             doubt = format!(" (the claim may not survive a power cut: {error})");
         }
-        Err(error) => return format!("skipped: cannot claim it in the index: {error}"),
+        // Not claimed, so not opened: a failure of this restore, which says why.
+        Err(error) => return format!("failed: cannot claim it in the index: {error}"),
     }
-    match server.open(&target, item.cwd.as_deref(), command) {
-        Ok(done) => done + &doubt,
-        Err(error) => format!("failed: {error:#}{doubt}"),
+    let (outcome, opened) = match server.open(&target, item.cwd.as_deref(), command) {
+        Ok(tmux::Opened::Started(done)) => (done, true),
+        Ok(tmux::Opened::Skipped(reason)) => (reason, false),
+        Err(error) => (format!("failed: {error:#}"), false),
+    };
+    if !opened {
+        // Nothing was started: the claim is taken back, so the next restore may try at once
+        // (best effort: a claim left behind only delays that for its time to live).
+        let _ = store.update(|index| index.release_restore(&item.surface, &item.held_session, now));
     }
+    outcome + &doubt
 }
 
 /// When the surface was last claimed for a restore, as the index on disk says now.
@@ -240,17 +308,18 @@ fn claimed_at(store: &index_store::Store, item: &PlanItem) -> Option<u64> {
 fn plan_text(plan: &[PlanItem]) -> String {
     let mut lines = Vec::new();
     for item in plan {
-        let session = item.session_id.as_deref().unwrap_or("-");
+        let session = escape(item.session_id.as_deref().unwrap_or("-"));
         let verdict = item.verdict.as_str();
-        let what = match (&item.held_elsewhere, &item.command) {
-            (Some(holder), _) => format!("not resumed: held by {holder}"),
-            (None, Some(command)) => command.clone(),
-            (None, None) => match &item.recoverable_session_id {
-                Some(evidence) => format!("starts fresh ({evidence} is on disk)"),
+        let what = match (&item.refused, &item.held_elsewhere, &item.command) {
+            (Some(refused), _, _) => format!("not resumed: {refused}"),
+            (None, Some(holder), _) => format!("not resumed: held by {}", escape(holder)),
+            (None, None, Some(command)) => escape(command).into_owned(),
+            (None, None, None) => match &item.recoverable_session_id {
+                Some(evidence) => format!("starts fresh ({} is on disk)", escape(evidence)),
                 None => "starts fresh".to_string(),
             },
         };
-        let mut line = format!("{}\t{verdict}\t{session}\t{what}", item.surface);
+        let mut line = format!("{}\t{verdict}\t{session}\t{what}", escape(&item.surface));
         if let Some(risk) = &item.retention {
             line.push_str(&format!(
                 "\t(transcript {} days old; Claude Code deletes transcripts after {} days)",
@@ -261,7 +330,7 @@ fn plan_text(plan: &[PlanItem]) -> String {
             line.push_str("\t(ended cleanly)");
         }
         if let Some(applied) = &item.applied {
-            line.push_str(&format!("\t[{applied}]"));
+            line.push_str(&format!("\t[{}]", escape(applied)));
         }
         lines.push(line);
     }

@@ -25,8 +25,9 @@ pub fn name(session: &str) -> anyhow::Result<String> {
     }
     let unnamed = || {
         anyhow!(
-            "no surface in the environment (none of {} is set); session {session} not recorded",
-            SURFACE_VARIABLES.join(", ")
+            "no surface in the environment (none of {} is set); session {} not recorded",
+            SURFACE_VARIABLES.join(", "),
+            index_core::text::escape(session)
         )
     };
     let candidates = multiplexers_in_env(get);

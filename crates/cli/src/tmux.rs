@@ -1,11 +1,14 @@
-//! Re-opening `tmux:` surfaces: find the pane (or create its window), and type the resume
-//! command when it is idle at a shell. Talks to tmux only through its command line.
+//! Re-opening `tmux:` surfaces: find the pane (or create its session, window and pane at the
+//! recorded indexes), then start the resume command as the pane's own process. Nothing is ever
+//! typed into a pane: a pane is re-used only when it is an idle interactive shell with no child
+//! process, and `respawn-pane -k` replaces that shell, so no text a user typed there runs.
+//! Talks to tmux only through its command line.
 
 use std::ffi::OsString;
 use std::process::Command as Process;
 use std::sync::OnceLock;
 
-use anyhow::{Context as _, anyhow, bail};
+use anyhow::{Context as _, bail};
 
 /// What `restore --apply` can re-open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -82,20 +85,18 @@ impl PaneTarget {
         format!("={}:{}", self.session, self.window)
     }
 
-    fn pane_target(&self) -> String {
-        format!("={}:{}.{}", self.session, self.window, self.pane)
+    fn surface(&self) -> String {
+        format!("tmux:{}:{}.{}", self.session, self.window, self.pane)
     }
 }
 
-/// The program a pane runs, unless it is a shell (a login shell's `-` prefix dropped).
-fn busy_with(running: &str) -> Option<&str> {
-    let running = running.trim_start_matches('-');
-    (!SHELLS.contains(&running)).then_some(running)
-}
-
-/// What a restore says of a pane it leaves alone because something runs there.
-pub fn busy_message(running: &str) -> String {
-    format!("skipped: the pane is busy running {running}")
+/// What a restore did with one pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Opened {
+    /// The resume command runs in the pane; what was done to get there.
+    Started(String),
+    /// The pane was left alone; why.
+    Skipped(String),
 }
 
 /// What a server has of a target.
@@ -104,13 +105,21 @@ enum Found {
     Nothing,
     /// The session, not the window.
     Session,
-    /// The window, not the pane.
-    Window,
-    Pane {
-        id: String,
-        /// `pane_current_command`.
-        running: String,
+    /// The window, not the pane; the highest pane index it has.
+    Window {
+        last_pane: u32,
     },
+    Pane(Pane),
+}
+
+/// A pane that exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pane {
+    id: String,
+    /// `pane_pid`: the process tmux started in the pane.
+    pid: u32,
+    /// `pane_current_command`: the foreground process of the pane's terminal.
+    running: String,
 }
 
 /// A tmux server: the default one (or `$TMUX`'s), or a named socket (`tmux -L NAME`).
@@ -148,14 +157,15 @@ impl Server {
             "list-panes",
             "-a",
             "-F",
-            "#{window_index}\t#{pane_index}\t#{pane_id}\t#{pane_current_command}\t#{session_name}",
+            "#{window_index}\t#{pane_index}\t#{pane_id}\t#{pane_pid}\t#{pane_current_command}\t#{session_name}",
         ]) else {
             return Found::Nothing;
         };
         let mut found = Found::Nothing;
         for line in listing.lines() {
-            let mut fields = line.splitn(5, '\t');
-            let (Some(window), Some(pane), Some(id), Some(running), Some(session)) = (
+            let mut fields = line.splitn(6, '\t');
+            let (Some(window), Some(pane), Some(id), Some(pid), Some(running), Some(session)) = (
+                fields.next(),
                 fields.next(),
                 fields.next(),
                 fields.next(),
@@ -167,95 +177,251 @@ impl Server {
             if session != target.session {
                 continue;
             }
-            if window != target.window.to_string() {
+            if window.parse() != Ok(target.window) {
                 if found == Found::Nothing {
                     found = Found::Session;
                 }
                 continue;
             }
-            if pane != target.pane.to_string() {
-                found = Found::Window;
+            let Ok(index) = pane.parse::<u32>() else {
+                continue;
+            };
+            if index != target.pane {
+                let last_pane = match found {
+                    Found::Window { last_pane } => last_pane.max(index),
+                    _ => index,
+                };
+                found = Found::Window { last_pane };
                 continue;
             }
-            return Found::Pane {
+            return Found::Pane(Pane {
                 id: id.to_string(),
+                pid: pid.parse().unwrap_or(0),
                 running: running.to_string(),
-            };
+            });
         }
         found
     }
 
-    /// What runs in the target's pane, when the pane exists and is not idle at a shell.
+    /// Why the target's pane must be left alone, when it exists and is not an idle shell.
     pub fn busy(&self, target: &PaneTarget) -> Option<String> {
         match self.find(target) {
-            Found::Pane { running, .. } => busy_with(&running).map(str::to_string),
+            Found::Pane(pane) => busy_reason(&pane),
             _ => None,
         }
     }
 
-    /// Opens the surface and types `command` there. Returns what was done.
+    /// Opens the surface: re-uses its pane when it is an idle shell, else creates what is
+    /// missing (session, window, panes up to the recorded index), then starts `command` as
+    /// the pane's process, with `CRASH_RESUME_SURFACE` naming the surface so that the agent's
+    /// hook binds to it. Call it holding the restore lock: creating is find-then-create.
     pub fn open(
         &self,
         target: &PaneTarget,
         cwd: Option<&str>,
         command: &str,
-    ) -> anyhow::Result<String> {
+    ) -> anyhow::Result<Opened> {
         let start_dir = cwd.filter(|dir| std::path::Path::new(dir).is_dir());
         let mut dir_args = Vec::new();
         if let Some(dir) = start_dir {
             dir_args.extend(["-c", dir]);
         }
-        let (pane_id, done) = match self.find(target) {
-            Found::Pane { id, running } => {
-                if let Some(running) = busy_with(&running) {
-                    return Ok(busy_message(running));
+        let mut created: Vec<&str> = Vec::new();
+        // Each round creates one thing; a failed round is retried once after finding again,
+        // since the server may have changed (a user, or a restore not holding the lock).
+        let mut failures = 0;
+        let pane = loop {
+            let step = match self.find(target) {
+                Found::Pane(pane) => break pane,
+                Found::Window { last_pane } => {
+                    let after = format!("{}.{last_pane}", target.window_target());
+                    let mut args = vec!["split-window", "-d", "-t", &after];
+                    args.extend(&dir_args);
+                    self.tmux(&args)
+                        .or_else(|_| {
+                            // A small window has no room for another pane until it is tiled.
+                            self.tmux(&["select-layout", "-t", &target.window_target(), "tiled"])?;
+                            self.tmux(&args)
+                        })
+                        .map(|_| "the pane")
                 }
-                (id, "typed into the existing pane")
-            }
-            Found::Window => {
-                let mut args = vec!["split-window", "-d", "-P", "-F", "#{pane_id}", "-t"];
-                let window = target.window_target();
-                args.push(&window);
-                args.extend(&dir_args);
-                (
-                    self.tmux(&args)?,
-                    "split the window and typed into the new pane",
-                )
-            }
-            Found::Session => {
-                let window = format!("{}:{}", target.session_target(), target.window);
-                let mut args = vec!["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", &window];
-                args.extend(&dir_args);
-                (self.tmux(&args)?, "created the window and typed into it")
-            }
-            Found::Nothing => {
-                let mut args = vec![
-                    "new-session",
-                    "-d",
-                    "-P",
-                    "-F",
-                    "#{pane_id}",
-                    "-s",
-                    &target.session,
-                ];
-                args.extend(&dir_args);
-                let pane_id = self.tmux(&args)?;
-                let created =
-                    self.tmux(&["display-message", "-p", "-t", &pane_id, "#{window_index}"])?;
-                if created != target.window.to_string() {
-                    let from = format!("{}:{created}", target.session_target());
-                    let to = format!("{}:{}", target.session_target(), target.window);
-                    self.tmux(&["move-window", "-s", &from, "-t", &to])?;
+                Found::Session => {
+                    let window = format!("{}:{}", target.session_target(), target.window);
+                    let mut args = vec!["new-window", "-d", "-t", &window];
+                    args.extend(&dir_args);
+                    self.tmux(&args).map(|_| "the window")
                 }
-                (pane_id, "created the session and typed into it")
+                Found::Nothing => self.new_session(target, &dir_args).map(|()| "the session"),
+            };
+            match step {
+                Ok(what) => {
+                    if !created.contains(&what) {
+                        created.push(what);
+                    }
+                }
+                Err(error) if failures > 0 => return Err(error),
+                Err(_) => failures += 1,
+            }
+            if created.len() + failures > target.pane as usize + 8 {
+                bail!(
+                    "tmux did not make pane {} after {} tries",
+                    target.surface(),
+                    created.len() + failures
+                );
             }
         };
-        if pane_id.is_empty() {
-            return Err(anyhow!("tmux gave no pane id for {}", target.pane_target()));
+        let done = if created.is_empty() {
+            if let Some(reason) = busy_reason(&pane) {
+                return Ok(Opened::Skipped(reason));
+            }
+            "started in the existing pane".to_string()
+        } else {
+            format!("created {} and started in it", created.join(", "))
+        };
+        let script = pane_script(&target.surface(), command, &self.user_shell());
+        let mut args = vec!["respawn-pane", "-k", "-t", &pane.id];
+        args.extend(&dir_args);
+        args.extend(["/bin/sh", "-c", &script]);
+        self.tmux(&args)?;
+        Ok(Opened::Started(done))
+    }
+
+    /// Creates the session with its first window at the target's index.
+    fn new_session(&self, target: &PaneTarget, dir_args: &[&str]) -> anyhow::Result<()> {
+        let mut args = vec![
+            "new-session",
+            "-d",
+            "-P",
+            "-F",
+            "#{window_index}",
+            "-s",
+            &target.session,
+        ];
+        args.extend(dir_args);
+        let created = self.tmux(&args)?;
+        if created != target.window.to_string() {
+            let from = format!("{}:{created}", target.session_target());
+            let to = format!("{}:{}", target.session_target(), target.window);
+            self.tmux(&["move-window", "-s", &from, "-t", &to])?;
         }
-        self.tmux(&["send-keys", "-t", &pane_id, "-l", command])?;
-        self.tmux(&["send-keys", "-t", &pane_id, "Enter"])?;
-        Ok(done.to_string())
+        Ok(())
+    }
+
+    /// The shell a pane falls back to once the agent exits: tmux's `default-command` when set
+    /// (run by its `default-shell`), else the `default-shell` itself.
+    fn user_shell(&self) -> String {
+        let option = |name: &str| {
+            self.tmux(&["show-options", "-gv", name])
+                .ok()
+                .filter(|value| !value.trim().is_empty())
+        };
+        let shell = option("default-shell")
+            .or_else(|| std::env::var("SHELL").ok())
+            .unwrap_or_else(|| "/bin/sh".to_string());
+        let shell = quote(&shell);
+        match option("default-command") {
+            Some(command) => format!("{shell} -c {}", quote(&command)),
+            None => shell,
+        }
+    }
+}
+
+/// The `sh -c` script a re-opened pane runs: the resume command with the surface named in its
+/// environment, then the user's shell, left in the dir the command moved to. Job control
+/// (`set -m`) puts the agent in its own process group in the terminal's foreground, so tmux
+/// shows the agent as the pane's command and a Ctrl-C reaches the agent, not this script.
+pub fn pane_script(surface: &str, command: &str, shell: &str) -> String {
+    format!(
+        "set -m; CRASH_RESUME_SURFACE={}; export CRASH_RESUME_SURFACE; {command}; \
+         unset CRASH_RESUME_SURFACE; exec {shell}",
+        quote(surface)
+    )
+}
+
+fn quote(word: &str) -> String {
+    shlex::try_quote(word).map_or_else(|_| "''".to_string(), |quoted| quoted.into_owned())
+}
+
+/// What a restore says of a pane it leaves alone, when something other than an idle
+/// interactive shell runs there: another program in front, a child of the shell (a script
+/// waiting on `read`), or a shell that runs a script rather than a prompt.
+fn busy_reason(pane: &Pane) -> Option<String> {
+    let running = pane.running.trim_start_matches('-');
+    if !SHELLS.contains(&running) {
+        return Some(format!("skipped: the pane is busy running {running}"));
+    }
+    if let Some(child) = processes::first_child(pane.pid) {
+        return Some(format!(
+            "skipped: the pane is busy: its shell runs a program (pid {child})"
+        ));
+    }
+    if !processes::is_interactive_shell(pane.pid) {
+        return Some("skipped: the pane is busy: its shell runs a script or command".to_string());
+    }
+    None
+}
+
+/// The process table, as far as telling an idle shell needs it: `/proc` on Linux, `ps`
+/// elsewhere.
+mod processes {
+    use std::process::Command as Process;
+
+    /// A child of `pid`, if it has one.
+    pub fn first_child(pid: u32) -> Option<u32> {
+        if let Ok(dir) = std::fs::read_dir("/proc") {
+            return dir.flatten().find_map(|process| {
+                let child: u32 = process.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(process.path().join("stat")).ok()?;
+                // The command name is in parentheses and may hold anything; the parent pid is
+                // the second field after the last ')'.
+                let parent: u32 = stat
+                    .rsplit_once(')')?
+                    .1
+                    .split_whitespace()
+                    .nth(1)?
+                    .parse()
+                    .ok()?;
+                (parent == pid).then_some(child)
+            });
+        }
+        let listing = Process::new("ps")
+            .args(["-A", "-o", "pid=,ppid="])
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&listing.stdout)
+            .lines()
+            .find_map(|line| {
+                let mut fields = line.split_whitespace();
+                let child: u32 = fields.next()?.parse().ok()?;
+                let parent: u32 = fields.next()?.parse().ok()?;
+                (parent == pid).then_some(child)
+            })
+    }
+
+    /// Whether `pid` is a shell at its prompt rather than one running a script or a `-c`
+    /// command: every argument after the program name is an option (and none is `-c`).
+    pub fn is_interactive_shell(pid: u32) -> bool {
+        let arguments: Vec<String> = match std::fs::read(format!("/proc/{pid}/cmdline")) {
+            Ok(bytes) => bytes
+                .split(|byte| *byte == 0)
+                .filter(|argument| !argument.is_empty())
+                .map(|argument| String::from_utf8_lossy(argument).into_owned())
+                .collect(),
+            Err(_) => match Process::new("ps")
+                .args(["-o", "args=", "-p", &pid.to_string()])
+                .output()
+            {
+                Ok(output) => String::from_utf8_lossy(&output.stdout)
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect(),
+                Err(_) => return false,
+            },
+        };
+        !arguments.is_empty()
+            && arguments[1..]
+                .iter()
+                .all(|argument| argument.starts_with('-') && argument != "-c")
     }
 }
 

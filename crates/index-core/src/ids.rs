@@ -1,7 +1,10 @@
 //! Validated identifiers: a surface, a session, a repo, a role, a provider.
 //!
 //! Each is checked once, where it enters the program, and carried as a newtype from then on, so
-//! the index never holds an empty, blank, control-character or over-long id.
+//! the index never holds an empty, blank, control-character or over-long id, nor a session id
+//! that a command line would take for an option. The working dir and config dir stay opaque
+//! strings, but [`validate_dir`] holds them to the same rule on control characters: every value
+//! that ends up in a resume command, in a pane or on a terminal is inert text.
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -20,6 +23,10 @@ pub enum IdKind {
     Repo,
     Role,
     Provider,
+    /// The working dir a session runs in (not an id, but held to the same character rule).
+    WorkingDir,
+    /// An agent's config dir (likewise).
+    ConfigDir,
 }
 
 impl fmt::Display for IdKind {
@@ -30,6 +37,8 @@ impl fmt::Display for IdKind {
             IdKind::Repo => "repo",
             IdKind::Role => "role",
             IdKind::Provider => "provider",
+            IdKind::WorkingDir => "working dir",
+            IdKind::ConfigDir => "config dir",
         })
     }
 }
@@ -45,6 +54,10 @@ pub enum InvalidId {
     Control { kind: IdKind, code: u32, at: usize },
     #[error("{kind} is {len} bytes long; at most {max} bytes are allowed", max = MAX_ID_BYTES)]
     TooLong { kind: IdKind, len: usize },
+    #[error(
+        "{kind} begins with '-', so an agent would read it as an option; give the id the agent printed"
+    )]
+    OptionLike { kind: IdKind },
 }
 
 impl InvalidId {
@@ -53,13 +66,14 @@ impl InvalidId {
             InvalidId::Empty { kind }
             | InvalidId::Blank { kind }
             | InvalidId::Control { kind, .. }
-            | InvalidId::TooLong { kind, .. } => kind,
+            | InvalidId::TooLong { kind, .. }
+            | InvalidId::OptionLike { kind } => kind,
         }
     }
 }
 
 /// Checks the rules every id shares: non-empty, not only whitespace, no control characters,
-/// at most [`MAX_ID_BYTES`] bytes.
+/// at most [`MAX_ID_BYTES`] bytes; and a session id does not begin with `-`.
 pub fn validate(kind: IdKind, value: &str) -> Result<(), InvalidId> {
     if value.is_empty() {
         return Err(InvalidId::Empty { kind });
@@ -70,17 +84,32 @@ pub fn validate(kind: IdKind, value: &str) -> Result<(), InvalidId> {
             len: value.len(),
         });
     }
-    if let Some((at, control)) = value.char_indices().find(|(_, c)| c.is_control()) {
-        return Err(InvalidId::Control {
-            kind,
-            code: u32::from(control),
-            at,
-        });
-    }
+    no_control(kind, value)?;
     if value.trim().is_empty() {
         return Err(InvalidId::Blank { kind });
     }
+    if kind == IdKind::Session && value.starts_with('-') {
+        return Err(InvalidId::OptionLike { kind });
+    }
     Ok(())
+}
+
+/// Checks a working dir or config dir: no control character (C0, DEL or C1), which a terminal
+/// or a shell's line editor would act on. Any other text is a valid path here.
+pub fn validate_dir(kind: IdKind, value: &str) -> Result<(), InvalidId> {
+    no_control(kind, value)
+}
+
+fn no_control(kind: IdKind, value: &str) -> Result<(), InvalidId> {
+    // `char::is_control` is the Unicode category Cc: C0, DEL and C1.
+    match value.char_indices().find(|(_, c)| c.is_control()) {
+        Some((at, control)) => Err(InvalidId::Control {
+            kind,
+            code: u32::from(control),
+            at,
+        }),
+        None => Ok(()),
+    }
 }
 
 macro_rules! id_type {

@@ -10,10 +10,13 @@
 
 pub mod capture;
 mod ids;
+pub mod text;
 
 use std::collections::{HashMap, HashSet};
 
-pub use ids::{IdKind, InvalidId, MAX_ID_BYTES, Provider, Repo, Role, SessionId, SurfaceId};
+pub use ids::{
+    IdKind, InvalidId, MAX_ID_BYTES, Provider, Repo, Role, SessionId, SurfaceId, validate_dir,
+};
 pub use serde_json::{Map, Value};
 
 /// Milliseconds since the Unix epoch, as the index file stores them.
@@ -65,6 +68,13 @@ impl Entry {
         self.age(now) > max_age
     }
 
+    /// Checks the values the id types do not hold: the working dir and the config dir may not
+    /// carry a control character. An index another tool wrote may hold one; such an entry is
+    /// not resumed, since its values would reach a shell or a terminal.
+    pub fn check_dirs(&self) -> Result<(), InvalidId> {
+        check_dirs(self.cwd.as_deref(), self.config_dir.as_deref())
+    }
+
     /// The surface's session chain, oldest first; the last id is the head (the current session).
     pub fn chain(&self) -> impl Iterator<Item = &SessionId> {
         self.previous_sessions
@@ -98,6 +108,18 @@ impl Record {
             config_dir: None,
         }
     }
+}
+
+/// Checks a working dir and a config dir with [`validate_dir`], for capture (before a
+/// [`Record`] is made) and for use (an [`Entry`] read from a file).
+pub fn check_dirs(cwd: Option<&str>, config_dir: Option<&str>) -> Result<(), InvalidId> {
+    if let Some(cwd) = cwd {
+        validate_dir(IdKind::WorkingDir, cwd)?;
+    }
+    if let Some(config_dir) = config_dir {
+        validate_dir(IdKind::ConfigDir, config_dir)?;
+    }
+    Ok(())
 }
 
 /// What [`Index::record`] did besides storing the entry.
@@ -294,6 +316,22 @@ impl Index {
                         .is_none_or(|claimed| now.saturating_sub(claimed) >= ttl) =>
             {
                 entry.restore_claimed_at = Some(now);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Takes back the claim [`Index::claim_restore`] made at `claimed_at`, when the restore
+    /// could not open the surface after all: the next restore may try it at once. A claim made
+    /// since (another time), or a session recorded since, is left alone.
+    pub fn release_restore(&mut self, surface: &str, session: &str, claimed_at: Millis) -> bool {
+        match self.entries.get_mut(surface) {
+            Some(entry)
+                if entry.session.as_str() == session
+                    && entry.restore_claimed_at == Some(claimed_at) =>
+            {
+                entry.restore_claimed_at = None;
                 true
             }
             _ => false,

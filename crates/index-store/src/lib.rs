@@ -326,6 +326,28 @@ impl Store {
         Ok((snapshot.index.lookup(surface).cloned(), snapshot.warnings))
     }
 
+    /// Runs `critical` holding an exclusive lock on the sidecar `<index>.<name>.lock`, waited
+    /// for up to `timeout`: for work over the index's surfaces that must not run twice at once
+    /// but is not a write of the index (a restore re-opening panes). The index's own lock is
+    /// not held, so updates go on meanwhile. Giving up is [`StoreError::LockTimeout`] naming
+    /// the sidecar.
+    pub fn exclusive<T>(
+        &self,
+        name: &str,
+        timeout: Duration,
+        critical: impl FnOnce() -> T,
+    ) -> Result<T, StoreError> {
+        self.ensure_dir()?;
+        let lock_path = sidecar(&self.path, &format!(".{name}.lock"));
+        let mut lock = lock::Lock::open(&lock_path)?;
+        let paths = lock::Paths {
+            own: &lock_path,
+            shared_dir: None,
+            index: &lock_path,
+        };
+        lock.hold(paths, timeout, || Ok(critical()))
+    }
+
     /// Locked read-modify-write: waits for the lock (up to the deadline), reloads the index,
     /// applies `change`, and, when the file would change, writes it durably before returning.
     pub fn update<T>(
@@ -338,7 +360,7 @@ impl Store {
         let mut lock = lock::Lock::open(&lock_path)?;
         let paths = lock::Paths {
             own: &lock_path,
-            shared_dir: &shared_dir,
+            shared_dir: Some(&shared_dir),
             index: &self.path,
         };
         lock.hold(paths, self.options.lock_timeout, || {

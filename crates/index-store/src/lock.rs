@@ -40,7 +40,8 @@ pub(crate) struct Lock {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Paths<'a> {
     pub(crate) own: &'a Utf8Path,
-    pub(crate) shared_dir: &'a Utf8Path,
+    /// The JavaScript tool's lock dir, for a write of the index; none for a lock of ours alone.
+    pub(crate) shared_dir: Option<&'a Utf8Path>,
     pub(crate) index: &'a Utf8Path,
 }
 
@@ -82,7 +83,10 @@ impl Lock {
         loop {
             match self.file.try_write() {
                 Ok(mut guard) => {
-                    let shared = SharedDir::take(&mut guard, paths, started, timeout)?;
+                    let Some(shared_dir) = paths.shared_dir else {
+                        return critical();
+                    };
+                    let shared = SharedDir::take(&mut guard, shared_dir, paths, started, timeout)?;
                     let result = critical();
                     shared.release(&mut guard);
                     return result;
@@ -139,11 +143,11 @@ impl<'a> SharedDir<'a> {
     /// private dir (removed by the next writer) or a lock dir the next writer knows as ours.
     fn take(
         own: &mut File,
+        path: &'a Utf8Path,
         paths: Paths<'a>,
         started: Instant,
         timeout: Duration,
     ) -> Result<SharedDir<'a>, StoreError> {
-        let path = paths.shared_dir;
         let lock_error = |cause| StoreError::Lock {
             path: path.to_owned(),
             cause,

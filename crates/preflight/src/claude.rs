@@ -13,8 +13,11 @@
 //! resumed too. A directory at the derived path stops the look-up (EISDIR). [`locate`] is that
 //! rule.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read};
+use std::rc::Rc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use safe_open::Symlinks;
@@ -206,7 +209,7 @@ fn is_conversation_type(kind: Option<&str>) -> bool {
 /// The top-level `type` of a JSON object whose text may be cut short, when it comes before
 /// the cut.
 fn leading_type(text: &[u8]) -> Option<String> {
-    struct TypeOnly<'a>(&'a std::cell::RefCell<Option<String>>);
+    struct TypeOnly<'a>(&'a RefCell<Option<String>>);
     impl<'de> serde::de::DeserializeSeed<'de> for TypeOnly<'_> {
         type Value = ();
         fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -231,7 +234,7 @@ fn leading_type(text: &[u8]) -> Option<String> {
             Ok(())
         }
     }
-    let found = std::cell::RefCell::new(None);
+    let found = RefCell::new(None);
     let mut deserializer = serde_json::Deserializer::from_slice(text);
     let _ = serde::de::DeserializeSeed::deserialize(TypeOnly(&found), &mut deserializer);
     found.into_inner()
@@ -258,40 +261,7 @@ pub struct Located {
 /// conversation (and is not a directory), for a UUID id, the one project folder of
 /// `config_dir` holding `session.jsonl` with a conversation, if exactly one does.
 pub fn locate(config_dir: &Utf8Path, project_dir: &Utf8Path, session: &str) -> Located {
-    let Some(derived) = transcript_path(project_dir, session) else {
-        return Located {
-            reachability: Reachability::Missing,
-            path: project_dir.join(format!("{session:?}")),
-        };
-    };
-    let here = reachability(&derived);
-    let fall_back = matches!(
-        here,
-        Reachability::Missing | Reachability::NoConversation | Reachability::NotAFile
-    );
-    if !fall_back || !is_uuid(session) {
-        return Located {
-            reachability: here,
-            path: derived,
-        };
-    }
-    let file_name = format!("{session}.jsonl");
-    let mut found = fs::read_dir(config_dir.join("projects"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|item| Utf8PathBuf::from_path_buf(item.path().join(&file_name)).ok())
-        .filter(|path| *path != derived && reachability(path).is_reachable());
-    match (found.next(), found.next()) {
-        (Some(path), None) => Located {
-            reachability: Reachability::Reachable,
-            path,
-        },
-        _ => Located {
-            reachability: here,
-            path: derived,
-        },
-    }
+    Cache::default().locate(config_dir, project_dir, session)
 }
 
 /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in hex digits: the ids the CLI looks up everywhere.
@@ -314,37 +284,198 @@ pub struct Candidate {
 /// are reachable, other than the ids in `skip`; the largest wins, ties to the smaller id.
 /// Files are checked largest first, so usually only one is opened.
 pub fn largest_reachable(project_dir: &Utf8Path, skip: impl Fn(&str) -> bool) -> Option<Candidate> {
-    let listing = fs::read_dir(project_dir).ok()?;
-    let mut candidates: Vec<(Candidate, Utf8PathBuf)> = listing
-        .flatten()
-        .filter_map(|item| {
-            let name = item.file_name().into_string().ok()?;
-            let session = name.strip_suffix(".jsonl")?;
-            if session.is_empty() || skip(session) {
-                return None;
-            }
-            // The listing's file type saves a stat for most entries; a symlink is followed.
-            let metadata = match item.file_type().ok()? {
-                kind if kind.is_symlink() => fs::metadata(item.path()).ok()?,
-                kind if kind.is_file() => item.metadata().ok()?,
-                _ => return None,
+    Cache::default().largest_reachable(project_dir, skip)
+}
+
+/// What a batch of preflights reads from disk once: resolved working dirs, each transcript's
+/// reachability, each project folder's transcripts, and which project folders hold a file of a
+/// given name. A restore plan asks about thousands of sessions over a few dozen working dirs;
+/// with one cache it reads each folder once instead of once per session.
+///
+/// The answers are those of the uncached functions as long as the disk does not change while
+/// the cache is in use: keep one for one batch (a plan), not longer.
+#[derive(Debug, Default)]
+pub struct Cache {
+    state: RefCell<CacheState>,
+}
+
+#[derive(Debug, Default)]
+struct CacheState {
+    working_dirs: HashMap<(String, Option<Utf8PathBuf>), Utf8PathBuf>,
+    reachability: HashMap<Utf8PathBuf, Reachability>,
+    /// A project folder's transcripts, largest first, ties to the smaller id.
+    folders: HashMap<Utf8PathBuf, Rc<[(Candidate, Utf8PathBuf)]>>,
+    /// Per config dir: the files of its project folders.
+    projects: HashMap<Utf8PathBuf, Rc<ProjectFiles>>,
+}
+
+/// The files of every project folder of one config dir.
+#[derive(Debug, Default)]
+struct ProjectFiles {
+    /// File name to the folders holding an entry of that name.
+    by_name: HashMap<String, Vec<Utf8PathBuf>>,
+    /// Items of `projects` that could not be listed (a file, an unreadable dir): a name is
+    /// looked for in each of these by path, as without a cache.
+    unlisted: Vec<Utf8PathBuf>,
+}
+
+impl Cache {
+    /// [`resolve_working_dir`], once per dir.
+    pub fn resolve_working_dir(&self, cwd: &str, home: Option<&Utf8Path>) -> Utf8PathBuf {
+        let key = (cwd.to_string(), home.map(Utf8Path::to_path_buf));
+        if let Some(resolved) = self.state.borrow().working_dirs.get(&key) {
+            return resolved.clone();
+        }
+        let resolved = resolve_working_dir(cwd, home);
+        self.state
+            .borrow_mut()
+            .working_dirs
+            .insert(key, resolved.clone());
+        resolved
+    }
+
+    /// [`reachability`], once per path.
+    pub fn reachability(&self, path: &Utf8Path) -> Reachability {
+        if let Some(known) = self.state.borrow().reachability.get(path) {
+            return *known;
+        }
+        let found = reachability(path);
+        self.state
+            .borrow_mut()
+            .reachability
+            .insert(path.to_path_buf(), found);
+        found
+    }
+
+    /// [`locate`] through the cache.
+    pub fn locate(&self, config_dir: &Utf8Path, project_dir: &Utf8Path, session: &str) -> Located {
+        let Some(derived) = transcript_path(project_dir, session) else {
+            return Located {
+                reachability: Reachability::Missing,
+                path: project_dir.join(format!("{session:?}")),
             };
-            metadata.is_file().then(|| {
-                let path = project_dir.join(&name);
-                let candidate = Candidate {
-                    session: session.to_string(),
-                    size: metadata.len(),
+        };
+        let here = self.reachability(&derived);
+        let fall_back = matches!(
+            here,
+            Reachability::Missing | Reachability::NoConversation | Reachability::NotAFile
+        );
+        if !fall_back || !is_uuid(session) {
+            return Located {
+                reachability: here,
+                path: derived,
+            };
+        }
+        let file_name = format!("{session}.jsonl");
+        let files = self.project_files(config_dir);
+        let mut found = files
+            .by_name
+            .get(&file_name)
+            .into_iter()
+            .flatten()
+            .chain(&files.unlisted)
+            .map(|folder| folder.join(&file_name))
+            .filter(|path| *path != derived && self.reachability(path).is_reachable());
+        match (found.next(), found.next()) {
+            (Some(path), None) => Located {
+                reachability: Reachability::Reachable,
+                path,
+            },
+            _ => Located {
+                reachability: here,
+                path: derived,
+            },
+        }
+    }
+
+    /// [`largest_reachable`] through the cache: the folder is listed once; `skip` applies to
+    /// each call.
+    pub fn largest_reachable(
+        &self,
+        project_dir: &Utf8Path,
+        skip: impl Fn(&str) -> bool,
+    ) -> Option<Candidate> {
+        self.transcripts(project_dir)
+            .iter()
+            .filter(|(candidate, _)| !skip(&candidate.session))
+            .find(|(_, path)| self.reachability(path).is_reachable())
+            .map(|(candidate, _)| candidate.clone())
+    }
+
+    /// The direct `*.jsonl` children of a project folder that are files (a symlink followed),
+    /// largest first, ties to the smaller id.
+    fn transcripts(&self, project_dir: &Utf8Path) -> Rc<[(Candidate, Utf8PathBuf)]> {
+        if let Some(listed) = self.state.borrow().folders.get(project_dir) {
+            return Rc::clone(listed);
+        }
+        let mut candidates: Vec<(Candidate, Utf8PathBuf)> = fs::read_dir(project_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|item| {
+                let name = item.file_name().into_string().ok()?;
+                let session = name.strip_suffix(".jsonl")?;
+                if session.is_empty() {
+                    return None;
+                }
+                // The listing's file type saves a stat for most entries; a symlink is followed.
+                let metadata = match item.file_type().ok()? {
+                    kind if kind.is_symlink() => fs::metadata(item.path()).ok()?,
+                    kind if kind.is_file() => item.metadata().ok()?,
+                    _ => return None,
                 };
-                (candidate, path)
+                metadata.is_file().then(|| {
+                    let path = project_dir.join(&name);
+                    let candidate = Candidate {
+                        session: session.to_string(),
+                        size: metadata.len(),
+                    };
+                    (candidate, path)
+                })
             })
-        })
-        .collect();
-    candidates
-        .sort_by(|(a, _), (b, _)| b.size.cmp(&a.size).then_with(|| a.session.cmp(&b.session)));
-    candidates
-        .into_iter()
-        .find(|(_, path)| reachability(path).is_reachable())
-        .map(|(candidate, _)| candidate)
+            .collect();
+        candidates
+            .sort_by(|(a, _), (b, _)| b.size.cmp(&a.size).then_with(|| a.session.cmp(&b.session)));
+        let listed: Rc<[(Candidate, Utf8PathBuf)]> = candidates.into();
+        self.state
+            .borrow_mut()
+            .folders
+            .insert(project_dir.to_path_buf(), Rc::clone(&listed));
+        listed
+    }
+
+    fn project_files(&self, config_dir: &Utf8Path) -> Rc<ProjectFiles> {
+        if let Some(files) = self.state.borrow().projects.get(config_dir) {
+            return Rc::clone(files);
+        }
+        let mut files = ProjectFiles::default();
+        for item in fs::read_dir(config_dir.join("projects"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let Ok(folder) = Utf8PathBuf::from_path_buf(item.path()) else {
+                continue;
+            };
+            match fs::read_dir(&folder) {
+                Ok(listing) => {
+                    for name in listing
+                        .flatten()
+                        .filter_map(|file| file.file_name().into_string().ok())
+                    {
+                        files.by_name.entry(name).or_default().push(folder.clone());
+                    }
+                }
+                Err(_) => files.unlisted.push(folder),
+            }
+        }
+        let files = Rc::new(files);
+        self.state
+            .borrow_mut()
+            .projects
+            .insert(config_dir.to_path_buf(), Rc::clone(&files));
+        files
+    }
 }
 
 /// How much of a transcript's end is read to find a `continued-in` record.

@@ -135,12 +135,18 @@ pub struct Outcome {
 /// Runs the preflight. Reads at most one file check per session asked about, one directory
 /// listing for the recovery scan, and transcript tails along a `continued-in` chain.
 pub fn preflight(input: &Input) -> Outcome {
+    preflight_with(input, &claude::Cache::default())
+}
+
+/// [`preflight`] for one of many inputs asked about at once (a restore plan): what is read
+/// from disk is kept in `cache` and read once for the whole batch. The answers are the same.
+pub fn preflight_with(input: &Input, cache: &claude::Cache) -> Outcome {
     let started = Instant::now();
     let mut trail = Trail {
         steps: Vec::new(),
         mark: started,
     };
-    let decision = decide(input, &mut trail);
+    let decision = decide(input, &mut trail, cache);
     Outcome {
         verdict: decision.verdict,
         session_id: decision.session,
@@ -190,10 +196,11 @@ impl Decision {
 }
 
 /// Where a provider keeps its transcripts, for one working dir.
-enum Disk {
+enum Disk<'a> {
     Claude {
         config_dir: Utf8PathBuf,
         project_dir: Utf8PathBuf,
+        cache: &'a claude::Cache,
     },
     Codex {
         home: Utf8PathBuf,
@@ -206,14 +213,15 @@ struct Located {
     place: String,
 }
 
-impl Disk {
+impl Disk<'_> {
     fn locate(&self, session: &str) -> Located {
         match self {
             Disk::Claude {
                 config_dir,
                 project_dir,
+                cache,
             } => {
-                let found = claude::locate(config_dir, project_dir, session);
+                let found = cache.locate(config_dir, project_dir, session);
                 Located {
                     reachability: found.reachability,
                     place: found.path.into_string(),
@@ -245,7 +253,9 @@ impl Disk {
     /// The recovery scan; Codex has none.
     fn scan(&self, skip: impl Fn(&str) -> bool) -> Result<Option<claude::Candidate>, String> {
         match self {
-            Disk::Claude { project_dir, .. } => Ok(claude::largest_reachable(project_dir, skip)),
+            Disk::Claude {
+                project_dir, cache, ..
+            } => Ok(cache.largest_reachable(project_dir, skip)),
             Disk::Codex { .. } => Err("Codex keeps no recoverable sessions per working dir".into()),
         }
     }
@@ -265,7 +275,7 @@ fn non_empty(value: &Option<String>) -> Option<&str> {
         .filter(|text| !text.is_empty())
 }
 
-fn decide(input: &Input, trail: &mut Trail) -> Decision {
+fn decide(input: &Input, trail: &mut Trail, cache: &claude::Cache) -> Decision {
     let home = input.home.as_deref();
     let provider = input.provider.trim();
     let is_codex = match provider {
@@ -309,10 +319,11 @@ fn decide(input: &Input, trail: &mut Trail) -> Decision {
         );
         return Decision::new(Verdict::Unknown, None);
     } else {
-        let cwd = claude::resolve_working_dir(&input.cwd, home);
+        let cwd = cache.resolve_working_dir(&input.cwd, home);
         Disk::Claude {
             project_dir: claude::project_dir(&config_dir, &cwd),
             config_dir,
+            cache,
         }
     };
     trail.step(
@@ -483,8 +494,19 @@ pub fn claude_transcript_path(
     session: &str,
     home: Option<&Utf8Path>,
 ) -> Option<Utf8PathBuf> {
+    claude_transcript_path_with(config_dir, cwd, session, home, &claude::Cache::default())
+}
+
+/// [`claude_transcript_path`] resolving the working dir through a batch's cache.
+pub fn claude_transcript_path_with(
+    config_dir: &str,
+    cwd: &str,
+    session: &str,
+    home: Option<&Utf8Path>,
+    cache: &claude::Cache,
+) -> Option<Utf8PathBuf> {
     let config_dir = paths::expand_home(config_dir, home);
-    let cwd = claude::resolve_working_dir(cwd, home);
+    let cwd = cache.resolve_working_dir(cwd, home);
     claude::transcript_path(&claude::project_dir(&config_dir, &cwd), session)
 }
 

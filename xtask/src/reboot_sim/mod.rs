@@ -13,12 +13,16 @@
 //!    once.
 //! 5. The checks (`checks`): every pane against the ground truth, no conversation resumed
 //!    twice, nothing acknowledged before the crash lost; a table and `N passed, M failed`.
+//! 6. The hostile cases (`hostile`), each with its own index and tmux server: a crafted working
+//!    dir, an option-like session id, a pane busy on `read`, half-typed text at a prompt, and 2
+//!    and 3 restores at once on an empty server.
 //!
 //! With `--real-claude` the resumed process is the real Claude Code CLI, run offline (`real`).
 
 mod cases;
 mod checks;
 mod crash;
+mod hostile;
 mod real;
 mod sandbox;
 mod stand_in;
@@ -47,7 +51,7 @@ const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N] [--real-claude] [
 /// How often a wait looks again.
 const POLL: Duration = Duration::from_millis(10);
 
-/// How long an agent may take to come up in a pane after the restore typed its command.
+/// How long an agent may take to come up in a pane after the restore started it.
 const STAND_IN_DEADLINE: Duration = Duration::from_secs(20);
 const REAL_CLI_DEADLINE: Duration = Duration::from_secs(90);
 
@@ -266,7 +270,10 @@ fn simulate(sandbox: &Sandbox, options: &Options, real_cli: Option<&Path>) -> Re
         real_fresh,
         claude_dir: sandbox.claude_dir.to_string_lossy().into_owned(),
     };
-    Ok(checks::rows(&truths, &observed, real_cli.is_some()))
+    let mut rows = checks::rows(&truths, &observed, real_cli.is_some());
+    eprintln!("reboot-sim: the hostile cases");
+    rows.extend(hostile::rows(sandbox)?);
+    Ok(rows)
 }
 
 /// `crash-resume --json list`: the index as the CLI shows it, and what it said on stderr.

@@ -209,23 +209,9 @@ impl Sandbox {
 
     /// `tmux -L <socket> ARGS` against the private server; its stdout, trimmed.
     pub fn tmux(&self, args: &[&str]) -> Result<String> {
-        let output = self
-            .command("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .current_dir(&self.home)
-            .output()
-            .context("cannot run tmux; install tmux and retry")?;
-        if !output.status.success() {
-            bail!(
-                "tmux {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr).trim()
-            );
-        }
-        Ok(String::from_utf8_lossy(&output.stdout)
-            .trim_end()
-            .to_string())
+        let mut command = self.command("tmux");
+        command.current_dir(&self.home);
+        run_tmux(command, &self.socket, args)
     }
 
     /// Ends the private server, whichever generation runs (best effort: it may be gone).
@@ -258,6 +244,26 @@ impl Sandbox {
             Ok(pids.iter().all(|&pid| !is_alive(pid)))
         })
     }
+}
+
+/// `tmux -L <socket> -f /dev/null ARGS` run from `command` (its environment and dir); its
+/// stdout, trimmed.
+pub fn run_tmux(mut command: Command, socket: &str, args: &[&str]) -> Result<String> {
+    let output = command
+        .args(["-L", socket, "-f", "/dev/null"])
+        .args(args)
+        .output()
+        .context("cannot run tmux; install tmux and retry")?;
+    if !output.status.success() {
+        bail!(
+            "tmux {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .trim_end()
+        .to_string())
 }
 
 /// SIGKILL, by pid (errors ignored: the process may have exited).

@@ -86,6 +86,13 @@ const INVALID_INPUT: &[(&[&str], i32, &[&str])] = &[
     (&["record", "T", "s\r", "r"], 2, &["session id contains a control character (U+000D)"]),
     (&["record", "T", "s", "a\u{7f}b"], 2, &["repo contains a control character (U+007F)"]),
     (&["record", "T", "s", "r", "ro\u{1b}le"], 2, &["role contains a control character (U+001B)"]),
+    (&["record", "T", "s", "r", "ro\u{9b}le"], 2, &["role contains a control character (U+009B)"]),
+    // A control character in a dir would reach a shell's line editor; an option-like id the agent.
+    (&["record", "T", "s", "r", "--cwd", "/x/\u{15}touch X\n"], 2, &["working dir contains a control character (U+0015) at byte 3"]),
+    (&["record", "T", "s", "r", "--cwd", "/x/\u{85}y"], 2, &["working dir contains a control character (U+0085)"]),
+    (&["record", "T", "s", "r", "--config-dir", "/c/\u{1b}]0;x\u{7}"], 2, &["config dir contains a control character (U+001B)"]),
+    (&["record", "--", "T", "--dangerously-skip-permissions", "r"], 2, &["session id begins with '-'", "as an option"]),
+    (&["record", "--", "T", "-", "r"], 2, &["session id begins with '-'"]),
     (&["record", TOO_LONG, "s", "r"], 2, &["surface id is 513 bytes long", "at most 512"]),
     (&["record", "T", TOO_LONG, "r"], 2, &["session id is 513 bytes long"]),
     (&["record", "T", "s", TOO_LONG], 2, &["repo is 513 bytes long"]),
@@ -390,4 +397,121 @@ fn a_directory_index_path_leaves_no_lock_file_behind() {
         ["a-dir", "config", "home", "state"],
         "a refused write leaves nothing"
     );
+}
+
+/// Whether `bytes` hold a C0 control other than the newline and the tab of the tables, DEL,
+/// or a C1 control: what a terminal or a line editor would act on.
+fn holds_control(bytes: &[u8]) -> bool {
+    String::from_utf8_lossy(bytes)
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+}
+
+/// An index another tool wrote with hostile values: an option-like session id, a working dir
+/// holding readline's kill-line and a newline, a session id holding a terminal title escape,
+/// and a repo holding a right-to-left override. `resume-cmd` refuses the first three (exit 1),
+/// `restore` resumes none of them, and no output carries a control character; human output
+/// shows the override escaped, `--json` exact.
+#[test]
+fn hostile_values_in_an_index_are_refused_and_never_printed_raw() {
+    let env = Sandbox::default();
+    let entry = |surface: &str, session: &str, repo: &str, cwd: Option<&str>| {
+        let mut entry = serde_json::json!({
+            "surfaceId": surface,
+            "sessionId": session,
+            "repo": repo,
+            "role": null,
+            "captured_at": 1_700_000_000_000u64,
+            "last_active": 1_700_000_000_000u64,
+            "provider": "claude",
+        });
+        if let Some(cwd) = cwd {
+            entry["cwd"] = cwd.into();
+        }
+        entry
+    };
+    env.write_index(&[
+        entry("tmux:s:2.0", "--dangerously-skip-permissions", "repo", None),
+        entry("tmux:s:3.0", "sid-3", "repo", Some("/x/\u{15}touch X\n")),
+        entry("tmux:s:4.0", "sid-\u{1b}]0;pwned\u{7}", "repo", Some("/w")),
+        entry("tmux:s:5.0", "sid-5", "rtl\u{202e}gnp", Some("/w")),
+    ]);
+    let run = |args: &[&str]| {
+        let output = crash_resume(&env).args(args).output().unwrap();
+        assert!(!holds_control(&output.stdout), "{args:?}: {output:?}");
+        assert!(!holds_control(&output.stderr), "{args:?}: {output:?}");
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+
+    for (surface, why) in [
+        ("tmux:s:2.0", "session id begins with '-'"),
+        (
+            "tmux:s:3.0",
+            "its working dir contains a control character (U+0015) at byte 3",
+        ),
+        (
+            "tmux:s:4.0",
+            "session id contains a control character (U+001B)",
+        ),
+    ] {
+        let (code, stdout, stderr) = run(&["resume-cmd", surface]);
+        assert_eq!(code, Some(1), "{surface}: {stderr}");
+        assert_eq!(stdout, "", "{surface}");
+        assert!(
+            stderr.contains(&format!("the entry of surface {surface} is refused")),
+            "{surface}: {stderr}"
+        );
+        assert!(stderr.contains(why), "{surface}: {stderr}");
+        assert!(
+            stderr.contains("crash-resume forget"),
+            "{surface}: {stderr}"
+        );
+    }
+    let (code, stdout, _) = run(&["resume-cmd", "tmux:s:5.0"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(stdout, "cd /w && claude --resume sid-5\n");
+
+    let (code, stdout, stderr) = run(&["list"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("\"rtl\\u{202e}gnp\""), "{stdout}");
+    assert!(!stdout.contains('\u{202e}'), "{stdout}");
+    assert!(stderr.contains("\"tmux:s:2.0\" is not usable"), "{stderr}");
+    assert!(stderr.contains("\"tmux:s:4.0\" is not usable"), "{stderr}");
+
+    let (code, stdout, stderr) = run(&["restore"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let line = stdout
+        .lines()
+        .find(|line| line.starts_with("tmux:s:3.0\t"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        line.contains("not resumed: the entry of surface tmux:s:3.0 is refused"),
+        "{line}"
+    );
+    assert!(!stdout.contains("sid-3 &&"), "{stdout}");
+
+    let (code, stdout, _) = run(&["--json", "restore"]);
+    assert_eq!(code, Some(0));
+    let plan: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let items = plan["surfaces"].as_array().unwrap();
+    let refused = items
+        .iter()
+        .find(|item| item["surface"] == "tmux:s:3.0")
+        .unwrap();
+    assert_eq!(refused["command"], serde_json::Value::Null, "{refused}");
+    assert!(
+        refused["refused"].as_str().unwrap().contains("U+0015"),
+        "{refused}"
+    );
+    // --json stays exact: the override is a character of the JSON string, not an escape of ours.
+    let kept = items
+        .iter()
+        .find(|item| item["surface"] == "tmux:s:5.0")
+        .unwrap();
+    assert_eq!(kept["repo"], "rtl\u{202e}gnp", "{kept}");
+    assert_eq!(items.len(), 2, "{plan}");
 }

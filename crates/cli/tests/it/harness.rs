@@ -74,6 +74,25 @@ pub fn crash_resume_agent(env: &Sandbox) -> Command {
     agent_command(env, BIN)
 }
 
+/// `crash-resume --json restore --apply tmux --tmux-socket SOCKET` in an agent's environment,
+/// stdin closed, stdout and stderr piped.
+pub fn restore_apply(env: &Sandbox, socket: &str) -> Command {
+    let mut command = crash_resume_agent(env);
+    command
+        .args([
+            "--json",
+            "restore",
+            "--apply",
+            "tmux",
+            "--tmux-socket",
+            socket,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
 /// What one run of the hook did.
 #[derive(Debug)]
 pub struct HookRun {
@@ -285,12 +304,32 @@ pub fn claude_runs_path(env: &Sandbox) -> PathBuf {
 }
 
 /// Installs a stand-in `claude` in the sandbox's `bin`: it appends the pane it runs in, its
-/// working dir, the dir the shell was in before (`OLDPWD`), its config dir and its arguments
-/// to [`claude_runs_path`], and exits.
+/// working dir, the dir the shell was in before (`OLDPWD`), its config dir, the surface its
+/// environment names (`CRASH_RESUME_SURFACE`) and its arguments to [`claude_runs_path`], and
+/// exits.
 pub fn install_claude_stand_in(env: &Sandbox) {
+    write_claude_stand_in(env, "");
+}
+
+/// Like [`install_claude_stand_in`], but the stand-in then fires the real SessionStart hook for
+/// the session it was asked to resume, as Claude Code does, and stays (as `sleep`), so the
+/// pane's process shows that it runs.
+pub fn install_claude_stand_in_that_stays(env: &Sandbox) {
+    write_claude_stand_in(
+        env,
+        &format!(
+            "[ \"$1\" = --resume ] && printf '{{\"session_id\":\"%s\",\"cwd\":\"%s\",\
+             \"hook_event_name\":\"SessionStart\",\"source\":\"resume\"}}' \"$2\" \"$PWD\" \
+             | {} hook claude\nexec sleep 600\n",
+            shell_word(BIN)
+        ),
+    );
+}
+
+fn write_claude_stand_in(env: &Sandbox, then: &str) {
     let script = format!(
         "#!/bin/sh\nprintf '%s\\n' \"pane=${{TMUX_PANE-}} pwd=$PWD oldpwd=${{OLDPWD-}} \
-         config=${{CLAUDE_CONFIG_DIR-}} args=$*\" >> '{}'\n",
+         config=${{CLAUDE_CONFIG_DIR-}} surface=${{CRASH_RESUME_SURFACE-}} args=$*\" >> '{}'\n{then}",
         claude_runs_path(env).display()
     );
     let path = bin_dir(env).join("claude");
@@ -420,17 +459,7 @@ impl TmuxServer {
         layout: &[(PanePlace, PathBuf, &str)],
         vars: &[(&str, &str)],
     ) -> TmuxServer {
-        let mut client = agent_command(env, "tmux");
-        client.envs(PANE_ENVIRONMENT);
-        client.envs(vars.iter().copied());
-        let server = TmuxServer {
-            name: name.to_string(),
-            tmpdir: tmux_tmpdir(env),
-            client_env: client
-                .get_envs()
-                .map(|(name, value)| (name.to_owned(), value.map(ToOwned::to_owned)))
-                .collect(),
-        };
+        let server = TmuxServer::named_with(env, name, vars);
         let socket = server.socket_path();
         assert!(
             socket.as_os_str().len() < 100,
@@ -490,6 +519,28 @@ impl TmuxServer {
             (server.panes() == wanted).then_some(())
         });
         server
+    }
+
+    /// A client of the server `name` of this sandbox, which need not run (yet): a restore on
+    /// an empty server starts it.
+    pub fn named(env: &Sandbox, name: &str) -> TmuxServer {
+        TmuxServer::named_with(env, name, &[])
+    }
+
+    /// [`TmuxServer::named`], its clients (and so a server they start) with `vars` on top of
+    /// the agent environment.
+    fn named_with(env: &Sandbox, name: &str, vars: &[(&str, &str)]) -> TmuxServer {
+        let mut client = agent_command(env, "tmux");
+        client.envs(PANE_ENVIRONMENT);
+        client.envs(vars.iter().copied());
+        TmuxServer {
+            name: name.to_string(),
+            tmpdir: tmux_tmpdir(env),
+            client_env: client
+                .get_envs()
+                .map(|(name, value)| (name.to_owned(), value.map(ToOwned::to_owned)))
+                .collect(),
+        }
     }
 
     /// `tmux:<session>:<window>.<pane>` and the command running there, for every pane, sorted.
@@ -642,18 +693,6 @@ impl TmuxServer {
     pub fn type_line(&self, target: &str, line: &str) {
         self.tmux(&["send-keys", "-t", target, "-l", line]);
         self.tmux(&["send-keys", "-t", target, "Enter"]);
-    }
-
-    /// Waits until every earlier keystroke sent to the pane has been handled by its shell:
-    /// types `echo <marker>` and waits for the marker's output line.
-    pub fn barrier(&self, target: &str, marker: &str) {
-        self.type_line(target, &format!("echo {marker}"));
-        wait_until(&format!("{marker} in {target}"), || {
-            self.capture(target)
-                .lines()
-                .any(|line| line.trim_end() == marker)
-                .then_some(())
-        });
     }
 
     /// Kills the server and waits until its process is gone, as a crash would leave it.

@@ -711,6 +711,11 @@ const FAILURES: &[(&str, Vars, &str, &[&str])] = &[
     ("no session_id",       &[], r#"{"hook_event_name":"SessionStart","cwd":"/x/p","source":"startup"}"#, &["error:", "has no session_id"]),
     ("blank session_id",    &[], r#"{"session_id":"  ","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "has no session_id"]),
     ("control character",   &[], r#"{"session_id":"s\u0007x","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "session id contains a control character"]),
+    ("option-like session", &[], r#"{"session_id":"--dangerously-skip-permissions","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "session id begins with '-'"]),
+    ("control in cwd",      &[], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/\u0015touch X\n"}"#, &["error:", "working dir contains a control character (U+0015)"]),
+    ("C1 in cwd",           &[], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/\u009b2J"}"#, &["error:", "working dir contains a control character (U+009B)"]),
+    ("control in config",   &[("CLAUDE_CONFIG_DIR", "/c/\u{1b}[2J")], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "config dir contains a control character (U+001B)"]),
+    ("escape in session",   &[("CMUX_SURFACE_ID", "")], r#"{"session_id":"s\u001b]0;x","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "no surface in the environment", r#"session "s\e]0;x" not recorded"#]),
     ("no surface",          &[("CMUX_SURFACE_ID", "")], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "no surface in the environment", "CRASH_RESUME_SURFACE", "session s-1 not recorded"]),
     ("tmux not reachable",  &[("CMUX_SURFACE_ID", ""), ("TMUX_PANE", "%5"), ("TMUX", "/crash-resume-tests-no-such-dir/socket,1,0")], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "tmux could not name pane %5"]),
 ];

@@ -357,3 +357,36 @@ fn a_transcript_close_to_the_retention_cut_off_is_flagged() {
         }
     }
 }
+
+/// `restore --apply` that cannot open a surface (no tmux here) exits 1, says `failed`, and takes
+/// back its claim: the next restore tries the surface again instead of skipping it as claimed.
+#[test]
+fn a_surface_that_failed_to_open_is_tried_again_by_the_next_restore() {
+    let env = Sandbox::default();
+    crate::record(&env, "tmux:work:0.0", "sid-1", "repo");
+    let no_tmux = env.root().join("no-bin");
+    fs::create_dir_all(&no_tmux).unwrap();
+    for attempt in 0..2 {
+        let output = crate::harness::restore_apply(&env, "none")
+            .env("PATH", &no_tmux)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "attempt {attempt}: {stderr}");
+        assert!(
+            stderr.contains("1 of the surfaces tried could not be opened"),
+            "{stderr}"
+        );
+        let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let applied = plan["surfaces"][0]["applied"].as_str().unwrap();
+        assert!(
+            applied.starts_with("failed: cannot run tmux"),
+            "attempt {attempt}: {applied}"
+        );
+        assert_eq!(
+            env.entries()["tmux:work:0.0"].get("restore_claimed_at"),
+            None,
+            "attempt {attempt}: the claim was taken back"
+        );
+    }
+}

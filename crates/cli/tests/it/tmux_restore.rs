@@ -1,10 +1,13 @@
 //! `crash-resume restore --apply tmux` against a real, private tmux server: panes bound through
 //! the real hook run in them, the server killed, a new server with the same layout, then the
-//! resume command typed into the right panes (a stand-in `claude` writes down where and how it
-//! was started), nothing typed twice by two restores at once, a busy pane left alone, and a
-//! missing pane, window or session created in the recorded working dir.
+//! resume command started as the process of the right panes (a stand-in `claude` writes down
+//! where and how it was started), nothing started twice by two restores at once, a busy pane
+//! left alone (another program, a script waiting on `read`, a shell running a command), text
+//! half-typed at a prompt never run, a missing pane, window or session created in the
+//! recorded working dir, and 2 and 3 restores at once on an empty server.
 
 use std::collections::BTreeMap;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::Duration;
@@ -14,8 +17,8 @@ use serde_json::Value;
 use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, claude_dir, claude_resume_command, claude_runs,
-    crash_resume_agent, git_work_dir, install_claude_stand_in, server_name, session_start, uuid,
-    wait_until, write_transcript,
+    crash_resume_agent, git_work_dir, install_claude_stand_in, install_claude_stand_in_that_stays,
+    restore_apply, server_name, session_start, uuid, wait_until, write_transcript,
 };
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -60,6 +63,8 @@ struct ClaudeRun {
     pwd: PathBuf,
     oldpwd: PathBuf,
     config: PathBuf,
+    /// `CRASH_RESUME_SURFACE` as the agent got it.
+    named: String,
     args: String,
 }
 
@@ -81,7 +86,8 @@ fn runs(server: &TmuxServer, env: &Sandbox) -> Vec<ClaudeRun> {
                 ),
                 pwd: field("pwd", Some("oldpwd")).into(),
                 oldpwd: field("oldpwd", Some("config")).into(),
-                config: field("config", Some("args")).into(),
+                config: field("config", Some("surface")).into(),
+                named: field("surface", Some("args")),
                 args: field("args", None),
             }
         })
@@ -90,33 +96,53 @@ fn runs(server: &TmuxServer, env: &Sandbox) -> Vec<ClaudeRun> {
     runs
 }
 
-fn expected_run(
-    env: &Sandbox,
-    place: &PanePlace,
-    cwd: &Path,
-    started_in: &Path,
-    session: &str,
-) -> ClaudeRun {
+/// A run of the stand-in in the pane at `place`, started in `cwd` (the pane is respawned in
+/// the recorded dir, so the `cd` of the command leaves `OLDPWD` there too), with the surface
+/// named in its environment.
+fn expected_run(env: &Sandbox, place: &PanePlace, cwd: &Path, session: &str) -> ClaudeRun {
     ClaudeRun {
         surface: place.surface(),
         pwd: cwd.to_path_buf(),
-        oldpwd: started_in.to_path_buf(),
+        oldpwd: cwd.to_path_buf(),
         config: claude_dir(env),
+        named: place.surface(),
         args: format!("--resume {session}"),
     }
 }
 
-/// How many times the pane shows a typed resume command.
-fn resume_lines(server: &TmuxServer, place: &PanePlace) -> usize {
+/// The process tmux started in each pane (`pane_pid`), by surface: a restore that re-opens a
+/// pane replaces it.
+fn pane_pids(server: &TmuxServer) -> BTreeMap<String, String> {
     server
-        .capture(&place.target())
+        .tmux(&[
+            "list-panes",
+            "-a",
+            "-F",
+            "tmux:#{session_name}:#{window_index}.#{pane_index} #{pane_pid}",
+        ])
         .lines()
-        .filter(|line| line.contains("claude --resume"))
-        .count()
+        .filter_map(|line| line.split_once(' '))
+        .map(|(surface, pid)| (surface.to_string(), pid.to_string()))
+        .collect()
+}
+
+/// Waits until the pane at `place` is the user's shell again, in `dir`: where a re-opened pane
+/// leaves the user once the agent exits.
+fn wait_for_shell_in(server: &TmuxServer, place: &PanePlace, dir: &Path) {
+    wait_until(
+        &format!("{} to be a shell in {}", place.target(), dir.display()),
+        || {
+            (server.display(
+                &place.target(),
+                "#{pane_current_command} #{pane_current_path}",
+            ) == format!("bash {}", dir.display()))
+            .then_some(())
+        },
+    );
 }
 
 #[test]
-fn restore_after_a_tmux_crash_types_each_command_into_its_pane_once() {
+fn restore_after_a_tmux_crash_starts_each_command_in_its_pane_once() {
     let env = Sandbox::default();
     install_claude_stand_in(&env);
     let config = claude_dir(&env);
@@ -212,20 +238,11 @@ fn restore_after_a_tmux_crash_types_each_command_into_its_pane_once() {
     for (place, _, _, has_transcript) in &panes {
         let item = &applied[&place.surface()];
         let expected = if *has_transcript {
-            Value::from("typed into the existing pane")
+            Value::from("started in the existing pane")
         } else {
             Value::Null
         };
         assert_eq!(item["applied"], expected, "{item}");
-    }
-    for (place, cwd, session, _) in panes.iter().filter(|pane| pane.3) {
-        let command = claude_resume_command(&env, cwd, session);
-        wait_until(&format!("{command} in {}", place.target()), || {
-            server
-                .capture(&place.target())
-                .contains(&command)
-                .then_some(())
-        });
     }
     wait_until("the stand-in claude to run twice", || {
         (claude_runs(&env).len() >= 2).then_some(())
@@ -233,34 +250,20 @@ fn restore_after_a_tmux_crash_types_each_command_into_its_pane_once() {
     let expected: Vec<ClaudeRun> = panes
         .iter()
         .filter(|pane| pane.3)
-        .map(|(place, cwd, session, _)| expected_run(&env, place, cwd, &home, session))
+        .map(|(place, cwd, session, _)| expected_run(&env, place, cwd, session))
         .collect();
     assert_eq!(runs(&server, &env), expected);
-    let fresh = &panes[2].0;
-    assert_eq!(
-        resume_lines(&server, fresh),
-        0,
-        "nothing typed into the fresh pane"
-    );
+    // Once the agent exits, the user is at their shell in the session's dir; the fresh pane
+    // was not touched.
+    for (place, cwd, _, _) in panes.iter().filter(|pane| pane.3) {
+        wait_for_shell_in(&server, place, cwd);
+    }
+    wait_for_shell_in(&server, &panes[2].0, &home);
+    let before = pane_pids(&server);
 
     // Two restores at once: both find every surface claimed, and neither types anything.
     let children: Vec<std::process::Child> = (0..2)
-        .map(|_| {
-            crash_resume_agent(&env)
-                .args([
-                    "--json",
-                    "restore",
-                    "--apply",
-                    "tmux",
-                    "--tmux-socket",
-                    &name,
-                ])
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
+        .map(|_| restore_apply(&env, &name).spawn().unwrap())
         .collect();
     for child in children {
         let output = child.wait_with_output().unwrap();
@@ -276,19 +279,9 @@ fn restore_after_a_tmux_crash_types_each_command_into_its_pane_once() {
             assert_eq!(item["applied"], expected, "{item}");
         }
     }
-    // Whatever either had typed would run before this marker does.
-    for (n, (place, _, _, _)) in panes.iter().enumerate() {
-        server.barrier(&place.target(), &format!("BARRIER-{n}"));
-    }
+    // Neither restore replaced any pane's process (a restore never types: it respawns).
+    assert_eq!(pane_pids(&server), before);
     assert_eq!(runs(&server, &env), expected, "no second run");
-    for (place, _, _, has_transcript) in &panes {
-        assert_eq!(
-            resume_lines(&server, place),
-            usize::from(*has_transcript),
-            "{place:?}: {}",
-            server.capture(&place.target())
-        );
-    }
     server.kill_and_wait();
 }
 
@@ -304,13 +297,13 @@ fn restore_creates_what_is_missing_and_leaves_a_busy_pane_alone() {
             PanePlace::new("work", 0, 0),
             git_work_dir(&env, "idle", ""),
             uuid(1),
-            "typed into the existing pane",
+            "started in the existing pane",
         ),
         (
             PanePlace::new("work", 0, 1),
             git_work_dir(&env, "split", ""),
             uuid(2),
-            "split the window and typed into the new pane",
+            "created the pane and started in it",
         ),
         (
             PanePlace::new("work", 1, 0),
@@ -322,13 +315,13 @@ fn restore_creates_what_is_missing_and_leaves_a_busy_pane_alone() {
             PanePlace::new("work", 2, 0),
             git_work_dir(&env, "window", "sub dir"),
             uuid(4),
-            "created the window and typed into it",
+            "created the window and started in it",
         ),
         (
             PanePlace::new("other", 3, 0),
             git_work_dir(&env, "session", ""),
             uuid(5),
-            "created the session and typed into it",
+            "created the session and started in it",
         ),
     ];
     let layout: Vec<(PanePlace, PathBuf, &str)> = panes
@@ -355,7 +348,7 @@ fn restore_creates_what_is_missing_and_leaves_a_busy_pane_alone() {
         &name,
         &[
             (panes[0].0.clone(), home.clone(), PANE_SHELL),
-            (panes[2].0.clone(), home.clone(), "sleep 1000"),
+            (panes[2].0.clone(), home, "sleep 1000"),
         ],
     );
     let output = restore(&env, false, &["--apply", "tmux", "--tmux-socket", &name]);
@@ -377,18 +370,11 @@ fn restore_creates_what_is_missing_and_leaves_a_busy_pane_alone() {
     wait_until("the stand-in claude to run in four panes", || {
         (claude_runs(&env).len() >= 4).then_some(())
     });
-    // The existing pane's shell was in the home dir; the created ones start in the recorded dir.
+    // Every pane, existing or created, is (re)started in the recorded dir.
     let mut expected: Vec<ClaudeRun> = panes
         .iter()
         .filter(|pane| !pane.3.starts_with("skipped"))
-        .map(|(place, cwd, session, applied)| {
-            let started_in = if applied.starts_with("typed into the existing") {
-                home.as_path()
-            } else {
-                cwd.as_path()
-            };
-            expected_run(&env, place, cwd, started_in, session)
-        })
+        .map(|(place, cwd, session, _)| expected_run(&env, place, cwd, session))
         .collect();
     expected.sort();
     assert_eq!(runs(&server, &env), expected);
@@ -399,8 +385,8 @@ fn restore_creates_what_is_missing_and_leaves_a_busy_pane_alone() {
         "sleep"
     );
     assert_eq!(
-        resume_lines(&server, busy),
-        0,
+        server.capture(&busy.target()).trim(),
+        "",
         "nothing typed into the busy pane"
     );
     let mut present: Vec<String> = server
@@ -458,14 +444,252 @@ fn a_pane_busy_at_the_first_restore_is_restored_by_the_next() {
     ));
     assert_eq!(
         second[&place.surface()]["applied"],
-        "typed into the existing pane"
+        "started in the existing pane"
     );
     wait_until("the stand-in claude to run", || {
         (claude_runs(&env).len() == 1).then_some(())
     });
     assert_eq!(
         runs(&server, &env),
-        [expected_run(&env, &place, &cwd, &env.home(), &session)]
+        [expected_run(&env, &place, &cwd, &session)]
     );
     server.kill_and_wait();
+}
+
+/// Panes a restore must not take over: a script waiting on `read` (a child of the pane's
+/// shell), a pane whose own process is a `sh -c` waiting on `read`, and a prompt holding
+/// half-typed text. The first two are skipped as busy; the third is an idle shell, which is
+/// replaced, so its text never runs.
+#[test]
+fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
+    let env = Sandbox::default();
+    install_claude_stand_in(&env);
+    let config = claude_dir(&env);
+    let home = env.home();
+    let panes = [
+        (
+            PanePlace::new("work", 0, 0),
+            git_work_dir(&env, "script", ""),
+            uuid(1),
+        ),
+        (
+            PanePlace::new("work", 0, 1),
+            git_work_dir(&env, "own", ""),
+            uuid(2),
+        ),
+        (
+            PanePlace::new("work", 1, 0),
+            git_work_dir(&env, "half", ""),
+            uuid(3),
+        ),
+    ];
+    let layout: Vec<(PanePlace, PathBuf, &str)> = panes
+        .iter()
+        .map(|(place, cwd, _)| (place.clone(), cwd.clone(), PANE_SHELL))
+        .collect();
+    let name = server_name("typed");
+    let server = TmuxServer::start(&env, &name, &layout);
+    for (place, cwd, session) in &panes {
+        write_transcript(&config, cwd, session, HOUR);
+        server.run_hook_in_pane(
+            &env,
+            &place.target(),
+            &session_start(session, cwd, "startup"),
+        );
+    }
+    server.kill_and_wait();
+    drop(server);
+
+    let answer = env.root().join("answer");
+    let half = env.root().join("half-typed");
+    let reading = format!("sh -c 'read line; echo \"$line\" > {}'", answer.display());
+    let server = TmuxServer::start(
+        &env,
+        &name,
+        &[
+            (panes[0].0.clone(), home.clone(), PANE_SHELL),
+            (panes[1].0.clone(), home.clone(), &reading),
+            (panes[2].0.clone(), home, PANE_SHELL),
+        ],
+    );
+    // Pane 0: the shell runs a script that waits on `read`.
+    server.type_line(&panes[0].0.target(), &reading);
+    // The shell's job control puts the script in the terminal's foreground.
+    wait_until("the script to wait on read", || {
+        (server.display(&panes[0].0.target(), "#{pane_current_command}") == "sh").then_some(())
+    });
+    // Pane 2: half a command at the prompt, no Enter.
+    server.tmux(&[
+        "send-keys",
+        "-t",
+        &panes[2].0.target(),
+        "-l",
+        &format!("touch {}", half.display()),
+    ]);
+    wait_until("the half-typed text to show", || {
+        server
+            .capture(&panes[2].0.target())
+            .contains("touch ")
+            .then_some(())
+    });
+
+    let applied = surfaces(&restore(
+        &env,
+        true,
+        &["--apply", "tmux", "--tmux-socket", &name],
+    ));
+    let said = |place: &PanePlace| {
+        applied[&place.surface()]["applied"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        said(&panes[0].0).starts_with("skipped: the pane is busy: its shell runs a program (pid "),
+        "{}",
+        said(&panes[0].0)
+    );
+    assert_eq!(
+        said(&panes[1].0),
+        "skipped: the pane is busy: its shell runs a script or command"
+    );
+    assert_eq!(said(&panes[2].0), "started in the existing pane");
+    wait_until("the stand-in claude to run", || {
+        (claude_runs(&env).len() == 1).then_some(())
+    });
+    assert_eq!(
+        runs(&server, &env),
+        [expected_run(&env, &panes[2].0, &panes[2].1, &panes[2].2)]
+    );
+    wait_for_shell_in(&server, &panes[2].0, &panes[2].1);
+
+    // The scripts still wait for their input, and got none: end them with a line of ours.
+    for place in [&panes[0].0, &panes[1].0] {
+        server.type_line(&place.target(), "mine");
+        wait_until("the script to take our line", || {
+            fs::read_to_string(&answer)
+                .ok()
+                .filter(|text| text == "mine\n")
+        });
+        fs::remove_file(&answer).unwrap();
+    }
+    assert!(!half.exists(), "the half-typed command never ran");
+    server.kill_and_wait();
+}
+
+/// 2 and 3 restores at once against an empty tmux server, 20 times each: 9 surfaces over 2
+/// sessions, with several panes per window and a gap in the window indexes. Every surface's
+/// session ends in the pane at its recorded address (the stand-in agent stays there, as
+/// `sleep`), started once, with its surface in its environment; its SessionStart hook keeps the
+/// index as it was; exactly one restore opened each surface, and none failed.
+#[test]
+fn concurrent_restores_on_an_empty_server_rebuild_every_pane_once() {
+    let env = Sandbox::default();
+    install_claude_stand_in_that_stays(&env);
+    let config = claude_dir(&env);
+    let places = [
+        PanePlace::new("alpha", 0, 0),
+        PanePlace::new("alpha", 0, 1),
+        PanePlace::new("alpha", 0, 2),
+        PanePlace::new("alpha", 1, 0),
+        PanePlace::new("alpha", 1, 1),
+        PanePlace::new("beta", 0, 0),
+        PanePlace::new("beta", 0, 1),
+        PanePlace::new("beta", 2, 0),
+        PanePlace::new("beta", 2, 1),
+    ];
+    let mut sessions = BTreeMap::new();
+    for (n, place) in places.iter().enumerate() {
+        let cwd = git_work_dir(&env, &format!("repo-{n}"), "");
+        let session = uuid(n as u32 + 1);
+        write_transcript(&config, &cwd, &session, HOUR);
+        let status = crash_resume_agent(&env)
+            .args([
+                "record",
+                &place.surface(),
+                &session,
+                &format!("repo-{n}"),
+                "--provider",
+                "claude",
+                "--cwd",
+                cwd.to_str().unwrap(),
+                "--config-dir",
+                config.to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        sessions.insert(place.surface(), (session, cwd));
+    }
+    let index_before = fs::read(env.index_path()).unwrap();
+    let name = server_name("empty");
+    let server = TmuxServer::named(&env, &name);
+
+    for restores in [2, 3] {
+        for round in 0..20 {
+            let what = format!("{restores} restores, round {round}");
+            env.write_index_bytes(&index_before);
+            let _ = fs::remove_file(crate::harness::claude_runs_path(&env));
+            assert_eq!(server.panes(), Vec::new(), "{what}: the server is empty");
+            let children: Vec<std::process::Child> = (0..restores)
+                .map(|_| restore_apply(&env, &name).spawn().unwrap())
+                .collect();
+            let mut opened: BTreeMap<String, usize> = BTreeMap::new();
+            for child in children {
+                let output = child.wait_with_output().unwrap();
+                assert!(output.status.success(), "{what}: {output:?}");
+                for (surface, item) in surfaces(&output) {
+                    let applied = item["applied"].as_str().unwrap_or_default().to_string();
+                    assert!(
+                        !applied.starts_with("failed"),
+                        "{what}: {surface}: {applied}"
+                    );
+                    if !applied.starts_with("skipped") {
+                        *opened.entry(surface).or_default() += 1;
+                    }
+                }
+            }
+            let once: BTreeMap<String, usize> = sessions
+                .keys()
+                .map(|surface| (surface.clone(), 1))
+                .collect();
+            assert_eq!(opened, once, "{what}: each surface opened by one restore");
+
+            let wanted: Vec<(String, String)> = sessions
+                .keys()
+                .map(|surface| (surface.clone(), "sleep".to_string()))
+                .collect();
+            let mut last = Vec::new();
+            let waited = std::time::Instant::now();
+            while last != wanted && waited.elapsed() < crate::harness::DEADLINE {
+                last = server.panes();
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            assert_eq!(
+                last,
+                wanted,
+                "{what}: every pane runs the agent; runs: {:?}",
+                claude_runs(&env)
+            );
+            let mut expected: Vec<ClaudeRun> = places
+                .iter()
+                .map(|place| {
+                    let (session, cwd) = &sessions[&place.surface()];
+                    expected_run(&env, place, cwd, session)
+                })
+                .collect();
+            expected.sort();
+            assert_eq!(runs(&server, &env), expected, "{what}");
+            let entries = env.entries();
+            assert_eq!(entries.len(), places.len(), "{what}");
+            for (surface, (session, cwd)) in &sessions {
+                let entry = &entries[surface];
+                assert_eq!(entry["sessionId"], *session, "{what}: {entry}");
+                assert_eq!(entry["cwd"], cwd.to_str().unwrap(), "{what}: {entry}");
+                assert_eq!(entry.get("restore_claimed_at"), None, "{what}: {entry}");
+            }
+            server.kill_and_wait();
+        }
+    }
 }

@@ -4,5 +4,6 @@
 
 mod capture;
 mod fuzz;
+mod inert;
 mod model;
 mod scenarios;

@@ -261,3 +261,22 @@ fn from_entries_keeps_the_latest_holder_of_a_session() {
     assert_eq!(index.owner_of("S").unwrap().as_str(), "B");
     assert_eq!(index.len(), 1);
 }
+
+#[test]
+fn a_restore_claim_is_taken_back_only_by_its_own_restore() {
+    let mut index = Index::default();
+    index.record(rec("tmux:w:0.0", "s-1", "r"), 1);
+    assert!(index.claim_restore("tmux:w:0.0", "s-1", 600_000, 10));
+    // Another claim time, another session, another surface: left alone.
+    assert!(!index.release_restore("tmux:w:0.0", "s-1", 11));
+    assert!(!index.release_restore("tmux:w:0.0", "s-2", 10));
+    assert!(!index.release_restore("tmux:w:9.9", "s-1", 10));
+    assert_eq!(
+        index.lookup("tmux:w:0.0").unwrap().restore_claimed_at,
+        Some(10)
+    );
+    assert!(index.release_restore("tmux:w:0.0", "s-1", 10));
+    assert_eq!(index.lookup("tmux:w:0.0").unwrap().restore_claimed_at, None);
+    // Free again: the next restore claims it at once.
+    assert!(index.claim_restore("tmux:w:0.0", "s-1", 600_000, 12));
+}

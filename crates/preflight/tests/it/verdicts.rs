@@ -373,3 +373,85 @@ fn the_outcome_serialises_to_the_wire_names() {
     }
     assert!(json["duration_ms"].is_number());
 }
+
+/// A batch asked through one shared cache gets the answers each input gets alone: held
+/// transcripts reachable, missing (recovered from the dir, or found in another dir's folder by
+/// UUID, or in two folders and so not), a folder with nothing left, across several dirs.
+#[test]
+fn a_shared_cache_answers_a_batch_as_each_input_alone() {
+    let sandbox = Sandbox::new();
+    let config = sandbox.config();
+    let uuid = |n: u32| format!("{n:08x}-7e57-4c1a-9d2b-00c0ffee0000");
+    let dirs: Vec<Utf8PathBuf> = (0..5)
+        .map(|n| {
+            let dir = sandbox.root.join(format!("work/dir-{n}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            dir
+        })
+        .collect();
+    let write = |dir: &Utf8Path, session: &str, lines: usize| {
+        let path = claude_transcript_path(config.as_str(), dir.as_str(), session, None).unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("{USER}\n").repeat(lines)).unwrap();
+    };
+    // dir 0: three transcripts; dir 1: one; dir 2: a UUID also in dir 3 (two folders hold it);
+    // dir 4: none.
+    write(&dirs[0], &uuid(1), 3);
+    write(&dirs[0], &uuid(2), 5);
+    write(&dirs[0], "named", 1);
+    write(&dirs[1], &uuid(10), 2);
+    write(&dirs[2], &uuid(20), 1);
+    write(&dirs[3], &uuid(20), 1);
+    let mut inputs = Vec::new();
+    for (n, dir) in dirs.iter().enumerate() {
+        for held in [
+            uuid(1),
+            uuid(2),
+            uuid(10),
+            uuid(20),
+            uuid(99),
+            "named".to_string(),
+            "gone".to_string(),
+        ] {
+            for excluded in [BTreeSet::new(), BTreeSet::from([uuid(2)])] {
+                inputs.push(Input {
+                    provider: "claude".into(),
+                    session: Some(held.clone()),
+                    cwd: dir.to_string(),
+                    config_dir: Some(config.to_string()),
+                    excluded,
+                    history_session: (n == 3).then(|| uuid(1)),
+                    ..Input::default()
+                });
+            }
+        }
+    }
+    let cache = preflight::claude::Cache::default();
+    let answer = |outcome: Outcome| {
+        (
+            outcome.verdict,
+            outcome.session_id,
+            outcome.recoverable_session_id,
+            outcome
+                .steps
+                .into_iter()
+                .map(|step| (step.id, step.ok, step.detail))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let mut verdicts = BTreeSet::new();
+    for input in &inputs {
+        let alone = answer(preflight(input));
+        verdicts.insert(format!("{:?}", alone.0));
+        assert_eq!(
+            answer(preflight::preflight_with(input, &cache)),
+            alone,
+            "{input:?}"
+        );
+    }
+    assert_eq!(
+        verdicts.len(),
+        3,
+        "resume, recover and fresh all occur: {verdicts:?}"
+    );
+}
