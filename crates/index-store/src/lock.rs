@@ -6,9 +6,10 @@
 //! - the JavaScript crash-resume-index's: that tool locks by `mkdir <index>.lock`, waits up to
 //!   4 s for it, and takes a lock dir older than 15 s (by its mtime) as stale and removes it.
 //!   Holding our own lock, a writer makes that dir too (waiting for a live one up to the same
-//!   deadline, taking a stale one over), writes, and removes it. The lock file records which
-//!   dir it made (device, inode, mtime), so a writer killed while holding it leaves a dir the
-//!   next one of ours recognises and removes at once instead of waiting 15 s.
+//!   deadline, taking a stale one over), writes, and removes it. The lock file records the dirs
+//!   writers of ours made (device, inode, mtime) until one is removed, so a writer killed while
+//!   holding one leaves a dir the next one of ours recognises and removes at once instead of
+//!   waiting 15 s.
 //!
 //! Earlier versions kept a plain lock file at `<index>.lock`, which the JavaScript tool cannot
 //! get past; a file there that looks like one (a pid, owned by this user) is removed.
@@ -152,7 +153,7 @@ impl<'a> SharedDir<'a> {
             path: path.to_owned(),
             cause,
         };
-        let ours_left = recorded_dir(own);
+        let ours_left = recorded_dirs(own);
         let pending = pending_dir_path(path);
         // A private dir a killed writer left: we hold our lock, so no writer of ours uses it.
         let _ = fs::remove_dir(&pending);
@@ -169,7 +170,9 @@ impl<'a> SharedDir<'a> {
                 let made = fs::symlink_metadata(&pending).map_err(lock_error)?;
                 // The record is only a hint for the next writer: a failure to write it costs
                 // that writer a wait, nothing else.
-                let _ = record(own, Some(&identity(&made)));
+                let mut ours = ours_left.clone();
+                ours.push(identity(&made));
+                let _ = record(own, &ours);
                 made_pending = true;
             }
             match move_into_place(&pending, path) {
@@ -195,7 +198,7 @@ impl<'a> SharedDir<'a> {
                 .and_then(|made| SystemTime::now().duration_since(made).ok())
                 .unwrap_or_default();
             if found.is_dir() {
-                let ours = ours_left.as_deref() == Some(identity(&found).as_str());
+                let ours = ours_left.contains(&identity(&found));
                 if ours || age > JS_LOCK_STALE {
                     // Ours, left by a writer killed while holding it; or stale, as the
                     // JavaScript tool takes it. Another may remove it first: either way, retry.
@@ -238,27 +241,43 @@ impl<'a> SharedDir<'a> {
     /// for the JavaScript tool to take as stale.
     fn release(self, own: &mut File) {
         if fs::remove_dir(self.path).is_ok() {
-            let _ = record(own, None);
+            let _ = record(own, &[]);
         }
     }
 }
 
-/// Writes our pid, and the identity of the JavaScript lock dir we hold, into our lock file.
-fn record(own: &mut File, shared_dir: Option<&str>) -> io::Result<()> {
-    own.set_len(0)?;
-    own.seek(SeekFrom::Start(0))?;
-    match shared_dir {
-        Some(identity) => write!(own, "{}\n{identity}\n", std::process::id()),
-        None => writeln!(own, "{}", std::process::id()),
+/// How many lock dirs of ours the lock file remembers at most.
+const REMEMBERED_DIRS: usize = 8;
+
+/// Writes our pid, and the identities of the JavaScript lock dirs writers of ours made and may
+/// not have removed (killed before they could), into our lock file: one per line, newest
+/// last. A writer killed after recording its dir but before removing an older one leaves both
+/// on the list, so neither is ever taken for the JavaScript tool's.
+fn record(own: &mut File, dirs: &[String]) -> io::Result<()> {
+    let kept = &dirs[dirs.len().saturating_sub(REMEMBERED_DIRS)..];
+    let mut text = format!("{}\n", std::process::id());
+    for dir in kept {
+        text.push_str(dir);
+        text.push('\n');
     }
+    // One write over the old content, then the length: a writer killed in between leaves the
+    // new list with the old one's tail after it (lines naming no dir of now), never an empty
+    // file that would forget a dir left in place.
+    own.seek(SeekFrom::Start(0))?;
+    own.write_all(text.as_bytes())?;
+    own.set_len(text.len() as u64)
 }
 
-/// The identity of the lock dir the previous holder of our lock made and did not remove.
-fn recorded_dir(own: &mut File) -> Option<String> {
+/// The identities of lock dirs writers of ours made and may not have removed.
+fn recorded_dirs(own: &mut File) -> Vec<String> {
     let mut text = String::new();
-    own.seek(SeekFrom::Start(0)).ok()?;
-    own.take(256).read_to_string(&mut text).ok()?;
-    text.lines().nth(1).map(str::to_string)
+    let read = own
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| own.take(4096).read_to_string(&mut text));
+    match read {
+        Ok(_) => text.lines().skip(1).map(str::to_string).collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// A plain lock file of an earlier version of this tool: a regular file of ours holding a pid.
