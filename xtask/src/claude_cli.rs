@@ -35,25 +35,7 @@ pub fn install() -> Result<PathBuf> {
         );
         return Ok(executable);
     }
-    fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut npm = Command::new("npm");
-    npm.arg("install")
-        .arg("--prefix")
-        .arg(&dir)
-        .args(["--no-save", "--no-audit", "--no-fund"])
-        .arg(format!("{PACKAGE}@{VERSION}"))
-        // npm's report goes to stderr: stdout carries only the executable's path.
-        .stdout(std::io::stderr());
-    eprintln!("$ {npm:?}");
-    let status = npm.status().context(
-        "cannot run npm, which installs the Claude Code CLI: install Node.js with npm and retry",
-    )?;
-    if !status.success() {
-        bail!(
-            "npm could not install {PACKAGE}@{VERSION} into {}: {status}",
-            dir.display()
-        );
-    }
+    npm_install(&dir, PACKAGE, VERSION)?;
     let found = find_executable(&dir)?;
     link(&found, &executable)?;
     if !reports_pinned_version(&executable) {
@@ -63,6 +45,31 @@ pub fn install() -> Result<PathBuf> {
         );
     }
     Ok(executable)
+}
+
+/// `npm install <package>@<version>` into `dir` (created), locally: no global install, no
+/// `package.json` change, no audit. npm's report goes to stderr: stdout carries only the
+/// installed executable's path.
+pub fn npm_install(dir: &Path, package: &str, version: &str) -> Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut npm = Command::new("npm");
+    npm.arg("install")
+        .arg("--prefix")
+        .arg(dir)
+        .args(["--no-save", "--no-audit", "--no-fund"])
+        .arg(format!("{package}@{version}"))
+        .stdout(std::io::stderr());
+    eprintln!("$ {npm:?}");
+    let status = npm.status().with_context(|| {
+        format!("cannot run npm, which installs {package}: install Node.js with npm and retry")
+    })?;
+    if !status.success() {
+        bail!(
+            "npm could not install {package}@{version} into {}: {status}",
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// The installed executable that reports the pinned version: the package's own `bin` entry
@@ -119,14 +126,23 @@ fn link(executable: &Path, link: &Path) -> Result<()> {
 
 /// Whether `executable --version` prints the pinned version (`2.1.328 (Claude Code)`).
 fn reports_pinned_version(executable: &Path) -> bool {
-    let Ok(output) = Command::new(executable)
+    version_line(executable).is_some_and(|line| line.starts_with(&format!("{VERSION} ")))
+}
+
+/// The first line `executable --version` prints, when it runs and succeeds.
+pub fn version_line(executable: &Path) -> Option<String> {
+    let output = Command::new(executable)
         .arg("--version")
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
-    else {
-        return false;
-    };
-    output.status.success()
-        && String::from_utf8_lossy(&output.stdout).starts_with(&format!("{VERSION} "))
+        .ok()?;
+    output.status.success().then(|| {
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    })
 }

@@ -8,11 +8,13 @@
 //! - `bench-cli`: the release binary timed end to end (see `bench_cli`).
 //! - `claude-cli install`: installs the pinned Claude Code CLI into the build dir and prints the
 //!   path of its executable (see `claude_cli`).
+//! - `codex-cli install`: the same for the pinned Codex CLI (see `codex_cli`).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench_cli;
 mod claude_cli;
+mod codex_cli;
 mod reboot_sim;
 
 use std::process::Command;
@@ -26,6 +28,7 @@ fn main() -> Result<()> {
     match task.as_str() {
         "test" => test(&rest),
         "claude-cli" => claude_cli_task(&rest),
+        "codex-cli" => codex_cli_task(&rest),
         "reboot-sim" => reboot_sim::run(&rest),
         "bench-cli" => bench_cli::run(&rest),
         _ => {
@@ -39,11 +42,12 @@ const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
   test [NEXTEST ARGS]   run every test of the workspace
-  reboot-sim [--panes N] [--real-claude]
+  reboot-sim [--panes N] [--real-claude | --real-codex]
                         the whole crash-and-resume story in a sandbox, checked pane by pane
   bench-cli [--runs N] [--plan]  time the release binary end to end (median, p95) at 1k and 10k
                         entries, and the restore plan from 1k to 10k (--plan: only that)
-  claude-cli install    install the pinned Claude Code CLI into the build dir, print its path";
+  claude-cli install    install the pinned Claude Code CLI into the build dir, print its path
+  codex-cli install     install the pinned Codex CLI into the build dir, print its path";
 
 fn claude_cli_task(args: &[String]) -> Result<()> {
     match args {
@@ -55,6 +59,20 @@ fn claude_cli_task(args: &[String]) -> Result<()> {
         _ => {
             eprintln!("{USAGE}");
             bail!("unknown claude-cli command {args:?}")
+        }
+    }
+}
+
+fn codex_cli_task(args: &[String]) -> Result<()> {
+    match args {
+        [command] if command == "install" => {
+            let executable = codex_cli::install()?;
+            println!("{}", executable.display());
+            Ok(())
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            bail!("unknown codex-cli command {args:?}")
         }
     }
 }
@@ -110,9 +128,11 @@ fn test(extra: &[String]) -> Result<()> {
     // when it is missing.
     let executable = claude_cli::install()?;
     eprintln!("Claude Code CLI: {}", executable.display());
+    let executable = codex_cli::install()?;
+    eprintln!("Codex CLI: {}", executable.display());
     run(cargo()
         .args(["nextest", "run", "--workspace", "--no-fail-fast"])
-        .args(["--features", "preflight/real-cli"])
+        .args(["--features", "preflight/real-cli,crash-resume/real-cli"])
         .args(extra))?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
     // The criterion benchmarks, each run once, so they cannot rot.

@@ -1,5 +1,6 @@
-//! `crash-resume hook install claude`: adds the SessionStart and SessionEnd command hooks to
-//! Claude Code's settings, keeping every other setting, idempotently, written atomically.
+//! `crash-resume hook install claude|codex`: adds the SessionStart and SessionEnd command hooks
+//! to the agent's hook file (Claude Code's `settings.json`, Codex's `hooks.json`, which has the
+//! same shape), keeping every other setting, idempotently, written atomically.
 //!
 //! The user's file is treated as theirs:
 //! - what it holds is kept as written: each member's value is carried over as its original
@@ -28,10 +29,33 @@ use serde_json::{Value, json};
 
 use crate::args::Global;
 use crate::hook::{Agent, config_dir};
-use crate::{Failure, commands};
+use crate::{Failure, commands, output};
 
-/// The hook events crash-resume installs itself for in Claude Code.
+/// The hook events crash-resume installs itself for.
 const EVENTS: [&str; 2] = ["SessionStart", "SessionEnd"];
+
+/// The agent's hook file in its config dir.
+fn hook_file_name(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Claude => "settings.json",
+        Agent::Codex => "hooks.json",
+    }
+}
+
+/// What the user must still do in the agent once the hooks are in its file.
+fn next_steps(agent: Agent, path: &Utf8Path) -> Option<String> {
+    match agent {
+        Agent::Claude => None,
+        Agent::Codex => Some(format!(
+            "Codex runs a new hook only once it is trusted: start `codex`, and at \"Hooks need \
+             review\" choose \"Trust all and continue\" (Codex saves the trust in config.toml \
+             under [hooks.state.\"{path}:session_start:0:0\"]); `codex exec` skips untrusted hooks \
+             silently. By default Codex runs hooks in its shared daemon, which cannot tell which \
+             pane a session runs in, so nothing is recorded: run `codex --no-daemon`, or set \
+             `daemon_auto_start = false` under [features] in config.toml"
+        )),
+    }
+}
 
 pub fn install(
     global: &Global,
@@ -39,11 +63,7 @@ pub fn install(
     settings: Option<String>,
     dry_run: bool,
 ) -> Result<(), Failure> {
-    if agent != Agent::Claude {
-        return Err(Failure::Usage(anyhow!(
-            "hook install supports claude only; for Codex add `crash-resume hook codex` to ~/.codex/hooks.json"
-        )));
-    }
+    let given = settings.is_some();
     let path = match settings {
         Some(path) if path.trim().is_empty() => {
             return Err(Failure::Usage(anyhow!(
@@ -51,31 +71,62 @@ pub fn install(
             )));
         }
         Some(path) => Utf8PathBuf::from(path),
-        None => {
-            Utf8PathBuf::from(config_dir(agent).map_err(Failure::Failed)?).join("settings.json")
-        }
+        None => Utf8PathBuf::from(config_dir(agent).map_err(Failure::Failed)?)
+            .join(hook_file_name(agent)),
     };
-    let command = hook_command(global)?;
-    install_command_hooks(&path, &command, &EVENTS, dry_run)
+    let command = hook_command(global, agent)?;
+    let file = HookFile {
+        path: &path,
+        command: &command,
+        events: &EVENTS,
+        given,
+    };
+    install_command_hooks(global, &file, dry_run, |path| next_steps(agent, path))
 }
 
-/// Adds `command` as a command hook of each of `events` in the JSON hooks file at `path` (a
-/// symlink there is followed when it is safe to, so a dotfile manager's link stays a link),
-/// creating it when it is missing; prints what it did.
+/// A hooks file to add a command hook to.
+#[derive(Debug, Clone, Copy)]
+pub struct HookFile<'a> {
+    pub path: &'a Utf8Path,
+    /// The exact command: only a hook running exactly this counts as installed.
+    pub command: &'a str,
+    pub events: &'a [&'static str],
+    /// The path came from `--settings`, so the advice does not suggest it.
+    pub given: bool,
+}
+
+/// Adds the file's command as a command hook of each of its events (a symlink at the path is
+/// followed when it is safe to, so a dotfile manager's link stays a link), creating the file
+/// when it is missing; prints what it did, and `next_steps` for the file written, if any.
 pub fn install_command_hooks(
-    path: &Utf8Path,
-    command: &str,
-    events: &[&'static str],
+    global: &Global,
+    file: &HookFile<'_>,
     dry_run: bool,
+    next_steps: impl FnOnce(&Utf8Path) -> Option<String>,
 ) -> Result<(), Failure> {
-    let path = index_store::resolve_path(path)?;
-    let mut settings = read_settings(&path)?;
-    let added = merge(&mut settings, command, events).map_err(|reason| {
+    let path = index_store::resolve_path(file.path)?;
+    let mut settings = read_settings(&path, file.given)?;
+    let added = merge(&mut settings, file.command, file.events).map_err(|reason| {
         Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
     })?;
     let mut bytes =
         serde_json::to_vec_pretty(&settings).map_err(|error| Failure::Failed(error.into()))?;
     bytes.push(b'\n');
+    let report = |written: bool| {
+        let merged = String::from_utf8_lossy(&bytes).into_owned();
+        let merged =
+            RawValue::from_string(merged).map_err(|error| Failure::Failed(error.into()))?;
+        commands::print_json(&output::Installed::new(
+            path.as_str(),
+            &added,
+            file.command,
+            written,
+            dry_run.then_some(&*merged),
+        ))
+    };
+    if dry_run && global.json {
+        return report(false);
+    }
     if dry_run {
         eprintln!(
             "{} (dry run: {path} was not written)",
@@ -87,6 +138,12 @@ pub fn install_command_hooks(
         );
         return commands::print_line(String::from_utf8_lossy(&bytes).trim_end());
     }
+    if let Some(note) = next_steps(&path) {
+        eprintln!("{note}");
+    }
+    if added.is_empty() && global.json {
+        return report(false);
+    }
     if added.is_empty() {
         return commands::print_line(&format!("already installed in {path}"));
     }
@@ -96,13 +153,17 @@ pub fn install_command_hooks(
             .map_err(Failure::Failed)?;
     }
     let backup = index_store::replace_file(&path, &bytes)?;
+    if global.json {
+        return report(true);
+    }
     let kept = match backup {
         Some(backup) => format!(" (the previous version is kept as {backup})"),
         None => String::new(),
     };
     commands::print_line(&format!(
-        "installed {} hooks into {path}: {command}{kept}",
-        added.join(" and ")
+        "installed {} hooks into {path}: {}{kept}",
+        added.join(" and "),
+        file.command
     ))
 }
 
@@ -180,7 +241,8 @@ impl Members {
     }
 }
 
-fn read_settings(path: &Utf8Path) -> Result<Members, Failure> {
+/// `given`: the path came from `--settings`, so the advice does not suggest it.
+fn read_settings(path: &Utf8Path, given: bool) -> Result<Members, Failure> {
     let file = match safe_open::open_read(path.as_std_path(), Symlinks::Refuse) {
         Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Members::default()),
@@ -209,7 +271,12 @@ fn read_settings(path: &Utf8Path) -> Result<Members, Failure> {
     }
     let refuse = |reason: String| {
         Failure::Failed(anyhow!(
-            "{reason}; fix it by hand or pass --settings, the file was left untouched"
+            "{reason}; fix it by hand{}, the file was left untouched",
+            if given {
+                ""
+            } else {
+                " or choose another file with --settings"
+            }
         ))
     };
     match serde_json::from_str::<Value>(&text) {
@@ -288,9 +355,9 @@ impl<'de> Visitor<'de> for UniqueKeys {
     }
 }
 
-/// The command Claude Code runs: this binary, by absolute path, with the index path when one
-/// was chosen, every word shell-quoted.
-fn hook_command(global: &Global) -> Result<String, Failure> {
+/// The command the agent runs: this binary, by absolute path, with the index path when one was
+/// chosen, every word shell-quoted.
+fn hook_command(global: &Global, agent: Agent) -> Result<String, Failure> {
     let exe = std::env::current_exe()
         .context("cannot find this program's path")
         .map_err(Failure::Failed)?;
@@ -307,7 +374,7 @@ fn hook_command(global: &Global) -> Result<String, Failure> {
             .map_err(|_| Failure::Usage(anyhow!("the index path is not valid UTF-8")))?;
         words.extend(["--path".to_string(), absolute]);
     }
-    words.extend(["hook".to_string(), "claude".to_string()]);
+    words.extend(["hook".to_string(), agent.provider().to_string()]);
     shlex::try_join(words.iter().map(String::as_str))
         .map_err(|error| Failure::Usage(anyhow!("cannot quote the hook command: {error}")))
 }

@@ -232,8 +232,14 @@ fn next_field(text: &str) -> Option<(&str, &str)> {
 /// `ps -A -o pid=,ppid=,tty=,comm=`, its errors silenced.
 #[cfg(any(test, not(target_os = "linux")))]
 fn ps_listing() -> Option<String> {
+    ps_every_process("pid=,ppid=,tty=,comm=")
+}
+
+/// `ps -A -o <columns>`, its errors silenced.
+#[cfg(any(test, not(target_os = "linux")))]
+pub fn ps_every_process(columns: &str) -> Option<String> {
     let output = Process::new("ps")
-        .args(["-A", "-o", "pid=,ppid=,tty=,comm="])
+        .args(["-A", "-o", columns])
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()

@@ -1,11 +1,13 @@
 //! The preflight at scale: a project folder with 10, 1,000 and 10,000 transcripts; the
-//! reachability of one session; the recovery scan; following a `continued-in` chain.
+//! reachability of one session; the recovery scan; following a `continued-in` chain. For Codex:
+//! a `$CODEX_HOME` with as many sessions, looked up through the `state_5.sqlite` row (read-only)
+//! and, without the database, by the search through the date folders.
 
 use std::hint::black_box;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use preflight::{Input, claude, preflight};
+use preflight::{Input, claude, codex, preflight};
 
 const USER: &str = r#"{"parentUuid":null,"type":"user","message":{"role":"user","content":"fix the failing test in the parser"},"uuid":"9b1d","timestamp":"2026-11-30T10:00:00.000Z"}"#;
 
@@ -120,5 +122,65 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+const META: &str = r#"{"timestamp":"2026-12-01T07:40:15.000Z","type":"session_meta","payload":{"cwd":"/w","cli_version":"0.171.0"}}"#;
+
+/// A Codex home with `size` sessions over 30 date folders, each with its `threads` row, and a
+/// copy of the rollouts without the database.
+fn codex_homes(root: &Utf8Path, size: usize) -> (Utf8PathBuf, Utf8PathBuf) {
+    let with_db = root.join(format!("codex-{size}"));
+    let without_db = root.join(format!("codex-nodb-{size}"));
+    std::fs::create_dir_all(&with_db).unwrap();
+    let db = rusqlite::Connection::open(with_db.join(codex::STATE_DB).as_std_path()).unwrap();
+    db.pragma_update(None, "journal_mode", "wal").unwrap();
+    db.execute_batch(
+        "CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL, \
+         cwd TEXT NOT NULL, archived INTEGER NOT NULL DEFAULT 0); BEGIN",
+    )
+    .unwrap();
+    for n in 0..size {
+        let session = format!("01a2308c-0000-7000-8000-{n:012}");
+        let day = format!("2026/11/{:02}", 1 + n % 30);
+        let name = format!("rollout-2026-11-01T00-00-00-{session}.jsonl");
+        for home in [&with_db, &without_db] {
+            let dir = home.join("sessions").join(&day);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(&name), format!("{META}\n")).unwrap();
+        }
+        let path = with_db.join("sessions").join(&day).join(&name);
+        db.execute(
+            "INSERT INTO threads (id, rollout_path, cwd) VALUES (?1, ?2, '/w')",
+            [session.as_str(), path.as_str()],
+        )
+        .unwrap();
+    }
+    db.execute_batch("COMMIT").unwrap();
+    (with_db, without_db)
+}
+
+fn bench_codex(c: &mut Criterion) {
+    let dir = tempfile::Builder::new()
+        .prefix("preflight-bench-codex-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let root = Utf8PathBuf::from_path_buf(dir.path().to_path_buf()).unwrap();
+    for size in sizes() {
+        let (with_db, without_db) = codex_homes(&root, size);
+        // The oldest session: the search, newest folder first, reaches it last.
+        let session = "01a2308c-0000-7000-8000-000000000000";
+        let mut group = c.benchmark_group("preflight codex");
+        group.bench_with_input(
+            BenchmarkId::new("locate through the state_5.sqlite row", size),
+            &with_db,
+            |b, home| b.iter(|| black_box(codex::locate(black_box(home), session))),
+        );
+        group.bench_with_input(
+            BenchmarkId::new("locate by the search (no database)", size),
+            &without_db,
+            |b, home| b.iter(|| black_box(codex::locate(black_box(home), session))),
+        );
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench, bench_codex);
 criterion_main!(benches);

@@ -156,8 +156,10 @@ pub fn preflight_with(input: &Input, cache: &claude::Cache) -> Outcome {
     }
 }
 
+/// Milliseconds since `mark`, rounded to whole microseconds: `14.868`, never
+/// `14.868000000000001` (a whole number of microseconds divided by 1000 prints as its decimal).
 fn millis_since(mark: Instant) -> f64 {
-    mark.elapsed().as_secs_f64() * 1000.0
+    mark.elapsed().as_micros() as f64 / 1000.0
 }
 
 struct Trail {
@@ -209,8 +211,20 @@ enum Disk<'a> {
 
 /// What is on disk for one session id.
 struct Located {
-    reachability: Reachability,
+    reachable: bool,
     place: String,
+    /// What was found there, in words.
+    state: String,
+}
+
+impl Located {
+    fn from_claude(reachability: Reachability, place: String) -> Self {
+        Located {
+            reachable: reachability.is_reachable(),
+            place,
+            state: reachability.describe().to_string(),
+        }
+    }
 }
 
 impl Disk<'_> {
@@ -222,21 +236,16 @@ impl Disk<'_> {
                 cache,
             } => {
                 let found = cache.locate(config_dir, project_dir, session);
+                Located::from_claude(found.reachability, found.path.into_string())
+            }
+            Disk::Codex { home } => {
+                let found = codex::locate(home, session);
                 Located {
-                    reachability: found.reachability,
+                    reachable: found.reachability.is_reachable(),
+                    state: found.describe(),
                     place: found.path.into_string(),
                 }
             }
-            Disk::Codex { home } => match codex::find_rollout(home, session) {
-                Some(path) => Located {
-                    reachability: Reachability::Reachable,
-                    place: path.into_string(),
-                },
-                None => Located {
-                    reachability: Reachability::Missing,
-                    place: format!("{home}/sessions/*/*/*/rollout-*-{session}.jsonl"),
-                },
-            },
         }
     }
 
@@ -346,16 +355,24 @@ fn decide_held(input: &Input, disk: &Disk, held: &str, trail: &mut Trail) -> Dec
         return decision;
     }
     let located = disk.locate(held);
-    let reachable = located.reachability.is_reachable();
+    let reachable = located.reachable;
     trail.step(
         StepId::Transcript,
         reachable,
-        format!("{}: {}", located.place, located.reachability.describe()),
+        format!("{}: {}", located.place, located.state),
     );
     if reachable {
         return Decision::new(Verdict::Resume, Some(held));
     }
-    match disk.scan(|id| id == held || input.excluded.contains(id)) {
+    let held_elsewhere = std::cell::RefCell::new(Vec::new());
+    let scanned = disk.scan(|id| {
+        let excluded = input.excluded.contains(id);
+        if excluded && id != held {
+            held_elsewhere.borrow_mut().push(id.to_string());
+        }
+        id == held || excluded
+    });
+    match scanned {
         Ok(Some(candidate)) => {
             trail.step(
                 StepId::Recovery,
@@ -371,7 +388,10 @@ fn decide_held(input: &Input, disk: &Disk, held: &str, trail: &mut Trail) -> Dec
             trail.step(
                 StepId::Recovery,
                 false,
-                "no other conversation on disk for this working dir",
+                nothing_to_recover(
+                    "no other conversation on disk for this working dir",
+                    held_elsewhere.into_inner(),
+                ),
             );
             Decision::new(Verdict::Fresh, None)
         }
@@ -391,15 +411,11 @@ fn decide_unheld(input: &Input, disk: &Disk, trail: &mut Trail) -> Decision {
             return with_evidence(decision, input, disk, trail);
         }
         let located = disk.locate(history);
-        let reachable = located.reachability.is_reachable();
+        let reachable = located.reachable;
         trail.step(
             StepId::History,
             reachable,
-            format!(
-                "{history} at {}: {}",
-                located.place,
-                located.reachability.describe()
-            ),
+            format!("{history} at {}: {}", located.place, located.state),
         );
         if reachable {
             return Decision::new(Verdict::Resume, Some(history));
@@ -418,7 +434,15 @@ fn with_evidence(
     if decision.verdict != Verdict::Fresh {
         return decision;
     }
-    match disk.scan(|id| input.excluded.contains(id)) {
+    let held_elsewhere = std::cell::RefCell::new(Vec::new());
+    let scanned = disk.scan(|id| {
+        let excluded = input.excluded.contains(id);
+        if excluded {
+            held_elsewhere.borrow_mut().push(id.to_string());
+        }
+        excluded
+    });
+    match scanned {
         Ok(Some(candidate)) => {
             trail.step(
                 StepId::Scan,
@@ -430,10 +454,33 @@ fn with_evidence(
             );
             decision.recoverable = Some(candidate.session);
         }
-        Ok(None) => trail.step(StepId::Scan, false, "nothing recoverable on disk"),
+        Ok(None) => trail.step(
+            StepId::Scan,
+            false,
+            nothing_to_recover("nothing recoverable on disk", held_elsewhere.into_inner()),
+        ),
         Err(reason) => trail.step(StepId::Scan, false, reason),
     }
     decision
+}
+
+/// Why a recovery scan found nothing: `none`, or, when the only conversations on disk are
+/// bound to other surfaces, that they are there and held.
+fn nothing_to_recover(none: &str, mut held_elsewhere: Vec<String>) -> String {
+    if held_elsewhere.is_empty() {
+        return none.to_string();
+    }
+    held_elsewhere.sort();
+    let (count, names) = (held_elsewhere.len(), held_elsewhere.join(", "));
+    let (noun, verb) = if count == 1 {
+        ("conversation", "is")
+    } else {
+        ("conversations", "are")
+    };
+    format!(
+        "no conversation on disk for this working dir is free to recover: the {noun} {names} \
+         {verb} on disk but bound to another surface"
+    )
 }
 
 /// The resume gate: a candidate that is not the head of its session chain is redirected to the
@@ -451,7 +498,7 @@ fn gate(input: &Input, disk: &Disk, candidate: &str, trail: &mut Trail) -> Optio
         return None;
     }
     let located = disk.locate(&head);
-    if located.reachability.is_reachable() {
+    if located.reachable {
         trail.step(StepId::Chain, true, format!("moved on to {head}"));
         Some(Decision::new(Verdict::Resume, Some(&head)))
     } else {
@@ -460,8 +507,7 @@ fn gate(input: &Input, disk: &Disk, candidate: &str, trail: &mut Trail) -> Optio
             false,
             format!(
                 "the conversation moved on to {head}, which this spawn cannot resume ({}: {})",
-                located.place,
-                located.reachability.describe()
+                located.place, located.state
             ),
         );
         Some(Decision::new(Verdict::Fresh, None))
@@ -485,6 +531,32 @@ fn chain_head(input: &Input, disk: &Disk, candidate: &str) -> String {
         }
     }
     current
+}
+
+/// When the transcript `input.session` would be resumed from was last modified: the time the
+/// conversation last changed (a prompt, an answer). `None` when no transcript is known: no
+/// session, an unknown provider, no config dir, or no file. For Claude Code it is the file
+/// [`claude::locate`] finds (the working dir's project folder first, as the CLI looks); for
+/// Codex the rollout file.
+pub fn transcript_modified(input: &Input) -> Option<std::time::SystemTime> {
+    let home = input.home.as_deref();
+    let session = non_empty(&input.session)?;
+    let config_dir = paths::expand_home(non_empty(&input.config_dir)?, home);
+    let path = match input.provider.trim() {
+        "claude" if !input.cwd.trim().is_empty() => {
+            let cwd = claude::resolve_working_dir(&input.cwd, home);
+            let project_dir = claude::project_dir(&config_dir, &cwd);
+            // One `stat` where the CLI looks first; the wider look-up only when it is not there.
+            let derived = claude::transcript_path(&project_dir, session)?;
+            if let Ok(modified) = std::fs::metadata(&derived).and_then(|meta| meta.modified()) {
+                return Some(modified);
+            }
+            claude::locate(&config_dir, &project_dir, session).path
+        }
+        "codex" => codex::find_rollout(&config_dir, session)?,
+        _ => return None,
+    };
+    std::fs::metadata(path).ok()?.modified().ok()
 }
 
 /// The transcript path a Claude session would be resumed from, for messages and tests.

@@ -18,9 +18,12 @@
 //!    and 3 restores at once on an empty server.
 //!
 //! With `--real-claude` the resumed process is the real Claude Code CLI, run offline (`real`).
+//! `--real-codex` plays the Codex story instead, with the real Codex CLI in every pane, offline
+//! in a network namespace of its own (`codex`).
 
 mod cases;
 mod checks;
+mod codex;
 mod crash;
 mod hostile;
 mod real;
@@ -40,10 +43,12 @@ use self::checks::{Observed, PlanItem, Row};
 use self::sandbox::{Agent, Sandbox};
 use self::stand_in::Kind;
 
-const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N] [--real-claude] [--seed N] [--keep] [--crash-resume FILE]
+const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex] [--seed N] [--keep] [--crash-resume FILE]
 
   --panes N            how many tmux panes to run (default 8, one per case; more are plain sessions)
   --real-claude        resume with the real Claude Code CLI (the pinned npm package), offline
+  --real-codex         the Codex story: the real Codex CLI (the pinned npm package) in every pane,
+                       offline in a network namespace (needs root or unprivileged user namespaces)
   --seed N             replay the random kill moments of an earlier run
   --keep               keep the sandbox dir after a passing run
   --crash-resume FILE  check this crash-resume binary instead of building the release one";
@@ -64,6 +69,7 @@ const WAVE_OF_SERVER_KILL: usize = 1;
 struct Options {
     panes: usize,
     real_claude: bool,
+    real_codex: bool,
     seed: u64,
     keep: bool,
     crash_resume: Option<PathBuf>,
@@ -74,6 +80,7 @@ impl Options {
         let mut options = Options {
             panes: cases::CASES.len(),
             real_claude: false,
+            real_codex: false,
             seed: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map(|now| now.as_nanos() as u64)
@@ -105,6 +112,7 @@ impl Options {
                     options.crash_resume = Some(PathBuf::from(value("--crash-resume")?));
                 }
                 "--real-claude" => options.real_claude = true,
+                "--real-codex" => options.real_codex = true,
                 "--keep" => options.keep = true,
                 "-h" | "--help" => {
                     eprintln!("{USAGE}");
@@ -112,6 +120,9 @@ impl Options {
                 }
                 other => bail!("unknown argument {other:?}\n\n{USAGE}"),
             }
+        }
+        if options.real_claude && options.real_codex {
+            bail!("--real-claude and --real-codex are two stories; run one at a time\n\n{USAGE}");
         }
         Ok(options)
     }
@@ -136,6 +147,10 @@ pub fn run(args: &[String]) -> Result<()> {
         .real_claude
         .then(crate::claude_cli::install)
         .transpose()?;
+    let codex_cli = options
+        .real_codex
+        .then(crate::codex_cli::install)
+        .transpose()?;
 
     let started = Instant::now();
     let sandbox = Sandbox::create(&crate::sandbox_base("reboot-sim")?, &crash_resume)?;
@@ -147,7 +162,10 @@ pub fn run(args: &[String]) -> Result<()> {
     );
     let outcome = {
         let _shut_down = ShutDown(&sandbox);
-        simulate(&sandbox, &options, real_cli.as_deref())
+        match &codex_cli {
+            Some(cli) => codex::simulate(&sandbox, cli),
+            None => simulate(&sandbox, &options, real_cli.as_deref()),
+        }
     };
     let elapsed = started.elapsed();
     let rows = match outcome {
@@ -161,12 +179,19 @@ pub fn run(args: &[String]) -> Result<()> {
         }
     };
     print!("{}", checks::render(&rows));
+    let panes = if options.real_codex {
+        codex::PANES
+    } else {
+        options.panes
+    };
     println!(
         "reboot-sim: {} pane{}{} in {:.1}s (not counting the release build), seed {}",
-        options.panes,
-        if options.panes == 1 { "" } else { "s" },
+        panes,
+        if panes == 1 { "" } else { "s" },
         if options.real_claude {
             ", real Claude Code CLI"
+        } else if options.real_codex {
+            ", real Codex CLI"
         } else {
             ""
         },

@@ -1,4 +1,4 @@
-//! `crash-resume hook install claude`: merged into Claude Code's settings with every other
+//! `crash-resume hook install claude|codex`: merged into Claude Code's settings with every other
 //! setting kept (in its order), idempotent, backed up, `--dry-run` writes nothing, a file it
 //! cannot parse is refused and left byte for byte; and the command it installs really records.
 
@@ -11,8 +11,8 @@ use predicates::str::{contains, is_empty};
 use serde_json::{Value, json};
 
 use crate::harness::{
-    agent_command, claude_dir, crash_resume_agent, git_work_dir, hook_log, run_with_stdin,
-    session_end, session_start, uuid,
+    agent_command, claude_dir, codex_home, crash_resume_agent, git_work_dir, hook_log,
+    run_with_stdin, session_end, session_start, uuid,
 };
 use crate::{BIN, Sandbox};
 
@@ -307,17 +307,90 @@ fn without_settings_flag_it_uses_the_claude_config_dir() {
 #[test]
 fn install_refuses_bad_usage() {
     let env = Sandbox::default();
-    assert_cmd::Command::from_std(crash_resume_agent(&env))
-        .args(["hook", "install", "codex"])
-        .assert()
-        .code(2)
-        .stdout(is_empty())
-        .stderr(contains("claude only").and(contains("hook codex")));
     install(&env, &["--settings", ""])
         .code(2)
         .stdout(is_empty())
         .stderr(contains("--settings is empty"));
     assert!(!claude_dir(&env).exists(), "nothing written");
+    assert_cmd::Command::from_std(crash_resume_agent(&env))
+        .args(["hook", "install", "codex", "--settings", ""])
+        .assert()
+        .code(2)
+        .stdout(is_empty())
+        .stderr(contains("--settings is empty"));
+    assert!(!codex_home(&env).exists(), "nothing written");
+}
+
+/// Codex keeps its hooks in `$CODEX_HOME/hooks.json`, shaped like Claude Code's settings:
+/// merged with the user's own hooks, idempotent, backed up; the trust step is spelled out.
+#[test]
+fn install_codex_writes_hooks_json_merged_backed_up_and_idempotent() {
+    let env = Sandbox::default();
+    let hooks_path = codex_home(&env).join("hooks.json");
+    fs::create_dir_all(codex_home(&env)).unwrap();
+    let existing = r#"{
+  "hooks": {
+    "Stop": [ { "hooks": [ { "type": "command", "command": "notify-send done" } ] } ],
+    "SessionStart": [ { "matcher": "startup", "hooks": [ { "type": "command", "command": "other-tool start" } ] } ]
+  }
+}
+"#;
+    fs::write(&hooks_path, existing).unwrap();
+    let codex_install = || {
+        assert_cmd::Command::from_std(crash_resume_agent(&env))
+            .args(["hook", "install", "codex"])
+            .assert()
+    };
+    codex_install()
+        .success()
+        .stdout(
+            contains("installed SessionStart and SessionEnd hooks")
+                .and(contains(hooks_path.to_str().unwrap())),
+        )
+        .stderr(
+            contains("Hooks need")
+                .and(contains("Trust all and continue"))
+                .and(contains(format!(
+                    "{}:session_start:0:0",
+                    hooks_path.display()
+                )))
+                .and(contains("--no-daemon"))
+                .and(contains("daemon_auto_start = false")),
+        );
+    assert_eq!(
+        fs::read_to_string(backup_of(&hooks_path)).unwrap(),
+        existing
+    );
+    let written: Value = serde_json::from_slice(&fs::read(&hooks_path).unwrap()).unwrap();
+    assert_eq!(
+        written["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "notify-send done"
+    );
+    assert_eq!(
+        written["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+        "other-tool start"
+    );
+    for event in ["SessionStart", "SessionEnd"] {
+        let ours: Vec<&str> = written["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|group| group["hooks"].as_array().unwrap())
+            .filter_map(|hook| hook["command"].as_str())
+            .filter(|command| command.ends_with(" hook codex"))
+            .collect();
+        assert_eq!(ours.len(), 1, "one crash-resume hook in {event}: {written}");
+    }
+    let bytes = fs::read(&hooks_path).unwrap();
+    codex_install()
+        .success()
+        .stdout(contains("already installed"));
+    assert_eq!(fs::read(&hooks_path).unwrap(), bytes, "idempotent");
+    // A Claude install alongside does not count as the Codex one, nor the reverse.
+    install(&env, &[])
+        .success()
+        .stdout(contains("installed SessionStart and SessionEnd"));
+    assert_eq!(fs::read(&hooks_path).unwrap(), bytes);
 }
 
 /// The exact command string written into the settings runs as Claude Code would run it

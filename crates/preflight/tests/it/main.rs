@@ -3,6 +3,9 @@
 
 #[cfg(feature = "real-cli")]
 mod claude_cli;
+#[cfg(feature = "real-cli")]
+mod codex_cli;
+mod codex_layout;
 mod folder_names;
 mod reachability;
 mod spawn_sim;

@@ -1,0 +1,548 @@
+//! `--real-codex`: the crash-and-resume story with the real Codex CLI 0.171.0 (`cargo xtask
+//! codex-cli install`) in tmux panes, offline.
+//!
+//! The tmux server runs in a network namespace with loopback alone (`unshare -n`), started by
+//! `codex_offline.py` (`crates/preflight/tests/support`, written into the sandbox), which serves a mock of the Responses API on
+//! 127.0.0.1 and, when the simulation lets go of it, SIGKILLs every process left in the
+//! namespace by pid: the panes, every Codex TUI and the Codex daemon. That is the crash. The
+//! panes, one per case:
+//!
+//! - `--no-daemon`, crashed: recorded by the hook in its own pane; `restore` resumes it
+//!   (`cd <dir> && codex resume <id>`), and the TUI loads that very session;
+//! - `--no-daemon`, `/quit`: Codex's SessionEnd marks it ended; not restored;
+//! - `--no-daemon`, rollout deleted after the crash: `restore` says why it starts fresh;
+//! - daemon mode (Codex's default): the hook runs in the daemon, which hides the pane, so nothing
+//!   is recorded (and nothing misattributed); `hook.log` says why.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use super::cases::{self, Slot};
+use super::checks::Row;
+use super::sandbox::{Sandbox, create_dir, sh_quote};
+use super::wait_for;
+
+/// The offline setup the Codex conformance tests use too (they alone look up the CLI there).
+#[allow(dead_code)]
+#[path = "../../../crates/preflight/tests/support/codex_offline.rs"]
+mod codex_offline;
+
+/// How many panes the story runs (one per case).
+pub const PANES: usize = Case::ALL.len();
+
+/// How long one Codex screen may take to appear.
+const SCREEN_DEADLINE: Duration = Duration::from_secs(90);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Case {
+    Crashed,
+    Quit,
+    RolloutDeleted,
+    Daemon,
+}
+
+impl Case {
+    const ALL: [Case; 4] = [
+        Case::Crashed,
+        Case::Quit,
+        Case::RolloutDeleted,
+        Case::Daemon,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Case::Crashed => "codex --no-daemon, crashed",
+            Case::Quit => "codex --no-daemon, /quit",
+            Case::RolloutDeleted => "codex --no-daemon, rollout deleted",
+            Case::Daemon => "codex (daemon mode)",
+        }
+    }
+
+    fn slot(self, work: &Path) -> Slot {
+        let (window, pane, dir) = match self {
+            Case::Crashed => (0, 0, "codex-crashed"),
+            Case::Quit => (0, 1, "codex-quit"),
+            Case::RolloutDeleted => (0, 2, "codex-deleted"),
+            Case::Daemon => (1, 0, "codex-daemon"),
+        };
+        Slot {
+            session: "codex".to_string(),
+            window,
+            pane,
+            dir: work.join(dir),
+        }
+    }
+
+    fn prompt(self) -> String {
+        format!("reboot-sim {}", self.name())
+    }
+}
+
+/// The namespace, held by its launcher: dropping it ends every process in it.
+struct Namespace {
+    launcher: Child,
+}
+
+impl Namespace {
+    fn start(sandbox: &Sandbox) -> Result<Namespace> {
+        let script = sandbox.root.join("codex_offline.py");
+        fs::write(&script, codex_offline::LAUNCHER)
+            .with_context(|| format!("cannot write {}", script.display()))?;
+        let mut launcher = sandbox
+            .command("unshare")
+            .args(["-n", "--", "python3"])
+            .arg(&script)
+            .args(["--port", &codex_offline::PORT.to_string(), "--log"])
+            .arg(sandbox.root.join("codex-requests.log"))
+            .args([
+                "--",
+                "sh",
+                "-c",
+                codex_offline::TMUX_SERVER,
+                &sandbox.socket,
+            ])
+            .current_dir(&sandbox.home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot run unshare (util-linux), which keeps Codex offline")?;
+        let socket = sandbox
+            .volatile
+            .join(format!("tmux-{}", rustix::process::getuid().as_raw()))
+            .join(&sandbox.socket);
+        wait_for(
+            SCREEN_DEADLINE,
+            "the tmux server in the network namespace",
+            || {
+                if let Some(status) = launcher.try_wait()? {
+                    let mut stderr = String::new();
+                    if let Some(pipe) = launcher.stderr.as_mut() {
+                        let _ = std::io::Read::read_to_string(pipe, &mut stderr);
+                    }
+                    bail!(
+                        "cannot create a network namespace for Codex, or start tmux in it \
+                         ({status}): {}; run as root or allow unprivileged user namespaces",
+                        stderr.trim()
+                    );
+                }
+                Ok(socket.exists().then_some(()))
+            },
+        )?;
+        Ok(Namespace { launcher })
+    }
+
+    /// SIGKILLs everything in the namespace (the launcher does it by pid) and waits.
+    fn crash(mut self) -> Result<()> {
+        drop(self.launcher.stdin.take());
+        let status = self.launcher.wait()?;
+        // The launcher's own failures (an isolated namespace, a free port) are 97 and 98.
+        if matches!(status.code(), Some(97 | 98)) {
+            bail!("the offline launcher failed: {status}");
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        drop(self.launcher.stdin.take());
+        let _ = self.launcher.wait();
+    }
+}
+
+/// The whole Codex story; one row per check.
+pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
+    let codex_home = sandbox.home.join(".codex");
+    create_dir(&codex_home)?;
+    let slots: Vec<(Case, Slot)> = Case::ALL
+        .iter()
+        .map(|case| (*case, case.slot(&sandbox.work)))
+        .collect();
+    for (_, slot) in &slots {
+        create_dir(&slot.dir)?;
+    }
+    write_config(&codex_home, &slots)?;
+    let wrapper = sandbox.bin.join("codex");
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nexport MOCK_API_KEY=dummy\nexec {} \"$@\"\n",
+            sh_quote(&cli.to_string_lossy())
+        ),
+    )
+    .with_context(|| format!("cannot write {}", wrapper.display()))?;
+    make_executable(&wrapper)?;
+    eprintln!(
+        "reboot-sim: {}",
+        sandbox
+            .crash_resume_ok(&["hook", "install", "codex"])?
+            .trim()
+    );
+
+    let namespace = Namespace::start(sandbox)?;
+    let layout: Vec<Slot> = slots.iter().map(|(_, slot)| slot.clone()).collect();
+    cases::start_server(sandbox, &layout)?;
+    let mut first = true;
+    for (case, slot) in &slots {
+        let flag = if *case == Case::Daemon {
+            ""
+        } else {
+            " --no-daemon"
+        };
+        cases::type_line(sandbox, slot, &format!("codex{flag}"))?;
+        if first {
+            answer_hook_review(sandbox, slot)?;
+            first = false;
+        }
+        screen_shows(sandbox, slot, "Ask Codex")?;
+        cases::type_line(sandbox, slot, &case.prompt())?;
+        screen_shows(sandbox, slot, "• ok")?;
+        if *case == Case::Quit {
+            cases::type_line(sandbox, slot, "/quit")?;
+            screen_shows(sandbox, slot, "To continue this session")?;
+        }
+    }
+    let sessions: Vec<(Case, String)> = slots
+        .iter()
+        .map(|(case, _)| Ok((*case, session_of(&codex_home, &case.prompt())?)))
+        .collect::<Result<_>>()?;
+    let session = |case: Case| {
+        sessions
+            .iter()
+            .find(|(each, _)| *each == case)
+            .map(|(_, session)| session.clone())
+            .unwrap_or_default()
+    };
+    wait_for(SCREEN_DEADLINE, "pane /quit's end to be recorded", || {
+        Ok(entry(sandbox, &Case::Quit.slot(&sandbox.work).surface())?
+            .filter(|entry| entry["ended_at"].is_u64()))
+    })?;
+    let before_crash = list(sandbox)?;
+
+    eprintln!("reboot-sim: Codex panes played their cases; crashing");
+    namespace.crash()?;
+    fs::remove_file(rollout_of(&codex_home, &session(Case::RolloutDeleted))?)
+        .context("cannot delete a rollout")?;
+    fs::remove_dir_all(&sandbox.volatile)
+        .with_context(|| format!("cannot remove {}", sandbox.volatile.display()))?;
+    sandbox.create_volatile()?;
+    let namespace = Namespace::start(sandbox)?;
+    cases::start_server(sandbox, &layout)?;
+    eprintln!("reboot-sim: rebooted; restoring");
+    eprint!(
+        "reboot-sim: crash-resume restore says:\n{}",
+        sandbox.crash_resume_ok(&["restore"])?
+    );
+    let plan = restore_plan(sandbox, &["--json", "restore"])?;
+    let plan_all = restore_plan(sandbox, &["--json", "restore", "--all"])?;
+    let applied = restore_plan(
+        sandbox,
+        &[
+            "--json",
+            "restore",
+            "--apply",
+            "tmux",
+            "--tmux-socket",
+            &sandbox.socket,
+        ],
+    )?;
+
+    let mut rows = Vec::new();
+    for (case, slot) in &slots {
+        let surface = slot.surface();
+        let held = session(*case);
+        let recorded = before_crash
+            .iter()
+            .find(|item| item["surfaceId"] == surface.as_str());
+        let item = find(&plan, &surface);
+        let item_all = find(&plan_all, &surface);
+        let mut problems = Vec::new();
+        let (expected, got) = match case {
+            Case::Crashed => {
+                let resumed = resumed_session(sandbox, slot, &codex_home, &held);
+                if let Err(error) = &resumed {
+                    problems.push(format!("{error:#}"));
+                }
+                if find(&applied, &surface)
+                    .and_then(|item| item["applied"].as_str())
+                    .is_none()
+                {
+                    problems.push("restore --apply tmux did not act on the pane".into());
+                }
+                let why = item.map(|item| item["why"].as_str().unwrap_or_default().to_string());
+                if !why.as_deref().unwrap_or_default().starts_with("offered") {
+                    problems.push(format!("restore's reason: {why:?}"));
+                }
+                (
+                    format!("resume {}", short(&held)),
+                    match &resumed {
+                        Ok(session) => format!("resume {}", short(session)),
+                        Err(_) => "not resumed".to_string(),
+                    },
+                )
+            }
+            Case::Quit => {
+                if item.is_some() {
+                    problems.push("restore offers a session that ended with /quit".into());
+                }
+                let why = item_all
+                    .and_then(|item| item["why"].as_str())
+                    .unwrap_or_default();
+                if !why.starts_with("not offered") {
+                    problems.push(format!("restore --all's reason: {why:?}"));
+                }
+                (
+                    "ended, not offered".to_string(),
+                    match item {
+                        None if why.starts_with("not offered") => "ended, not offered".to_string(),
+                        None => "not offered".to_string(),
+                        Some(_) => "offered".to_string(),
+                    },
+                )
+            }
+            Case::RolloutDeleted => {
+                let verdict = item
+                    .and_then(|item| item["verdict"].as_str())
+                    .unwrap_or("-");
+                let why = item
+                    .and_then(|item| item["why"].as_str())
+                    .unwrap_or_default();
+                if verdict != "fresh" || !why.contains("no rollout") {
+                    problems.push(format!("verdict {verdict}, reason {why:?}"));
+                }
+                (
+                    "fresh (no rollout)".to_string(),
+                    format!(
+                        "{verdict}{}",
+                        if why.contains("no rollout") {
+                            " (no rollout)"
+                        } else {
+                            ""
+                        }
+                    ),
+                )
+            }
+            Case::Daemon => {
+                if recorded.is_some() || item_all.is_some() {
+                    problems.push(format!("recorded under the daemon: {recorded:?}"));
+                }
+                // Once per daemon: the one before the crash, and the one the resumed pane's
+                // `codex resume` starts after the reboot.
+                let log = fs::read_to_string(sandbox.state_dir().join("crash-resume/hook.log"))
+                    .unwrap_or_default();
+                let daemons: Vec<&str> = log
+                    .lines()
+                    .filter(|line| line.contains("Codex runs its hooks in its shared daemon"))
+                    .filter_map(|line| line.split("(pid ").nth(1)?.split(',').next())
+                    .collect();
+                let mut distinct = daemons.clone();
+                distinct.sort_unstable();
+                distinct.dedup();
+                if daemons.is_empty() || distinct.len() != daemons.len() {
+                    problems.push(format!("hook.log should say why once per daemon: {log}"));
+                }
+                let said = daemons.len();
+                (
+                    "not recorded, logged per daemon".to_string(),
+                    format!(
+                        "{}, logged for {said} daemons",
+                        if recorded.is_some() {
+                            "recorded"
+                        } else {
+                            "not recorded"
+                        }
+                    ),
+                )
+            }
+        };
+        if *case != Case::Daemon
+            && recorded.and_then(|entry| entry["sessionId"].as_str()) != Some(held.as_str())
+        {
+            problems.push(format!(
+                "the index held {recorded:?} before the crash, not {held}"
+            ));
+        }
+        rows.push(Row {
+            surface,
+            case: case.name().to_string(),
+            expected,
+            got,
+            problems,
+        });
+    }
+    let requests = fs::read_to_string(sandbox.root.join("codex-requests.log")).unwrap_or_default();
+    let other: Vec<&str> = requests
+        .lines()
+        .filter(|line| *line != "POST /v1/responses")
+        .collect();
+    rows.push(Row {
+        surface: "(mock)".to_string(),
+        case: "Codex's requests".to_string(),
+        expected: "POST /v1/responses only".to_string(),
+        got: format!(
+            "{} requests, {} other",
+            requests.lines().count(),
+            other.len()
+        ),
+        problems: if other.is_empty() {
+            Vec::new()
+        } else {
+            vec![format!("other requests: {other:?}")]
+        },
+    });
+    drop(namespace);
+    Ok(rows)
+}
+
+/// `config.toml` for the mock, with each pane's dir trusted.
+fn write_config(codex_home: &Path, slots: &[(Case, Slot)]) -> Result<()> {
+    let dirs: Vec<&Path> = slots.iter().map(|(_, slot)| slot.dir.as_path()).collect();
+    let path = codex_home.join("config.toml");
+    fs::write(&path, codex_offline::config_toml(&dirs))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn make_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("cannot make {} executable", path.display()))
+}
+
+/// What the pane shows now (no scroll-back: a dialog that closed is gone from it).
+fn screen(sandbox: &Sandbox, slot: &Slot) -> Result<String> {
+    sandbox.tmux(&["capture-pane", "-p", "-J", "-t", &slot.target()])
+}
+
+fn screen_shows(sandbox: &Sandbox, slot: &Slot, text: &str) -> Result<()> {
+    wait_for(
+        SCREEN_DEADLINE,
+        &format!("{text:?} on {}", slot.surface()),
+        || Ok(screen(sandbox, slot)?.contains(text).then_some(())),
+    )
+    .with_context(|| {
+        format!(
+            "{} shows:\n{}",
+            slot.surface(),
+            screen(sandbox, slot).unwrap_or_default()
+        )
+    })
+}
+
+/// The first Codex to see the hooks asks to review them; "Trust all and continue" is saved in
+/// config.toml. Keys that reach it while it draws can be dropped: answered while it shows.
+fn answer_hook_review(sandbox: &Sandbox, slot: &Slot) -> Result<()> {
+    screen_shows(sandbox, slot, "Hooks need review")?;
+    wait_for(SCREEN_DEADLINE, "the hook review to be answered", || {
+        if !screen(sandbox, slot)?.contains("Hooks need review") {
+            return Ok(Some(()));
+        }
+        sandbox.tmux(&["send-keys", "-t", &slot.target(), "2"])?;
+        sandbox.tmux(&["send-keys", "-t", &slot.target(), "Enter"])?;
+        let answered = wait_for(Duration::from_secs(2), "the dialog to close", || {
+            Ok((!screen(sandbox, slot)?.contains("Hooks need review")).then_some(()))
+        });
+        Ok(answered.ok())
+    })
+}
+
+/// The rollouts under `codex_home/sessions`.
+fn rollouts(codex_home: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![codex_home.join("sessions")];
+    while let Some(dir) = dirs.pop() {
+        for item in fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = item.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "jsonl") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// The session whose rollout holds `prompt` (its id ends the file name).
+fn session_of(codex_home: &Path, prompt: &str) -> Result<String> {
+    let holding: Vec<PathBuf> = rollouts(codex_home)
+        .into_iter()
+        .filter(|path| fs::read_to_string(path).is_ok_and(|text| text.contains(prompt)))
+        .collect();
+    let [path] = &holding[..] else {
+        bail!("{} rollouts hold {prompt:?}", holding.len());
+    };
+    let name = path
+        .file_stem()
+        .and_then(|stem| stem.to_str())
+        .unwrap_or_default();
+    Ok(name
+        .get(name.len().saturating_sub(36)..)
+        .unwrap_or_default()
+        .to_string())
+}
+
+fn rollout_of(codex_home: &Path, session: &str) -> Result<PathBuf> {
+    rollouts(codex_home)
+        .into_iter()
+        .find(|path| {
+            path.to_string_lossy()
+                .ends_with(&format!("-{session}.jsonl"))
+        })
+        .with_context(|| format!("no rollout of {session}"))
+}
+
+/// After the restore typed its command: the TUI shows the conversation, a new prompt is
+/// answered, and it lands in the rollout of the session it resumed. Returns that session.
+fn resumed_session(
+    sandbox: &Sandbox,
+    slot: &Slot,
+    codex_home: &Path,
+    held: &str,
+) -> Result<String> {
+    screen_shows(sandbox, slot, &Case::Crashed.prompt())?;
+    screen_shows(sandbox, slot, "Ask Codex")?;
+    let after = "reboot-sim: after the reboot";
+    cases::type_line(sandbox, slot, after)?;
+    wait_for(SCREEN_DEADLINE, "the answer after the reboot", || {
+        Ok((screen(sandbox, slot)?.matches("• ok").count() >= 2).then_some(()))
+    })?;
+    let session = session_of(codex_home, after)?;
+    let rollout = rollout_of(codex_home, held)?;
+    if !fs::read_to_string(&rollout)?.contains(after) {
+        bail!(
+            "the prompt after the reboot is not in {}",
+            rollout.display()
+        );
+    }
+    Ok(session)
+}
+
+fn short(session: &str) -> &str {
+    session.get(..8).unwrap_or(session)
+}
+
+fn list(sandbox: &Sandbox) -> Result<Vec<Value>> {
+    let list: Value = serde_json::from_str(&sandbox.crash_resume_ok(&["--json", "list"])?)?;
+    Ok(list["entries"].as_array().cloned().unwrap_or_default())
+}
+
+fn entry(sandbox: &Sandbox, surface: &str) -> Result<Option<Value>> {
+    Ok(list(sandbox)?
+        .into_iter()
+        .find(|entry| entry["surfaceId"] == surface))
+}
+
+fn restore_plan(sandbox: &Sandbox, args: &[&str]) -> Result<Vec<Value>> {
+    let plan: Value = serde_json::from_str(&sandbox.crash_resume_ok(args)?)?;
+    Ok(plan["surfaces"].as_array().cloned().unwrap_or_default())
+}
+
+fn find<'a>(plan: &'a [Value], surface: &str) -> Option<&'a Value> {
+    plan.iter().find(|item| item["surface"] == surface)
+}
