@@ -518,7 +518,27 @@ impl TmuxServer {
         wait_until("every pane of the layout to run its program", || {
             (server.panes() == wanted).then_some(())
         });
+        for (place, _, program) in layout {
+            if *program == PANE_SHELL {
+                server.wait_for_idle_shell(&place.target());
+            }
+        }
         server
+    }
+
+    /// Waits until the pane's own process is the plain shell [`PANE_SHELL`] at its prompt. tmux
+    /// starts a pane's command through `$SHELL -c`, which shows as `bash` too until it has
+    /// replaced itself with the command, and a restore rightly calls a pane whose process is a
+    /// `-c` command busy.
+    pub fn wait_for_idle_shell(&self, target: &str) {
+        wait_until("the pane to be an idle shell", || {
+            let pid = self.display(target, "#{pane_pid}");
+            let output = Command::new("ps")
+                .args(["-o", "args=", "-p", &pid])
+                .output()
+                .ok()?;
+            (String::from_utf8_lossy(&output.stdout).trim() == PANE_SHELL).then_some(())
+        });
     }
 
     /// A client of the server `name` of this sandbox, which need not run (yet): a restore on
