@@ -25,25 +25,14 @@ pub type Outcome = Result<(), Failure>;
 pub struct Context {
     flags: Global,
     env: Environment,
-    /// How long to wait for the index lock when `CRASH_RESUME_LOCK_TIMEOUT` is not set: the
-    /// flag's value (5s unless given), or a hook's own short wait.
-    lock_wait: LockWait,
-    /// Whether `CRASH_RESUME_LOCK_TIMEOUT` is set.
-    lock_timeout_variable: bool,
     /// `CRASH_RESUME_ROLE`: the role a hook records.
     pub role: Option<String>,
     /// Whether this process is a hook's background retry (`CRASH_RESUME_HOOK_RETRY`).
     pub is_hook_retry: bool,
 }
 
-/// Which wait for the index lock applies when the variable does not say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LockWait {
-    /// `--lock-timeout` (5s by default).
-    Flag,
-    /// An agent's hook: this short wait, so that it never holds the agent up.
-    Hook(Duration),
-}
+/// How long a command waits for the index lock unless told otherwise.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Set in the environment of a hook's background retry, which must not hand off again.
 pub const RETRY_VARIABLE: &str = "CRASH_RESUME_HOOK_RETRY";
@@ -51,14 +40,12 @@ pub const RETRY_VARIABLE: &str = "CRASH_RESUME_HOOK_RETRY";
 impl Context {
     /// Reads the environment once: the home dir, the XDG dirs and the providers' config-dir
     /// variables.
-    pub fn new(flags: Global, lock_wait: LockWait) -> Context {
+    pub fn new(flags: Global) -> Context {
         let env =
             Environment::from_lookup(etcetera::home_dir().ok(), |name| std::env::var_os(name));
         Context {
             flags,
             env,
-            lock_wait,
-            lock_timeout_variable: std::env::var_os("CRASH_RESUME_LOCK_TIMEOUT").is_some(),
             role: std::env::var("CRASH_RESUME_ROLE").ok(),
             is_hook_retry: std::env::var_os(RETRY_VARIABLE).is_some(),
         }
@@ -148,22 +135,26 @@ pub fn from_variable(flag: &str, variable: &str) -> String {
     }
 }
 
-/// The index store, with the lock wait of `--lock-timeout` / `CRASH_RESUME_LOCK_TIMEOUT`, or
-/// the hook's own when the variable is unset.
+/// The index store, waiting for its lock as `--lock-timeout` / `CRASH_RESUME_LOCK_TIMEOUT`
+/// say, else [`DEFAULT_LOCK_TIMEOUT`].
 pub fn open_store(cx: &Context) -> Result<Store, Failure> {
-    let path = index_path(cx)?;
-    let lock_timeout = match cx.lock_wait {
-        LockWait::Hook(wait) if !cx.lock_timeout_variable => wait,
-        _ => {
+    let lock_timeout = match &cx.lock_timeout {
+        Some(text) => {
             let source = from_variable("--lock-timeout", "CRASH_RESUME_LOCK_TIMEOUT");
-            parse_duration_in(&cx.lock_timeout, "lock timeout", &source)?
+            parse_duration_in(text, "lock timeout", &source)?
         }
+        None => DEFAULT_LOCK_TIMEOUT,
     };
+    open_store_with(cx, lock_timeout)
+}
+
+/// The index store, waiting for its lock up to `lock_timeout` (a hook decides its own wait).
+pub fn open_store_with(cx: &Context, lock_timeout: Duration) -> Result<Store, Failure> {
     let options = StoreOptions {
         lock_timeout,
         allow_volatile: cx.allow_volatile,
     };
-    Ok(Store::open(&path, options)?)
+    Ok(Store::open(&index_path(cx)?, options)?)
 }
 
 /// The index file in use: `--path` / `CRASH_RESUME_INDEX_PATH`, else the default.

@@ -2,8 +2,13 @@
 //! surface in the environment, and records, touches or ends the entry.
 //!
 //! A hook never fails and never delays the agent: whatever happens it exits 0, prints nothing
-//! on stdout (Claude Code would add it to the conversation), gives up on stdin and on the lock
-//! quickly, and writes what went wrong to `hook.log` next to the index.
+//! on stdout (Claude Code would add it to the conversation), and holds the agent up for at
+//! most [`HOOK_BUDGET`] (2 s) whatever the settings say: it waits for its payload on stdin up
+//! to 1 s, then for the lock up to `--lock-timeout` or what is left of the budget, whichever
+//! is shorter. A record that does not get the lock in that time is handed, as an unnamed private
+//! file on its stdin (never on the command line), to a detached copy of the hook that waits
+//! longer. An invalid setting falls back to the default and is logged; it never drops a record.
+//! What went wrong goes to `hook.log` next to the index (mode 0600, in a dir it creates 0700).
 
 use std::io::Write;
 use std::process::Command as Process;
@@ -19,10 +24,15 @@ use crate::args::Agent;
 use crate::context::{self, Context, RETRY_VARIABLE};
 use crate::error::Failure;
 
-/// How long a hook waits for its payload on stdin (Claude Code may never close it).
-const STDIN_DEADLINE: Duration = Duration::from_secs(2);
-/// How long a hook waits for the index lock, unless `--lock-timeout` says otherwise.
-pub const LOCK_TIMEOUT: Duration = Duration::from_secs(2);
+/// The longest a hook holds its agent up, whatever the settings say.
+pub const HOOK_BUDGET: Duration = Duration::from_secs(2);
+/// How long a hook waits for its payload on stdin (Claude Code writes it at once, and may never
+/// close stdin).
+const STDIN_DEADLINE: Duration = Duration::from_secs(1);
+/// Kept back from the budget for the write itself and the hand-off to a retry.
+const WRITE_RESERVE: Duration = Duration::from_millis(300);
+/// How long a background retry waits for its payload (its parent hands it over whole).
+const RETRY_STDIN_DEADLINE: Duration = Duration::from_secs(10);
 /// Past this size `hook.log` is rotated to `hook.log.1` (replacing the older one), so the two
 /// together stay within about twice this.
 const MAX_LOG_BYTES: u64 = 256 * 1024;
@@ -66,7 +76,7 @@ impl std::error::Error for Notice {}
 /// Runs the hook; every failure is logged, none is returned.
 pub fn run(cx: &Context, agent: Agent, payload_arg: Option<&str>) {
     let started = Instant::now();
-    let result = capture(cx, agent, payload_arg);
+    let result = capture(cx, agent, payload_arg, started);
     let log_line = match &result {
         Ok(done) => format!("info: {done}"),
         Err(error) => match error.downcast_ref::<Notice>() {
@@ -88,10 +98,16 @@ pub fn run(cx: &Context, agent: Agent, payload_arg: Option<&str>) {
     }
 }
 
-fn capture(cx: &Context, agent: Agent, payload_arg: Option<&str>) -> anyhow::Result<String> {
-    let started = Instant::now();
+fn capture(
+    cx: &Context,
+    agent: Agent,
+    payload_arg: Option<&str>,
+    started: Instant,
+) -> anyhow::Result<String> {
+    let is_retry = cx.is_hook_retry;
     let text = match payload_arg {
         Some(text) => text.to_string(),
+        None if is_retry => read_stdin(RETRY_STDIN_DEADLINE)?,
         None => read_stdin(STDIN_DEADLINE)?,
     };
     let value: serde_json::Value = serde_json::Deserializer::from_str(&text)
@@ -123,8 +139,15 @@ fn capture(cx: &Context, agent: Agent, payload_arg: Option<&str>) -> anyhow::Res
         Err(error) => return Err(error),
     };
     let record = build_record(cx, agent, &surface, &payload)?;
+    let setting = lock_timeout_setting(cx);
+    let lock_timeout = match is_retry {
+        true => setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT)),
+        false => setting
+            .unwrap_or(HOOK_BUDGET)
+            .min(HOOK_BUDGET.saturating_sub(started.elapsed() + WRITE_RESERVE)),
+    };
     let named = started.elapsed();
-    let store = context::open_store(cx).map_err(Failure::into_error)?;
+    let store = context::open_store_with(cx, lock_timeout).map_err(Failure::into_error)?;
     let locked = std::cell::Cell::new(None);
     let now = context::now();
     let session = payload.session.clone();
@@ -135,10 +158,12 @@ fn capture(cx: &Context, agent: Agent, payload_arg: Option<&str>) -> anyhow::Res
         // Many agents starting at once can keep the lock busy past the hook's short wait: the
         // record is handed to a detached copy of this hook that waits longer, so it is not lost
         // and the agent is not held up.
-        Err(error @ StoreError::LockTimeout { .. }) if !cx.is_hook_retry => {
-            let pid = spawn_retry(cx, agent, &surface, &text)?;
+        Err(error @ StoreError::LockTimeout { .. }) if !is_retry => {
+            let retry_wait =
+                setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT));
+            let pid = spawn_retry(cx, agent, &surface, &text, retry_wait)?;
             return Err(Notice::warning(format!(
-                "{error}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {RETRY_LOCK_TIMEOUT}"
+                "{error}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {retry_wait:?}"
             )));
         }
         other => other?,
@@ -220,12 +245,22 @@ fn read_stdin(deadline: Duration) -> anyhow::Result<String> {
     String::from_utf8(bytes).context("the hook payload is not UTF-8")
 }
 
-/// How long a background retry waits for the lock.
-const RETRY_LOCK_TIMEOUT: &str = "60s";
+/// How long a background retry waits for the lock, unless `--lock-timeout` says longer.
+const RETRY_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Starts this hook again, detached (its own process group, no stdio), with the payload as an
-/// argument, the surface already named, and a long lock wait. Returns its pid.
-fn spawn_retry(cx: &Context, agent: Agent, surface: &str, payload: &str) -> anyhow::Result<u32> {
+/// Starts this hook again, detached (its own process group, no output), with the surface
+/// already named and a long lock wait, and the payload as its stdin: a private file (0600,
+/// unlinked before the retry starts, so it has no name anyone could open and nothing is left
+/// behind), written whole before the retry is started. A payload of any size goes through,
+/// none of it shows on the command line, and a hook killed at any moment hands over all of it
+/// or nothing. Returns its pid.
+fn spawn_retry(
+    cx: &Context,
+    agent: Agent,
+    surface: &str,
+    payload: &str,
+    lock_timeout: Duration,
+) -> anyhow::Result<u32> {
     let mut command = Process::new(std::env::current_exe().context("cannot find this program")?);
     if let Some(path) = &cx.path {
         command.args(["--path", path]);
@@ -234,11 +269,12 @@ fn spawn_retry(cx: &Context, agent: Agent, surface: &str, payload: &str) -> anyh
         command.arg("--allow-volatile");
     }
     command
-        .args(["hook", agent.provider(), payload])
+        .args(["--lock-timeout", &lock_timeout.as_millis().to_string()])
+        .args(["hook", agent.provider()])
         .env("CRASH_RESUME_SURFACE", surface)
         .env(RETRY_VARIABLE, "1")
-        .env("CRASH_RESUME_LOCK_TIMEOUT", RETRY_LOCK_TIMEOUT)
-        .stdin(std::process::Stdio::null())
+        .env_remove("CRASH_RESUME_LOCK_TIMEOUT")
+        .stdin(payload_file(payload).context("cannot hand the payload to the background retry")?)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     #[cfg(unix)]
@@ -247,6 +283,34 @@ fn spawn_retry(cx: &Context, agent: Agent, surface: &str, payload: &str) -> anyh
         .spawn()
         .context("cannot start the background retry")?;
     Ok(child.id())
+}
+
+/// The payload in an unnamed private temp file, read from its start.
+fn payload_file(payload: &str) -> std::io::Result<std::fs::File> {
+    let mut file = tempfile::tempfile()?;
+    file.write_all(payload.as_bytes())?;
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
+    Ok(file)
+}
+
+/// The lock wait `--lock-timeout` or `CRASH_RESUME_LOCK_TIMEOUT` asks for; an invalid value is
+/// logged and taken as unset, so it never costs a record.
+fn lock_timeout_setting(cx: &Context) -> Option<Duration> {
+    let text = cx.lock_timeout.as_deref()?;
+    match context::parse_duration(text, "lock timeout") {
+        Ok(wait) => Some(wait),
+        Err(_) => {
+            log(
+                cx,
+                &format!(
+                    "warning: invalid lock timeout {text:?} (from --lock-timeout or \
+                     CRASH_RESUME_LOCK_TIMEOUT): give milliseconds or a duration such as 2s; \
+                     using the hook's default, {HOOK_BUDGET:?}"
+                ),
+            );
+            None
+        }
+    }
 }
 
 fn build_record(
@@ -260,14 +324,13 @@ fn build_record(
         None => Utf8PathBuf::from_path_buf(std::env::current_dir().context("no working dir")?)
             .map_err(|_| anyhow!("the working dir is not valid UTF-8"))?,
     };
-    let role = cx.role.clone();
     Ok(resume_plan::hook::record(
         agent.provider(),
         surface,
         payload,
         &cwd,
         cx.config_dir(agent)?,
-        role.as_deref(),
+        cx.role.as_deref(),
     )?)
 }
 
@@ -288,16 +351,10 @@ fn log(cx: &Context, message: &str) {
     }
 }
 
+/// Appends to the log: created 0600 (its dir 0700), never through a symlink, never waiting on
+/// a FIFO.
 fn append(path: &Utf8Path, line: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let open = || {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-    };
+    let open = || safe_open::open_private_append(path.as_std_path());
     let mut file = open()?;
     if file.metadata()?.len() > MAX_LOG_BYTES {
         rotate(path, &file);

@@ -19,17 +19,11 @@ use clap::CommandFactory;
 use index_core::SurfaceId;
 
 use crate::args::{Agent, Cli, Command, HookCommand};
-use crate::context::{Context, LockWait, Outcome};
+use crate::context::{Context, Outcome};
 use crate::error::Failure;
 
 pub fn run(cli: Cli) -> Outcome {
-    let lock_wait = match cli.command {
-        Command::Hook(HookCommand::Claude { .. } | HookCommand::Codex { .. }) => {
-            LockWait::Hook(hook::LOCK_TIMEOUT)
-        }
-        _ => LockWait::Flag,
-    };
-    let cx = &Context::new(cli.global, lock_wait);
+    let cx = &Context::new(cli.global);
     match cli.command {
         Command::Record(args) => record::run(cx, args),
         Command::Lookup { surface } => lookup::run(cx, SurfaceId::new(surface)?.as_str()),

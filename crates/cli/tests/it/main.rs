@@ -29,6 +29,7 @@ mod scenarios;
 mod soak;
 mod tables;
 mod tmux_restore;
+mod traps;
 
 use std::ffi::OsStr;
 use std::fs;
@@ -214,6 +215,14 @@ impl Sandbox {
         self.index_dir_files()
             .into_iter()
             .filter(|name| name.starts_with(".index.json.") && name.ends_with(".tmp"))
+            .collect()
+    }
+
+    /// The copies of a corrupt index kept aside (`index.json.corrupt-*`).
+    pub fn corrupt_copies(&self) -> Vec<String> {
+        self.index_dir_files()
+            .into_iter()
+            .filter(|name| name.starts_with("index.json.corrupt-"))
             .collect()
     }
 }
