@@ -1,0 +1,22 @@
+//! What the tests of crash-resume share, so that each piece is written once: the CLI's
+//! integration tests (`crates/cli/tests/it`), the preflight's tests (`crates/preflight/tests`)
+//! and the reboot simulation (`cargo xtask reboot-sim`).
+//!
+//! - [`sandbox`]: one test's own directory with a home, state and config dir and an index
+//!   path, on a durable filesystem that other users can reach; a command confined to it.
+//! - [`process`]: a program run with stdin, and what `/proc` (or `ps`) says about a process.
+//! - [`transcript`]: the pinned agent versions and Claude Code transcript lines as the CLI
+//!   writes them.
+//! - [`random`]: a small generator that replays from its seed.
+//! - [`codex_offline`]: the offline setup for the real Codex CLI.
+//!
+//! Test code only: `publish = false`, a dev-dependency of the crates and a dependency of the
+//! xtask. Helpers panic on failure (a failed test), except where the xtask needs an answer.
+
+#![warn(missing_docs)]
+
+pub mod codex_offline;
+pub mod process;
+pub mod random;
+pub mod sandbox;
+pub mod transcript;
