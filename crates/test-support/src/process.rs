@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::io::Write;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 
 /// What one finished run of a program did.
 #[derive(Debug)]
@@ -30,6 +30,16 @@ impl Ran {
     }
 }
 
+impl From<Output> for Ran {
+    fn from(output: Output) -> Ran {
+        Ran {
+            status: output.status,
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
 /// Starts `command` with stdin, stdout and stderr piped; returns the child and its stdin (the
 /// caller writes, then drops it to close the pipe).
 pub fn spawn_piped(command: &mut Command) -> (Child, ChildStdin) {
@@ -52,11 +62,7 @@ pub fn run_with_stdin(mut command: Command, input: &str) -> Ran {
     let output = child
         .wait_with_output()
         .unwrap_or_else(|error| panic!("cannot wait for {command:?}: {error}"));
-    Ran {
-        status: output.status,
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Ran::from(output)
 }
 
 /// The fields of `/proc/<pid>/stat` after the command name (which may hold spaces and

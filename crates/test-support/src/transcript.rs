@@ -28,7 +28,7 @@ pub struct ClaudeLine<'a> {
 
 impl ClaudeLine<'_> {
     /// A line of `kind` (`user`, `assistant`, ...) carrying `message`.
-    pub fn with(&self, kind: &str, message: Value) -> Value {
+    pub fn with(&self, kind: &str, message: &Value) -> Value {
         json!({
             "parentUuid": self.parent,
             "isSidechain": false,
@@ -46,12 +46,12 @@ impl ClaudeLine<'_> {
 
     /// The user's prompt `text`.
     pub fn user(&self, text: &str) -> Value {
-        self.with("user", json!({ "role": "user", "content": text }))
+        self.with("user", &json!({ "role": "user", "content": text }))
     }
 
     /// The model's answer `text`, as message `id`.
     pub fn assistant(&self, id: &str, text: &str) -> Value {
-        self.with("assistant", assistant_message(id, text))
+        self.with("assistant", &assistant_message(id, text))
     }
 }
 

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::*;
 use predicates::str::{contains, is_empty};
 
+use test_support::sandbox::open_to_others;
+
 use crate::{BIN, Sandbox, check, crash_resume, record, sandboxed};
 
 /// A sandbox whose index holds one entry, `S`.
@@ -260,15 +262,7 @@ fn make_read_only(env: &Sandbox) -> ReadOnly {
         owner: (metadata.uid(), metadata.gid()),
     };
     if rustix::process::geteuid().is_root() {
-        for ancestor in env.root().ancestors().skip(1) {
-            let mode = fs::metadata(ancestor).unwrap().mode();
-            assert!(
-                mode & 0o001 != 0,
-                "{} is not traversable by others (mode {mode:o}); nobody cannot reach the sandbox",
-                ancestor.display()
-            );
-        }
-        fs::set_permissions(env.root(), fs::Permissions::from_mode(0o755)).unwrap();
+        open_to_others(env.root());
         chown_tree(&dir, (NOBODY, NOBODY)).unwrap();
     }
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o555)).unwrap();

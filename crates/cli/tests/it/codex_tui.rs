@@ -9,7 +9,7 @@
 //!   one only, saying why.
 //!
 //! Everything runs in a network namespace with loopback alone: the tmux server is started in
-//! it by `codex_offline.py` (`crates/preflight/tests/support`, which serves the Responses API mock on 127.0.0.1), so every pane,
+//! it by `codex_offline.py` (`crates/test-support/src`, which serves the Responses API mock on 127.0.0.1), so every pane,
 //! every Codex process and the daemon are there too, and the launcher kills each of them by pid
 //! when the test lets go of it. The test drives tmux through its socket from outside.
 
@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-#[path = "../../../preflight/tests/support/codex_offline.rs"]
-mod codex_offline;
+use test_support::codex_offline;
 
 use crate::Sandbox;
 use crate::harness::{

@@ -5,13 +5,13 @@
 
 use std::ffi::OsString;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
+use test_support::transcript::{ClaudeLine, jsonl};
 
 use crate::{BIN, Sandbox, sandboxed};
 
@@ -94,26 +94,7 @@ pub fn restore_apply(env: &Sandbox, socket: &str) -> Command {
 }
 
 /// What one run of the hook did.
-#[derive(Debug)]
-pub struct HookRun {
-    pub status: ExitStatus,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl HookRun {
-    /// Exit 0 and nothing on stdout, whatever happened: what every hook run must do.
-    pub fn assert_silent_success(&self, what: &str) {
-        assert_eq!(
-            self.status.code(),
-            Some(0),
-            "{what}: the hook exits 0 ({}), stderr: {}",
-            self.status,
-            self.stderr
-        );
-        assert_eq!(self.stdout, "", "{what}: the hook prints nothing on stdout");
-    }
-}
+pub use test_support::process::{Ran as HookRun, run_with_stdin, spawn_piped};
 
 /// Runs `crash-resume hook <agent>` with `payload` on stdin (closed after it) and the extra
 /// variables `vars` (an empty value removes the variable).
@@ -133,26 +114,6 @@ pub fn with_vars(mut command: Command, vars: &[(&str, &str)]) -> Command {
         }
     }
     command
-}
-
-/// Runs `command` with `input` written to its stdin, which is then closed.
-pub fn run_with_stdin(mut command: Command, input: &str) -> HookRun {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the hook");
-    let mut stdin = child.stdin.take().unwrap();
-    // The hook may stop reading after one JSON value; a broken pipe is not a failure here.
-    let _ = stdin.write_all(input.as_bytes());
-    drop(stdin);
-    let output = child.wait_with_output().expect("wait for the hook");
-    HookRun {
-        status: output.status,
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
 }
 
 /// A Claude Code hook payload: the fields every event carries, plus `extra` (`source`,
@@ -225,35 +186,25 @@ pub fn write_transcript(config_dir: &Path, cwd: &Path, session: &str, age: Durat
     .expect("a UUID session has a transcript path");
     let path = PathBuf::from(path.into_string());
     make_dir(path.parent().unwrap());
-    let user = json!({
-        "parentUuid": null,
-        "isSidechain": false,
-        "userType": "external",
-        "cwd": cwd,
-        "sessionId": session,
-        "version": "2.1.328",
-        "type": "user",
-        "message": { "role": "user", "content": "hi" },
-        "uuid": "5a1e0000-0000-4000-8000-000000000001",
-        "timestamp": "2026-11-30T10:00:00.000Z",
-    });
-    let assistant = json!({
-        "parentUuid": "5a1e0000-0000-4000-8000-000000000001",
-        "isSidechain": false,
-        "userType": "external",
-        "cwd": cwd,
-        "sessionId": session,
-        "version": "2.1.328",
-        "type": "assistant",
-        "message": {
-            "role": "assistant",
-            "model": "claude-opus-4-5",
-            "content": [ { "type": "text", "text": "Hello! What shall we work on?" } ],
-        },
-        "uuid": "5a1e0000-0000-4000-8000-000000000002",
-        "timestamp": "2026-11-30T10:00:02.000Z",
-    });
-    fs::write(&path, format!("{user}\n{assistant}\n")).expect("write the transcript");
+    let user_uuid = "5a1e0000-0000-4000-8000-000000000001";
+    let user = ClaudeLine {
+        session,
+        cwd,
+        uuid: user_uuid,
+        parent: None,
+        timestamp: "2026-11-30T10:00:00.000Z",
+    };
+    let assistant = ClaudeLine {
+        uuid: "5a1e0000-0000-4000-8000-000000000002",
+        parent: Some(user_uuid),
+        timestamp: "2026-11-30T10:00:02.000Z",
+        ..user
+    };
+    let lines = [
+        user.user("hi"),
+        assistant.assistant("msg_01", "Hello! What shall we work on?"),
+    ];
+    fs::write(&path, jsonl(&lines)).expect("write the transcript");
     let file = fs::File::options().write(true).open(&path).unwrap();
     file.set_modified(SystemTime::now() - age)
         .expect("set the transcript's mtime");

@@ -52,6 +52,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use preflight::claude::{self, Reachability};
 use preflight::{Input, Verdict};
 use serde_json::{Value, json};
+use test_support::transcript::{ClaudeLine, jsonl};
 
 /// The prompt sent on resume: the line the CLI appends is found by it.
 const PROBE: &str = "crash-resume conformance probe: reply with one word";
@@ -484,54 +485,31 @@ fn write_transcript(path: &Utf8Path, transcript: Transcript, session: &str, cwd:
 
 /// A user line as the CLI writes it.
 fn user_line(session: &str, cwd: &Utf8Path, uuid: &str) -> Value {
-    json!({
-        "parentUuid": null,
-        "isSidechain": false,
-        "userType": "external",
-        "cwd": cwd,
-        "sessionId": session,
-        "version": "2.1.328",
-        "gitBranch": "",
-        "type": "user",
-        "message": {"role": "user", "content": "Summarise the README in one sentence."},
-        "uuid": uuid,
-        "timestamp": "2026-01-05T09:30:00.000Z",
-    })
+    ClaudeLine {
+        session,
+        cwd: cwd.as_std_path(),
+        uuid,
+        parent: None,
+        timestamp: "2026-01-05T09:30:00.000Z",
+    }
+    .user("Summarise the README in one sentence.")
 }
 
 /// An assistant line as the CLI writes it.
 fn assistant_line(session: &str, cwd: &Utf8Path, uuid: &str, parent: Option<&str>) -> Value {
-    json!({
-        "parentUuid": parent,
-        "isSidechain": false,
-        "userType": "external",
-        "cwd": cwd,
-        "sessionId": session,
-        "version": "2.1.328",
-        "gitBranch": "",
-        "message": {
-            "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-5-20250929",
-            "content": [{"type": "text", "text": "The README explains how to resume a crashed pane."}],
-            "stop_reason": "end_turn",
-            "stop_sequence": null,
-            "usage": {"input_tokens": 12, "output_tokens": 11},
-        },
-        "requestId": "req_011CUzN8ZqyJ3Xqg2oEwXr5T",
-        "type": "assistant",
-        "uuid": uuid,
-        "timestamp": "2026-01-05T09:30:02.000Z",
-    })
-}
-
-fn jsonl(lines: &[Value]) -> Vec<u8> {
-    lines
-        .iter()
-        .map(|line| format!("{line}\n"))
-        .collect::<String>()
-        .into_bytes()
+    let mut line = ClaudeLine {
+        session,
+        cwd: cwd.as_std_path(),
+        uuid,
+        parent,
+        timestamp: "2026-01-05T09:30:02.000Z",
+    }
+    .assistant(
+        "msg_01XFDUDYJgAACzvnptvVoYEL",
+        "The README explains how to resume a crashed pane.",
+    );
+    line["requestId"] = json!("req_011CUzN8ZqyJ3Xqg2oEwXr5T");
+    line
 }
 
 /// Runs the CLI on every case, a few at a time.
