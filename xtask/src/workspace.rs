@@ -48,3 +48,9 @@ pub fn run(command: &mut Command) -> Result<()> {
     }
     Ok(())
 }
+
+/// Builds the release `crash-resume`; its path.
+pub fn build_release() -> Result<std::path::PathBuf> {
+    run(cargo().args(["build", "--release", "-p", "crash-resume"]))?;
+    Ok(target_dir()?.join("release").join("crash-resume"))
+}

@@ -20,3 +20,16 @@ pub mod process;
 pub mod random;
 pub mod sandbox;
 pub mod transcript;
+
+/// The arguments of `crash-resume --json restore --apply tmux --tmux-socket SOCKET`: the
+/// restore that brings every pane back on the private tmux server named `socket`.
+pub fn restore_apply_args(socket: &str) -> [&str; 6] {
+    [
+        "--json",
+        "restore",
+        "--apply",
+        "tmux",
+        "--tmux-socket",
+        socket,
+    ]
+}

@@ -240,17 +240,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     );
     let plan = restore_plan(sandbox, &["--json", "restore"])?;
     let plan_all = restore_plan(sandbox, &["--json", "restore", "--all"])?;
-    let applied = restore_plan(
-        sandbox,
-        &[
-            "--json",
-            "restore",
-            "--apply",
-            "tmux",
-            "--tmux-socket",
-            &sandbox.socket,
-        ],
-    )?;
+    let applied = restore_plan(sandbox, &test_support::restore_apply_args(&sandbox.socket))?;
 
     let mut rows = Vec::new();
     for (case, slot) in &slots {

@@ -91,14 +91,7 @@ impl<'a> Hostile<'a> {
     fn restore_apply(&self) -> Command {
         let mut command = self.command(self.sandbox.bin.join("crash-resume"));
         command
-            .args([
-                "--json",
-                "restore",
-                "--apply",
-                "tmux",
-                "--tmux-socket",
-                &self.socket,
-            ])
+            .args(test_support::restore_apply_args(&self.socket))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         command

@@ -133,18 +133,9 @@ pub fn run(args: &[String]) -> Result<()> {
         return stand_in::main(rest);
     }
     let options = Options::parse(args)?;
-    let target = crate::workspace::target_dir()?;
     let crash_resume = match &options.crash_resume {
         Some(binary) => binary.clone(),
-        None => {
-            crate::workspace::run(crate::workspace::cargo().args([
-                "build",
-                "--release",
-                "-p",
-                "crash-resume",
-            ]))?;
-            target.join("release").join("crash-resume")
-        }
+        None => crate::workspace::build_release()?,
     };
     let real_cli = options
         .real_claude
@@ -334,14 +325,7 @@ fn parse_plan(text: &str) -> Result<Vec<PlanItem>> {
 /// Two `crash-resume --json restore --apply tmux` started together; each one's plan (with what
 /// it did), or why it failed.
 fn two_restores_at_once(sandbox: &Sandbox) -> Result<Vec<Result<Vec<PlanItem>, String>>> {
-    let args = [
-        "--json",
-        "restore",
-        "--apply",
-        "tmux",
-        "--tmux-socket",
-        &sandbox.socket,
-    ];
+    let args = test_support::restore_apply_args(&sandbox.socket);
     let children = (0..2)
         .map(|_| {
             sandbox

@@ -12,7 +12,7 @@ use predicates::str::{contains, is_empty};
 
 use test_support::sandbox::open_to_others;
 
-use crate::{BIN, Sandbox, check, crash_resume, record, sandboxed};
+use crate::{Sandbox, check, crash_resume, crash_resume_as_nobody, record};
 
 /// A sandbox whose index holds one entry, `S`.
 fn with_one_entry() -> (Sandbox, Vec<u8>) {
@@ -272,17 +272,7 @@ fn make_read_only(env: &Sandbox) -> ReadOnly {
 /// The binary as the user the read-only test runs it as (nobody when the tests run as root).
 fn crash_resume_unprivileged(env: &Sandbox) -> assert_cmd::Command {
     if rustix::process::geteuid().is_root() {
-        let mut command = sandboxed(env, "setpriv");
-        command.args([
-            "--reuid",
-            "65534",
-            "--regid",
-            "65534",
-            "--clear-groups",
-            "--",
-            BIN,
-        ]);
-        assert_cmd::Command::from_std(command)
+        assert_cmd::Command::from_std(crash_resume_as_nobody(env))
     } else {
         crash_resume(env)
     }

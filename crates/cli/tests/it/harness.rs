@@ -79,18 +79,24 @@ pub fn crash_resume_agent(env: &Sandbox) -> Command {
 pub fn restore_apply(env: &Sandbox, socket: &str) -> Command {
     let mut command = crash_resume_agent(env);
     command
-        .args([
-            "--json",
-            "restore",
-            "--apply",
-            "tmux",
-            "--tmux-socket",
-            socket,
-        ])
+        .args(test_support::restore_apply_args(socket))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     command
+}
+
+/// The surfaces of a `crash-resume --json restore` output (`stdout`), by id; checks that it is
+/// a version 1 plan.
+pub fn plan_by_surface(stdout: &[u8]) -> std::collections::BTreeMap<String, Value> {
+    let document: Value = serde_json::from_slice(stdout).unwrap();
+    assert_eq!(document["version"], 1, "{document}");
+    document["surfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| (item["surface"].as_str().unwrap().to_string(), item.clone()))
+        .collect()
 }
 
 /// What one run of the hook did.

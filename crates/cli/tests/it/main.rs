@@ -50,6 +50,22 @@ pub fn crash_resume(env: &Sandbox) -> Command {
     Command::from_std(sandboxed(env, BIN))
 }
 
+/// The binary under test run as the user nobody (uid and gid 65534, through `setpriv`; the
+/// tests must run as root), in the sandbox's environment.
+pub fn crash_resume_as_nobody(env: &Sandbox) -> std::process::Command {
+    let mut command = sandboxed(env, "setpriv");
+    command.args([
+        "--reuid",
+        "65534",
+        "--regid",
+        "65534",
+        "--clear-groups",
+        "--",
+        BIN,
+    ]);
+    command
+}
+
 /// The binary under test as a `std` command, for spawning many or signalling one.
 pub fn crash_resume_std(env: &Sandbox) -> std::process::Command {
     sandboxed(env, BIN)

@@ -20,7 +20,10 @@ use std::process::Output;
 use test_support::process::spawn_piped;
 use test_support::sandbox::open_to_others;
 
-use crate::{BIN, DAY, Sandbox, XorShift, entry, now_millis, parse_index, record, sandboxed, seed};
+use crate::{
+    BIN, DAY, Sandbox, XorShift, crash_resume_as_nobody, entry, now_millis, parse_index, record,
+    sandboxed, seed,
+};
 
 use Condition::{Directory, ReadOnlyDir, SymlinkElsewhere, SymlinkLoop, Unreadable};
 use Effect::{Unchanged, Written};
@@ -214,17 +217,7 @@ fn run(
     stdin: &[u8],
 ) -> Output {
     let mut command = if as_nobody {
-        let mut command = sandboxed(env, "setpriv");
-        command.args([
-            "--reuid",
-            "65534",
-            "--regid",
-            "65534",
-            "--clear-groups",
-            "--",
-            BIN,
-        ]);
-        command
+        crash_resume_as_nobody(env)
     } else {
         sandboxed(env, BIN)
     };

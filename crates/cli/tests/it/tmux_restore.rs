@@ -18,7 +18,7 @@ use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, claude_dir, claude_resume_command, claude_runs,
     crash_resume_agent, git_work_dir, install_claude_stand_in, install_claude_stand_in_that_stays,
-    restore_apply, server_name, session_start, uuid, wait_until, write_transcript,
+    plan_by_surface, restore_apply, server_name, session_start, uuid, wait_until, write_transcript,
 };
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -46,14 +46,7 @@ fn restore(env: &Sandbox, json: bool, args: &[&str]) -> Output {
 
 /// The surfaces of a `--json` restore's output, by id.
 fn surfaces(output: &Output) -> BTreeMap<String, Value> {
-    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(document["version"], 1, "{document}");
-    document["surfaces"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|item| (item["surface"].as_str().unwrap().to_string(), item.clone()))
-        .collect()
+    plan_by_surface(&output.stdout)
 }
 
 /// One run of the stand-in `claude`: where it ran and how it was started.
