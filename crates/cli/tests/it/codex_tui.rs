@@ -25,7 +25,7 @@ use test_support::codex_offline;
 use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, agent_command, codex_home, crash_resume_agent, hook_log,
-    make_dir, server_name, tmux_tmpdir,
+    make_dir, plan_by_surface, restore, server_name, tmux_tmpdir,
 };
 
 /// How long a Codex screen may take to appear (its start-up is seconds on a loaded machine).
@@ -342,20 +342,11 @@ fn no_daemon_records_each_pane_and_quit_is_an_end_a_killed_pane_is_not() {
     );
 
     // restore offers B (its rollout resumes) and leaves A out, saying why for each.
-    let output = agent_command(&env, crate::BIN)
-        .args(["--json", "restore", "--all"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let plan = plan_by_surface(&restore(&env, true, &["--all"]).stdout);
     let item = |surface: &str| {
-        plan["surfaces"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|item| item["surface"] == surface)
+        plan.get(surface)
             .cloned()
-            .unwrap_or_else(|| panic!("{surface} in {plan}"))
+            .unwrap_or_else(|| panic!("{surface} in {plan:?}"))
     };
     let b = item(surface_b);
     assert_eq!(b["verdict"], "resume", "{b}");

@@ -6,7 +6,7 @@
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -84,6 +84,27 @@ pub fn restore_apply(env: &Sandbox, socket: &str) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     command
+}
+
+/// `crash-resume [--json] restore ARGS`, which must succeed.
+pub fn restore(env: &Sandbox, json: bool, args: &[&str]) -> Output {
+    let mut command = crash_resume_agent(env);
+    if json {
+        command.arg("--json");
+    }
+    let output = command
+        .arg("restore")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "restore {args:?} ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
 }
 
 /// The surfaces of a `crash-resume --json restore` output (`stdout`), by id; checks that it is

@@ -14,8 +14,8 @@ use predicates::str::{contains, is_empty};
 use serde_json::{Value, json};
 
 use crate::harness::{
-    claude_dir, claude_resume_command, crash_resume_agent, git_work_dir, plan_by_surface, run_hook,
-    session_end, session_start, uuid, write_transcript,
+    claude_dir, claude_resume_command, crash_resume_agent, git_work_dir, plan_by_surface, restore,
+    run_hook, session_end, session_start, uuid, write_transcript,
 };
 use crate::{Reaped, Sandbox};
 
@@ -46,34 +46,12 @@ fn end(env: &Sandbox, surface: &str, session: &str, cwd: &Path, reason: &str) {
 
 /// `crash-resume --json restore ARGS`, which must succeed; its surfaces by id.
 fn restore_json(env: &Sandbox, args: &[&str]) -> BTreeMap<String, Value> {
-    let output = crash_resume_agent(env)
-        .args(["--json", "restore"])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "restore {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    plan_by_surface(&output.stdout)
+    plan_by_surface(&restore(env, true, args).stdout)
 }
 
 /// `crash-resume restore ARGS` in text, which must succeed; its lines by surface.
 fn restore_text(env: &Sandbox, args: &[&str]) -> Vec<(String, String)> {
-    let output = crash_resume_agent(env)
-        .arg("restore")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "restore {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout)
+    String::from_utf8(restore(env, false, args).stdout)
         .unwrap()
         .lines()
         .map(|line| {

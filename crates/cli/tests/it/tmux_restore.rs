@@ -18,31 +18,11 @@ use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, claude_dir, claude_resume_command, claude_runs,
     crash_resume_agent, git_work_dir, install_claude_stand_in, install_claude_stand_in_that_stays,
-    plan_by_surface, restore_apply, server_name, session_start, uuid, wait_until, write_transcript,
+    plan_by_surface, restore, restore_apply, server_name, session_start, uuid, wait_until,
+    write_transcript,
 };
 
 const HOUR: Duration = Duration::from_secs(3600);
-
-/// `crash-resume [--json] restore ARGS`, which must succeed.
-fn restore(env: &Sandbox, json: bool, args: &[&str]) -> Output {
-    let mut command = crash_resume_agent(env);
-    if json {
-        command.arg("--json");
-    }
-    let output = command
-        .arg("restore")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "restore {args:?} ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
 
 /// The surfaces of a `--json` restore's output, by id.
 fn surfaces(output: &Output) -> BTreeMap<String, Value> {
