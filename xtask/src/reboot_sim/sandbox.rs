@@ -42,7 +42,8 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// Creates `<base>/<run id>/` (base: `<target>/reboot-sim`, see `crate::workspace::sandbox_base`) with
+    /// Creates `<base>/<run id>/` (base: `<target>/reboot-sim`, see
+    /// `crate::workspace::sandbox_base`) with
     /// its dirs and binaries: a copy of the release `crash-resume`, a copy of this program (the
     /// stand-in), and the `claude` wrapper.
     pub fn create(base: &Path, crash_resume: &Path) -> Result<Sandbox> {
