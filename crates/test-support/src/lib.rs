@@ -8,13 +8,14 @@
 //! - [`transcript`]: the pinned agent versions and Claude Code transcript lines as the CLI
 //!   writes them.
 //! - [`random`]: a small generator that replays from its seed.
-//! - [`codex_offline`]: the offline setup for the real Codex CLI.
+//! - [`claude_offline`] and [`codex_offline`]: the offline setups for the real agent CLIs.
 //!
 //! Test code only: `publish = false`, a dev-dependency of the crates and a dependency of the
 //! xtask. Helpers panic on failure (a failed test), except where the xtask needs an answer.
 
 #![warn(missing_docs)]
 
+pub mod claude_offline;
 pub mod codex_offline;
 pub mod process;
 pub mod random;

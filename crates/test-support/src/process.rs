@@ -40,6 +40,17 @@ impl From<Output> for Ran {
     }
 }
 
+/// A command for `program` with an empty environment but the caller's `PATH` (else
+/// `/usr/bin:/bin`): the caller adds what the run may see.
+pub fn clean_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    command.env_clear().env(
+        "PATH",
+        std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
+    );
+    command
+}
+
 /// Starts `command` with stdin, stdout and stderr piped; returns the child and its stdin (the
 /// caller writes, then drops it to close the pipe).
 pub fn spawn_piped(command: &mut Command) -> (Child, ChildStdin) {

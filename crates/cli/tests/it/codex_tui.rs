@@ -25,7 +25,7 @@ use test_support::codex_offline;
 use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, agent_command, codex_home, crash_resume_agent, hook_log,
-    make_dir, plan_by_surface, restore, server_name, tmux_tmpdir,
+    make_dir, plan_by_surface, restore, server_name, tmux_tmpdir, wait_within,
 };
 
 /// How long a Codex screen may take to appear (its start-up is seconds on a loaded machine).
@@ -100,18 +100,8 @@ impl Drop for OfflineTmux {
     }
 }
 
-fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(
-            started.elapsed() < SCREEN_DEADLINE,
-            "gave up after {SCREEN_DEADLINE:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait_for<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    wait_within(SCREEN_DEADLINE, what, probe)
 }
 
 fn screen_shows(server: &TmuxServer, target: &str, text: &str) {

@@ -289,15 +289,20 @@ pub fn claude_runs(env: &Sandbox) -> Vec<String> {
 }
 
 /// Calls `probe` until it returns `Some`, failing the test after [`DEADLINE`].
-pub fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+pub fn wait_until<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    wait_within(DEADLINE, what, probe)
+}
+
+/// Calls `probe` until it returns `Some`, failing the test after `deadline`.
+pub fn wait_within<T>(deadline: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     let started = Instant::now();
     loop {
         if let Some(found) = probe() {
             return found;
         }
         assert!(
-            started.elapsed() < DEADLINE,
-            "gave up after {DEADLINE:?} waiting for {what}"
+            started.elapsed() < deadline,
+            "gave up after {deadline:?} waiting for {what}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }

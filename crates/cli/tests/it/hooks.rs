@@ -8,7 +8,6 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use rustix::process::Signal;
 use serde_json::{Value, json};
@@ -18,7 +17,7 @@ use crate::harness::{
     codex_home, crash_resume_agent, git_work_dir, hook_log, make_dir, run_hook, run_with_stdin,
     server_name, session_end, session_start, shell_word, spawn_piped, uuid, wait_until,
 };
-use crate::{HOUR, Reaped, Sandbox, crash_resume_std, now_millis};
+use crate::{HOUR, Sandbox, now_millis, stopped_lock_holder};
 
 /// One hook event of a Claude Code session's life, and the entry it leaves:
 /// (event, its `source` or `reason`, the payload's session, the session the surface holds
@@ -802,16 +801,7 @@ fn a_hook_over_a_corrupt_index_records_and_logs_the_repair() {
 #[test]
 fn a_hook_blocked_by_a_stopped_lock_holder_hands_off_and_the_record_lands_later() {
     let env = Sandbox::default();
-    let holder = Reaped::new(
-        crash_resume_std(&env)
-            .env("CRASH_RESUME_FAULT", "locked:stop")
-            .args(["record", "held", "sid-held", "REPO"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    holder.wait_until_stopped();
+    let holder = stopped_lock_holder(&env);
     let cwd = git_work_dir(&env, "proj", "");
     run_hook(
         &env,

@@ -122,6 +122,22 @@ pub fn entry(
     })
 }
 
+/// `record held sid-held REPO` stopped (SIGSTOP) while it holds the index lock; stdout and
+/// stderr piped.
+pub fn stopped_lock_holder(env: &Sandbox) -> Reaped {
+    let holder = Reaped::new(
+        crash_resume_std(env)
+            .env("CRASH_RESUME_FAULT", "locked:stop")
+            .args(["record", "held", "sid-held", "REPO"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    holder.wait_until_stopped();
+    holder
+}
+
 /// A child that is killed and reaped if the test ends (or panics) before it is.
 #[derive(Debug)]
 pub struct Reaped(Option<Child>);

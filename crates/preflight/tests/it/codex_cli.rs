@@ -33,6 +33,7 @@ use serde_json::Value;
 // Shared with the CLI's capture test and reboot-sim; the tmux server is theirs alone.
 #[allow(dead_code)]
 use test_support::codex_offline;
+use test_support::process::clean_command;
 use test_support::transcript::CODEX_VERSION;
 
 /// The prompt sent on resume: found in the rollout when Codex resumed.
@@ -90,7 +91,7 @@ impl CodexCase {
 
     /// The offline run of `codex <args>` in the project dir, with a clean environment.
     pub fn command(&self, cli: &Path, args: &[&str]) -> Command {
-        let mut command = Command::new("unshare");
+        let mut command = clean_command("unshare");
         command
             .arg("-n")
             .arg("--")
@@ -102,11 +103,6 @@ impl CodexCase {
             .arg(cli)
             .args(args)
             .current_dir(&self.project)
-            .env_clear()
-            .env(
-                "PATH",
-                std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
-            )
             .env("HOME", &self.home)
             .env("CODEX_HOME", &self.codex_home)
             .env("MOCK_API_KEY", "dummy")
