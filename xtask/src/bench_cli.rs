@@ -1,9 +1,11 @@
 //! `cargo xtask bench-cli [--runs N]`: times the real release binary end to end, as an agent
 //! start pays for it: `resume-cmd`, `lookup`, `record`, `hook claude` and `preflight` at 1k and
 //! 10k entries (median and 95th percentile over repeated runs), 100 concurrent `record`
-//! processes (wall time until all are done), and the `restore` plan as the index grows (1k to
-//! 10k entries over 50 working dirs of 20 transcripts each). Prints Markdown tables for
-//! BENCHMARKS.md.
+//! processes (wall time until all are done), the `restore` plan as the index grows (1k to
+//! 10k entries over 50 working dirs of 20 transcripts each), and `hook claude` as an agent in a
+//! real tmux pane runs it (the hook asks a private tmux server for the pane's name) for each
+//! SessionStart source, `startup`, `clear` and `resume`, and for `/clear`'s SessionEnd and
+//! SessionStart started together. Prints Markdown tables for BENCHMARKS.md.
 //!
 //! Everything runs in a sandbox under `target/bench-cli/` with its own HOME and config dirs.
 
@@ -15,9 +17,12 @@ use camino::{Utf8Path, Utf8PathBuf};
 use index_core::{Record, Repo, SessionId, SurfaceId};
 use index_store::{Store, StoreOptions};
 
+const USAGE: &str = "usage: cargo xtask bench-cli [--runs N] [--plan | --only tmux-hook]";
+
 pub fn run(args: &[String]) -> Result<()> {
     let mut runs = 50;
     let mut plan_only = false;
+    let mut only_tmux_hook = false;
     let mut words = args.iter();
     while let Some(word) = words.next() {
         match (word.as_str(), words.clone().next()) {
@@ -26,7 +31,11 @@ pub fn run(args: &[String]) -> Result<()> {
                 words.next();
             }
             ("--plan", _) => plan_only = true,
-            _ => bail!("usage: cargo xtask bench-cli [--runs N] [--plan]"),
+            ("--only", Some(what)) if what == "tmux-hook" => {
+                only_tmux_hook = true;
+                words.next();
+            }
+            _ => bail!(USAGE),
         }
     }
     let binary = Utf8PathBuf::from_path_buf(crate::workspace::build_release()?)
@@ -37,6 +46,9 @@ pub fn run(args: &[String]) -> Result<()> {
     std::fs::create_dir_all(&sandbox)?;
     if plan_only {
         return plan_growth(&binary, &sandbox, runs.clamp(1, 10));
+    }
+    if only_tmux_hook {
+        return tmux_hooks(&binary, &sandbox, runs);
     }
 
     println!("| command | entries | median | p95 |");
@@ -86,7 +98,8 @@ pub fn run(args: &[String]) -> Result<()> {
         "\n100 concurrent `record` processes on a 1,000-entry index: all done in {}",
         ms(wall)
     );
-    plan_growth(&binary, &sandbox, runs.clamp(1, 10))
+    plan_growth(&binary, &sandbox, runs.clamp(1, 10))?;
+    tmux_hooks(&binary, &sandbox, runs)
 }
 
 /// The `restore` plan (no `--apply`) as the index grows: every entry's working dir is one of
@@ -139,6 +152,209 @@ fn plan_growth(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()>
         );
     }
     Ok(())
+}
+
+/// `hook claude` through a real tmux pane: `TMUX` and `TMUX_PANE` name a pane of a private
+/// tmux server, so the hook asks tmux for `tmux:<session>:<window>.<pane>` as it does in use.
+/// Each SessionStart source as Claude Code sends it (`startup`: a new session in the pane;
+/// `clear`: the new session after `/clear`; `resume`: the held session again), then `/clear`'s
+/// SessionEnd and SessionStart started at the same instant (the start's time is reported).
+fn tmux_hooks(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
+    let tmux = TmuxServer::start(sandbox)?;
+    println!(
+        "\n`hook claude` in a real tmux pane ({runs} runs each; load average before: {}):\n",
+        load_average()
+    );
+    println!("| event | entries | median | p95 | max |");
+    println!("|---|---:|---:|---:|---:|");
+    for size in [10usize, 1_000] {
+        let bench = Bench::new(binary, &sandbox.join(format!("tmux-n{size}")), size)?;
+        let hook = |event: &str, session: &str, extra: &str| -> Vec<String> {
+            vec![format!(
+                r#"{{"session_id":"{session}","cwd":"{}","hook_event_name":"{event}",{extra}}}"#,
+                bench.work
+            )]
+        };
+        let mut next = size + 1;
+        let mut fresh = || {
+            next += 1;
+            session(next)
+        };
+        let startup: Vec<_> = (0..runs)
+            .map(|_| hook("SessionStart", &fresh(), r#""source":"startup""#))
+            .collect();
+        let clear: Vec<_> = (0..runs)
+            .map(|_| hook("SessionStart", &fresh(), r#""source":"clear""#))
+            .collect();
+        let held = fresh();
+        bench.hook_in_pane(
+            &tmux,
+            &hook("SessionStart", &held, r#""source":"startup""#)[0],
+        )?;
+        let resume: Vec<_> = (0..runs)
+            .map(|_| hook("SessionStart", &held, r#""source":"resume""#))
+            .collect();
+        for (name, payloads) in [
+            ("SessionStart `startup`", startup),
+            ("SessionStart `clear`", clear),
+            ("SessionStart `resume`", resume),
+        ] {
+            let mut times = Vec::with_capacity(runs);
+            for payload in &payloads {
+                times.push(bench.hook_in_pane(&tmux, &payload[0])?);
+            }
+            print_row(name, size, &times);
+        }
+        let mut together = Vec::with_capacity(runs);
+        let mut previous = held;
+        for _ in 0..runs {
+            let next_session = fresh();
+            let end = hook("SessionEnd", &previous, r#""reason":"clear""#);
+            let start = hook("SessionStart", &next_session, r#""source":"clear""#);
+            together.push(bench.clear_pair_in_pane(&tmux, &end[0], &start[0])?);
+            previous = next_session;
+        }
+        print_row(
+            "`/clear`: SessionEnd + SessionStart at once (the start)",
+            size,
+            &together,
+        );
+    }
+    tmux.kill();
+    println!("\n(load average after: {})", load_average());
+    Ok(())
+}
+
+/// The 1, 5 and 15 minute load averages (Linux), which every figure here depends on.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+fn print_row(name: &str, size: usize, times: &[Duration]) {
+    let (median, p95) = percentiles(times);
+    let max = times.iter().max().copied().unwrap_or_default();
+    println!(
+        "| {name} | {size} | {} | {} | {} |",
+        ms(median),
+        ms(p95),
+        ms(max)
+    );
+}
+
+/// A private tmux server with one pane, on a socket of its own.
+struct TmuxServer {
+    socket: std::path::PathBuf,
+    /// `$TMUX` as tmux sets it in its panes: socket, server pid, session index.
+    variable: String,
+    pane: String,
+}
+
+impl TmuxServer {
+    fn start(sandbox: &Utf8Path) -> Result<TmuxServer> {
+        // A socket path must stay short (108 bytes): the system's temp dir, not the sandbox.
+        let socket =
+            std::env::temp_dir().join(format!("crash-resume-bench-{}", std::process::id()));
+        let tmux = |args: &[&str]| {
+            Command::new("tmux")
+                .arg("-S")
+                .arg(&socket)
+                .args(args)
+                .current_dir(sandbox)
+                .stdin(Stdio::null())
+                .output()
+                .context("cannot run tmux")
+        };
+        let started = tmux(&["-f", "/dev/null", "new-session", "-d", "-s", "bench", "sh"])?;
+        if !started.status.success() {
+            bail!(
+                "tmux new-session failed: {}",
+                String::from_utf8_lossy(&started.stderr)
+            );
+        }
+        let shown = tmux(&["display-message", "-p", "-t", "bench:", "#{pane_id} #{pid}"])?;
+        let text = String::from_utf8_lossy(&shown.stdout).trim().to_string();
+        let Some((pane, pid)) = text.split_once(' ') else {
+            bail!("tmux did not name its pane: {text:?}");
+        };
+        Ok(TmuxServer {
+            variable: format!("{},{pid},0", socket.display()),
+            pane: pane.to_string(),
+            socket,
+        })
+    }
+
+    fn kill(&self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .stderr(Stdio::null())
+            .status();
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+impl Bench {
+    /// The hook as it runs in the pane: no surface variable, the pane's `TMUX` and `TMUX_PANE`.
+    fn hook_command(&self, tmux: &TmuxServer) -> Command {
+        let mut command = self.command(&["hook".to_string(), "claude".to_string()]);
+        command
+            .env_remove("CRASH_RESUME_SURFACE")
+            .env("TMUX", &tmux.variable)
+            .env("TMUX_PANE", &tmux.pane)
+            .stdin(Stdio::piped());
+        command
+    }
+
+    fn spawn_hook(&self, tmux: &TmuxServer, payload: &str) -> Result<std::process::Child> {
+        let mut child = self.hook_command(tmux).spawn()?;
+        if let Some(mut pipe) = child.stdin.take() {
+            use std::io::Write;
+            pipe.write_all(payload.as_bytes())?;
+        }
+        Ok(child)
+    }
+
+    fn hook_in_pane(&self, tmux: &TmuxServer, payload: &str) -> Result<Duration> {
+        let started = Instant::now();
+        let status = self.spawn_hook(tmux, payload)?.wait()?;
+        let elapsed = started.elapsed();
+        self.check_hook(status)?;
+        Ok(elapsed)
+    }
+
+    /// `/clear`'s two hooks started together; the time until the SessionStart's is done.
+    fn clear_pair_in_pane(&self, tmux: &TmuxServer, end: &str, start: &str) -> Result<Duration> {
+        let mut ending = self.spawn_hook(tmux, end)?;
+        let started = Instant::now();
+        let status = self.spawn_hook(tmux, start)?.wait()?;
+        let elapsed = started.elapsed();
+        self.check_hook(status)?;
+        self.check_hook(ending.wait()?)?;
+        Ok(elapsed)
+    }
+
+    /// A hook exits 0 whatever happens; what went wrong is in `hook.log`, which must be empty
+    /// of errors for the figures to count.
+    fn check_hook(&self, status: std::process::ExitStatus) -> Result<()> {
+        if !status.success() {
+            bail!("the hook failed: {status}");
+        }
+        let log = self.index.with_file_name("hook.log");
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("): error:") {
+            bail!("the hook logged an error in {log}:\n{text}");
+        }
+        Ok(())
+    }
 }
 
 fn surface(n: usize) -> String {

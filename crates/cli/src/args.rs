@@ -1,5 +1,5 @@
 //! The command-line definition (clap derive): every command, flag and environment variable of
-//! the README's Commands section, and the help text people read.
+//! the README's Commands section, and the help text people read (with examples).
 
 use clap::{Args, Parser, Subcommand};
 use clap_complete::Shell;
@@ -8,9 +8,13 @@ use clap_complete::Shell;
 /// crash.
 #[derive(Debug, Parser)]
 #[command(name = "crash-resume", version, about, long_about = None)]
-#[command(
-    after_help = "Exit codes: 0 done, 1 failed, 2 usage error or invalid input, 4 nothing found."
-)]
+#[command(after_help = "Examples:
+  crash-resume hook install claude          record every Claude Code session from now on
+  crash-resume list                         every surface and its session
+  crash-resume restore --apply tmux         after a crash: resume every pane that was lost
+
+Exit codes: 0 done, 1 failed, 2 usage error or invalid input, 4 nothing found.
+`crash-resume man` prints the manual: every command, its options and examples.")]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -55,47 +59,101 @@ pub struct Global {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Capture: bind a surface to a session (a locked, durable write)
+    #[command(after_help = "Examples:
+  crash-resume record cmux-pane-42 01J-orc-lead-xyz orchestrator lead --cwd ~/code/orchestrator
+  crash-resume record tmux:main:0.1 3f2c9a0e-... api --provider codex --config-dir ~/.codex-work")]
     Record(RecordArgs),
     /// Print a surface's entry as JSON (`null` and exit 4 when there is none)
-    Lookup { surface: String },
+    #[command(after_help = "Examples:
+  crash-resume lookup cmux-pane-42
+  crash-resume --json lookup tmux:main:0.1      {\"version\": 1, \"surface\": ..., \"entry\": ...}")]
+    Lookup {
+        /// The surface: a pane's id, such as tmux:main:0.1 or cmux-pane-42
+        surface: String,
+    },
     /// Print the one shell line that resumes a surface's session
-    #[command(name = "resume-cmd")]
+    ///
+    /// With MAX_AGE, a session is offered only when it was active within it: the later of its
+    /// last hook (last_active) and the last change of its transcript counts.
+    #[command(
+        name = "resume-cmd",
+        after_help = "Examples:
+  crash-resume resume-cmd cmux-pane-42
+  cmd=$(crash-resume resume-cmd cmux-pane-42 2h) && eval \"$cmd\"
+  crash-resume --profile golems resume-cmd tmux:main:0.1"
+    )]
     ResumeCmd {
+        /// The surface: a pane's id, such as tmux:main:0.1 or cmux-pane-42
         surface: String,
         /// Only offer a session active within this age: milliseconds, or 90s, 30m, 2h, 7d
         max_age: Option<String>,
     },
     /// Liveness: bump a surface's last_active
-    Touch { surface: String },
+    Touch {
+        /// The surface: a pane's id, such as tmux:main:0.1 or cmux-pane-42
+        surface: String,
+    },
     /// Drop one surface's entry
-    Forget { surface: String },
+    Forget {
+        /// The surface: a pane's id, such as tmux:main:0.1 or cmux-pane-42
+        surface: String,
+    },
     /// Drop every entry not active within MAX_AGE (milliseconds, or 90s, 30m, 2h, 7d)
-    Prune { max_age: String },
-    /// Every entry, one line each
+    ///
+    /// Activity is the later of the entry's last hook (last_active) and the last change of its
+    /// transcript.
+    #[command(after_help = "Examples:
+  crash-resume prune 7d
+  crash-resume --json prune 30d | jq '.pruned[].surfaceId'")]
+    Prune {
+        /// Milliseconds, or a duration such as 90s, 30m, 2h, 7d
+        max_age: String,
+    },
+    /// Every entry, one line each: a table on a terminal, tab-separated values when piped
+    #[command(after_help = "Examples:
+  crash-resume list
+  crash-resume list | cut -f1,2          surface and session of every entry
+  crash-resume --json list")]
     List,
     /// Before spawning: will the surface resume its conversation, recover another, or start fresh?
-    #[command(
-        after_help = "Exit codes: 0 resume, recover or unknown (nothing to check against); 4 fresh or no such surface."
-    )]
+    #[command(after_help = "Examples:
+  crash-resume preflight tmux:main:0.1
+  crash-resume preflight --session 3f2c9a0e-... --cwd ~/code/api --config-dir ~/.claude
+
+Exit codes: 0 resume, recover or unknown (nothing to check against); 4 fresh or no such surface.")]
     Preflight(PreflightArgs),
     /// The index path in use, and whether it survives a reboot
     Path,
     /// After a reboot: every surface whose session did not end cleanly, its verdict and resume command
+    ///
+    /// A table on a terminal, tab-separated values when piped (surface, verdict, session,
+    /// command or what happens, then each note).
+    #[command(after_help = "Examples:
+  crash-resume restore                                   what would be resumed, and how
+  crash-resume restore --max-age 1d                      only surfaces active in the last day
+  crash-resume restore --apply tmux --tmux-socket work   re-open each pane of `tmux -L work`")]
     Restore(RestoreArgs),
     /// An agent's hook (reads its JSON on stdin; always exits 0), or install the hook
     #[command(subcommand)]
     Hook(HookCommand),
     /// Print shell completions
-    Completions { shell: Shell },
+    Completions {
+        /// The shell to complete for
+        shell: Shell,
+    },
     /// Print the man page (roff)
     Man,
 }
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
+    /// The surface: a pane's id, such as tmux:main:0.1 or cmux-pane-42
     pub surface: String,
+    /// The agent's session id (what `--resume` takes)
     pub session: String,
+    /// The repo the session works in (launchers may depend on it)
     pub repo: String,
+    /// The session's role, such as lead or reviewer (empty: none)
     pub role: Option<String>,
     /// The agent provider: claude, codex, gemini, ...
     #[arg(long, value_name = "NAME")]
@@ -146,6 +204,9 @@ pub enum HookCommand {
         payload: Option<String>,
     },
     /// Add crash-resume's SessionStart and SessionEnd hooks to the agent's settings
+    #[command(after_help = "Examples:
+  crash-resume hook install claude
+  crash-resume hook install claude --settings ~/.claude-work/settings.json --dry-run")]
     Install {
         #[arg(value_enum)]
         agent: crate::hook::Agent,
@@ -168,6 +229,10 @@ pub struct RestoreArgs {
     /// or create its session, window or pane; busy panes are skipped
     #[arg(long, value_enum, value_name = "MULTIPLEXER")]
     pub apply: Option<crate::tmux::Apply>,
+    /// Only surfaces active within this age (milliseconds, or 90s, 30m, 2h, 7d), measured from
+    /// the later of last_active and the transcript's last change
+    #[arg(long, value_name = "MAX_AGE")]
+    pub max_age: Option<String>,
     /// The tmux server's socket name (`tmux -L NAME`) [default: the default server, or $TMUX's]
     #[arg(long, value_name = "NAME", env = "CRASH_RESUME_TMUX_SOCKET")]
     pub tmux_socket: Option<String>,

@@ -54,9 +54,8 @@ pub fn run(cli: Cli) -> Outcome {
             clap_complete::generate(shell, &mut command, "crash-resume", &mut std::io::stdout());
             Ok(())
         }
-        Command::Man => clap_mangen::Man::new(Cli::command())
-            .render(&mut std::io::stdout())
-            .map_err(|error| Failure::Failed(error.into())),
+        Command::Man => crate::man::render(Cli::command(), &mut std::io::stdout())
+            .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout"))),
     }
 }
 
@@ -70,6 +69,12 @@ pub fn now() -> Millis {
 /// Milliseconds as a plain number (as the JavaScript tool took), or a duration such as `90s`,
 /// `30m`, `2h`, `7d`.
 pub fn parse_duration(text: &str, what: &str) -> Result<Duration, Failure> {
+    parse_duration_in(text, what, "")
+}
+
+/// [`parse_duration`] of a value that came from `source` (such as ` in CRASH_RESUME_LOCK_TIMEOUT`,
+/// or nothing when the user typed it), which an error names.
+pub fn parse_duration_in(text: &str, what: &str, source: &str) -> Result<Duration, Failure> {
     let trimmed = text.trim();
     let parsed = if !trimmed.is_empty() && trimmed.bytes().all(|byte| byte.is_ascii_digit()) {
         trimmed.parse::<u64>().map(Duration::from_millis).ok()
@@ -77,20 +82,45 @@ pub fn parse_duration(text: &str, what: &str) -> Result<Duration, Failure> {
         humantime::parse_duration(trimmed).ok()
     };
     parsed.ok_or_else(|| {
+        let given = if trimmed.is_empty() {
+            format!("the {what}{source} is empty")
+        } else {
+            // As typed, unless a character a terminal would act on needs the quoted escape.
+            format!("invalid {what} {}{source}", escape(trimmed))
+        };
         Failure::Usage(anyhow!(
-            "invalid {what} {text:?}: give milliseconds (a plain number) or a duration such as 90s, 30m, 2h, 7d"
+            "{given}: give milliseconds (a plain number) or a duration such as 90s, 30m, 2h, 7d"
         ))
     })
 }
 
-fn millis(duration: Duration) -> Millis {
+pub fn millis(duration: Duration) -> Millis {
     Millis::try_from(duration.as_millis()).unwrap_or(Millis::MAX)
+}
+
+/// Where an option that also has a variable came from, for messages that name what the user
+/// actually gave: ` in VARIABLE` when the variable set it, else nothing (the flag was typed, or
+/// the default used).
+pub fn from_variable(flag: &str, variable: &str) -> String {
+    let typed = std::env::args_os()
+        .skip(1)
+        .take_while(|arg| arg != "--")
+        .any(|arg| {
+            arg.to_str()
+                .is_some_and(|arg| arg == flag || arg.starts_with(&format!("{flag}=")))
+        });
+    if typed || std::env::var_os(variable).is_none() {
+        String::new()
+    } else {
+        format!(" in {variable}")
+    }
 }
 
 pub fn open_store(global: &Global) -> Result<Store, Failure> {
     let path = index_path(global)?;
+    let source = from_variable("--lock-timeout", "CRASH_RESUME_LOCK_TIMEOUT");
     let options = StoreOptions {
-        lock_timeout: parse_duration(&global.lock_timeout, "lock timeout")?,
+        lock_timeout: parse_duration_in(&global.lock_timeout, "lock timeout", &source)?,
         allow_volatile: global.allow_volatile,
     };
     Ok(Store::open(&path, options)?)
@@ -137,12 +167,12 @@ fn absolute_dir(dir: &str, what: &str) -> Result<String, Failure> {
         return Ok(dir.to_string());
     }
     let absolute = std::path::absolute(dir)
-        .with_context(|| format!("cannot make {what} {dir:?} absolute"))
+        .with_context(|| format!("cannot make {what} {dir} absolute"))
         .map_err(Failure::Failed)?;
     absolute
         .into_os_string()
         .into_string()
-        .map_err(|_| Failure::Usage(anyhow!("{what} {dir:?} is not valid UTF-8")))
+        .map_err(|_| Failure::Usage(anyhow!("{what} {dir} is not valid UTF-8")))
 }
 
 fn record(global: &Global, args: RecordArgs) -> Outcome {
@@ -242,9 +272,7 @@ fn lookup(global: &Global, surface: &str) -> Outcome {
     }
     match entry {
         Some(_) => Ok(()),
-        None => Err(Failure::NotFound(format!(
-            "no entry for surface {surface:?}"
-        ))),
+        None => Err(Failure::NotFound(format!("no entry for surface {surface}"))),
     }
 }
 
@@ -268,13 +296,20 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
             "no session recorded for surface {}",
             escape(surface)
         )),
-        (Some(entry), Some(max_age)) if entry.is_stale(millis(max_age), now) => Err(format!(
-            "the session of surface {} was last active {} ago, longer than the max age {}; nothing to resume",
-            escape(surface),
-            humantime::format_duration(Duration::from_secs(entry.age(now) / 1000)),
-            humantime::format_duration(max_age),
-        )),
-        (Some(entry), _) => Ok(entry),
+        (Some(entry), Some(max_age)) => {
+            let age = entry.activity_age(conversation_active(entry), now);
+            if age > millis(max_age) {
+                Err(format!(
+                    "the session of surface {} was last active {} ago, longer than the max age {}; nothing to resume",
+                    escape(surface),
+                    format_age(age),
+                    humantime::format_duration(max_age),
+                ))
+            } else {
+                Ok(entry)
+            }
+        }
+        (Some(entry), None) => Ok(entry),
     };
     let command = found
         .as_ref()
@@ -295,6 +330,20 @@ fn resume_cmd(global: &Global, surface: &str, max_age: Option<&str>) -> Outcome 
     }
 }
 
+/// When the entry's conversation last changed on disk (its transcript's modification time, as
+/// the preflight finds the transcript), in epoch milliseconds; `None` when no transcript is
+/// known. A max age is measured from the latest of this and `last_active`
+/// ([`Entry::last_activity`]): typing prompts runs no hook that records.
+pub fn conversation_active(entry: &Entry) -> Option<Millis> {
+    let modified = preflight::transcript_modified(&entry_input(entry))?;
+    Some(millis(modified.duration_since(UNIX_EPOCH).ok()?))
+}
+
+/// An age for people, to the second: `3h 2m 5s`.
+fn format_age(age: Millis) -> humantime::FormattedDuration {
+    humantime::format_duration(Duration::from_secs(age / 1000))
+}
+
 /// The launcher registry: `$XDG_CONFIG_HOME/crash-resume/launchers.toml` over the built-ins,
 /// with the profile chosen on the command line.
 pub fn registry(global: &Global) -> Result<Registry, Failure> {
@@ -307,14 +356,26 @@ pub fn registry(global: &Global) -> Result<Registry, Failure> {
                 .join("launchers.toml")
         })
         .and_then(|path| Utf8PathBuf::from_path_buf(path).ok());
+    // A file that cannot be read is a failure (1); one that says something wrong, or a profile
+    // that does not exist, is invalid input (2).
+    let config_failure = |error: launcher_map::ConfigError| match error {
+        launcher_map::ConfigError::Read { .. } => Failure::Failed(error.into()),
+        _ => Failure::Usage(error.into()),
+    };
     let mut registry = match config {
-        Some(path) => Registry::load(&path).map_err(|error| Failure::Failed(error.into()))?,
+        Some(path) => Registry::load(&path).map_err(config_failure)?,
         None => Registry::builtin(),
     };
     if let Some(profile) = &global.profile {
+        let variable = from_variable("--profile", "CRASH_RESUME_PROFILE");
         registry
             .select_profile(profile)
-            .map_err(|error| Failure::Usage(error.into()))?;
+            .map_err(|error| match config_failure(error) {
+                Failure::Usage(error) if !variable.is_empty() => {
+                    Failure::Usage(error.context(format!("the profile{variable}")))
+                }
+                other => other,
+            })?;
     }
     Ok(registry)
 }
@@ -369,6 +430,16 @@ pub fn preflight_input_excluding(
     entry: &Entry,
     excluded: std::collections::BTreeSet<String>,
 ) -> preflight::Input {
+    preflight::Input {
+        chain: entry.chain().map(SessionId::to_string).collect(),
+        excluded,
+        ..entry_input(entry)
+    }
+}
+
+/// An entry's own part of the preflight's input: provider, held id, working dir, config dir
+/// (else the provider's default) and home; no chain, nothing excluded.
+fn entry_input(entry: &Entry) -> preflight::Input {
     let provider = crate::restore::provider_of(entry);
     preflight::Input {
         provider: provider.to_string(),
@@ -378,10 +449,8 @@ pub fn preflight_input_excluding(
             .config_dir
             .clone()
             .or_else(|| default_config_dir(provider)),
-        history_session: None,
-        chain: entry.chain().map(SessionId::to_string).collect(),
-        excluded,
         home: home(),
+        ..preflight::Input::default()
     }
 }
 
@@ -404,9 +473,7 @@ fn preflight(global: &Global, args: PreflightArgs) -> Outcome {
         Some(surface) => {
             let surface = SurfaceId::new(surface.as_str())?;
             let Some(entry) = index.lookup(surface.as_str()) else {
-                return Err(Failure::NotFound(format!(
-                    "no entry for surface {surface:?}"
-                )));
+                return Err(Failure::NotFound(format!("no entry for surface {surface}")));
             };
             preflight_input(&index, entry)
         }
@@ -452,7 +519,7 @@ fn touch(global: &Global, surface: &str) -> Outcome {
     }
     if !updated.value {
         return Err(Failure::NotFound(format!(
-            "no entry for surface {surface:?}; nothing touched"
+            "no entry for surface {surface}; nothing touched"
         )));
     }
     if !global.json {
@@ -469,7 +536,7 @@ fn forget(global: &Global, surface: &str) -> Outcome {
     }
     let Some(entry) = updated.value else {
         return Err(Failure::NotFound(format!(
-            "no entry for surface {surface:?}; nothing forgotten"
+            "no entry for surface {surface}; nothing forgotten"
         )));
     };
     if !global.json {
@@ -485,7 +552,8 @@ fn forget(global: &Global, surface: &str) -> Outcome {
 
 fn prune(global: &Global, max_age: &str) -> Outcome {
     let max_age = millis(parse_duration(max_age, "max age")?);
-    let updated = open_store(global)?.update(|index| index.prune_stale(max_age, now()))?;
+    let updated = open_store(global)?
+        .update(|index| index.prune_inactive(max_age, now(), conversation_active))?;
     report(&updated.warnings);
     if global.json {
         return print_json(&output::Pruned::new(&updated.value));
@@ -509,28 +577,37 @@ fn list(global: &Global) -> Outcome {
         return print_json(&output::List::new(&entries));
     }
     let now = now();
-    let lines: Vec<String> = entries
+    let cells: Vec<[String; 6]> = entries
         .iter()
         .map(|entry| {
-            let age = humantime::format_duration(Duration::from_secs(entry.age(now) / 1000));
+            let age = format_age(entry.activity_age(conversation_active(entry), now));
             let role = escape(entry.role.as_ref().map_or("-", Role::as_str));
             let ended = if entry.ended_at.is_some() {
-                "\tended"
+                "ended"
             } else {
                 ""
             };
-            format!(
-                "{}\t{}\t{}\t{role}\t{age} ago{ended}",
-                escape(entry.surface.as_str()),
-                escape(entry.session.as_str()),
-                escape(entry.repo.as_str())
-            )
+            [
+                escape(entry.surface.as_str()).into_owned(),
+                escape(entry.session.as_str()).into_owned(),
+                escape(entry.repo.as_str()).into_owned(),
+                role.into_owned(),
+                format!("{age} ago"),
+                ended.to_string(),
+            ]
         })
         .collect();
-    if lines.is_empty() {
+    if cells.is_empty() {
         return Ok(());
     }
-    print_line(&lines.join("\n"))
+    let rows: Vec<Vec<&str>> = cells
+        .iter()
+        .map(|row| row.iter().map(String::as_str).collect())
+        .collect();
+    print_line(&crate::table::render(
+        &["SURFACE", "SESSION", "REPO", "ROLE", "ACTIVE", "ENDED"],
+        &rows,
+    ))
 }
 
 fn path(global: &Global) -> Outcome {
@@ -551,7 +628,7 @@ fn path(global: &Global) -> Outcome {
         }
         Durability::Volatile(reason) => {
             format!(
-                "volatile: {reason}; a reboot wipes it, so writes are refused without --allow-volatile"
+                "volatile: {reason}; a reboot wipes it, so every command that reads or writes the index refuses it without --allow-volatile"
             )
         }
     };

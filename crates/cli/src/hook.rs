@@ -5,9 +5,8 @@
 //! on stdout (Claude Code would add it to the conversation), gives up on stdin and on the lock
 //! quickly, and writes what went wrong to `hook.log` next to the index.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::Command as Process;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, bail};
@@ -22,8 +21,9 @@ use crate::args::Global;
 const STDIN_DEADLINE: Duration = Duration::from_secs(2);
 /// How long a hook waits for the index lock, unless `--lock-timeout` says otherwise.
 const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(2);
-/// The log is cut back to nothing past this size.
-const MAX_LOG_BYTES: u64 = 1 << 20;
+/// Past this size `hook.log` is rotated to `hook.log.1` (replacing the older one), so the two
+/// together stay within about twice this.
+const MAX_LOG_BYTES: u64 = 256 * 1024;
 
 /// The agents whose hooks this binary understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -49,29 +49,69 @@ impl Agent {
     }
 }
 
+/// An outcome that is not an error, with the level `hook.log` gives it: `info` for a condition
+/// that is part of normal use (a SessionEnd that arrives after tmux died: a crash ends every
+/// session at once, no pane is left to name, and nothing is to be marked, since the session did
+/// not end cleanly), `warning` for one worth a look (the record handed to a background retry).
+#[derive(Debug)]
+struct Notice {
+    level: &'static str,
+    text: String,
+}
+
+impl Notice {
+    fn info(text: String) -> anyhow::Error {
+        Notice {
+            level: "info",
+            text,
+        }
+        .into()
+    }
+
+    fn warning(text: String) -> anyhow::Error {
+        Notice {
+            level: "warning",
+            text,
+        }
+        .into()
+    }
+}
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::error::Error for Notice {}
+
 /// Runs the hook; every failure is logged, none is returned.
 pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
     let started = Instant::now();
     let result = capture(global, agent, payload_arg);
     let log_line = match &result {
-        Ok(done) => done.clone(),
-        Err(error) => format!("error: {error:#}"),
+        Ok(done) => format!("info: {done}"),
+        Err(error) => match error.downcast_ref::<Notice>() {
+            Some(notice) => format!("{}: {notice}", notice.level),
+            None => format!("error: {}", crate::error_text(error)),
+        },
     };
     let elapsed = started.elapsed();
-    // Successes are not logged unless slow: the log is for problems.
+    // Successes are not logged unless slow: the log is for what needs telling.
     if result.is_err() || elapsed > Duration::from_millis(100) {
         log(
             global,
             &format!(
-                "hook {} ({:.1} ms): {log_line}",
+                "hook {} ({}): {log_line}",
                 agent.provider(),
-                elapsed.as_secs_f64() * 1000.0
+                millis_text(elapsed)
             ),
         );
     }
 }
 
 fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::Result<String> {
+    let started = Instant::now();
     let text = match payload_arg {
         Some(text) => text.to_string(),
         None => read_stdin(STDIN_DEADLINE)?,
@@ -87,42 +127,63 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
     {
         return Ok(not_recorded_under_daemon(global, daemon, &payload.session));
     }
-    let surface = crate::surface::name(&payload.session)?;
+    let read = started.elapsed();
+    let surface = match crate::surface::name(&payload.session) {
+        Ok(surface) => surface,
+        // A SessionEnd records nothing new: its session's surface was named at its start, and
+        // an error logged then if it could not be. One that cannot name its pane is normal after
+        // a crash (the multiplexer died, every agent gets its SessionEnd with no pane left) and
+        // only means no clean-exit mark: the session stays resumable.
+        Err(error) if matches!(payload.event, HookEvent::SessionEnd { .. }) => {
+            return Err(Notice::info(format!(
+                "session {} ended where no surface can be named any more ({}); nothing to \
+                 mark, it stays resumable",
+                payload.session,
+                crate::error_text(&error)
+            )));
+        }
+        Err(error) => return Err(error),
+    };
     let record = build_record(agent, &surface, &payload)?;
+    let named = started.elapsed();
     let store = open_store(global)?;
+    let locked = std::cell::Cell::new(None);
     let now = crate::commands::now();
     let session = payload.session.clone();
     let event = match agent {
         Agent::Claude => payload.event,
         Agent::Codex => codex_end_evidence(payload.event),
     };
-    let updated = match store.update(|index| match &event {
-        HookEvent::SessionEnd { clean: true, .. } => {
-            if index.end(&surface, &session, now) {
-                "ended cleanly"
-            } else {
-                "end of an unknown session"
+    let updated = match store.update(|index| {
+        locked.set(Some(started.elapsed()));
+        match &event {
+            HookEvent::SessionEnd { clean: true, .. } => {
+                if index.end(&surface, &session, now) {
+                    "ended cleanly"
+                } else {
+                    "end of an unknown session"
+                }
             }
-        }
-        HookEvent::SessionEnd { clean: false, .. } => {
-            // Not a clean exit (a /clear, a signal): the session stays resumable.
-            if index.touch(&surface, now) {
+            HookEvent::SessionEnd { clean: false, .. } => {
+                // Not a clean exit (a /clear, a signal): the session stays resumable.
+                if index.touch(&surface, now) {
+                    "touched"
+                } else {
+                    "nothing to touch"
+                }
+            }
+            HookEvent::Activity { .. }
+                if index
+                    .lookup(&surface)
+                    .is_some_and(|entry| entry.session.as_str() == session) =>
+            {
+                index.touch(&surface, now);
                 "touched"
-            } else {
-                "nothing to touch"
             }
-        }
-        HookEvent::Activity { .. }
-            if index
-                .lookup(&surface)
-                .is_some_and(|entry| entry.session.as_str() == session) =>
-        {
-            index.touch(&surface, now);
-            "touched"
-        }
-        HookEvent::SessionStart { .. } | HookEvent::Activity { .. } => {
-            index.record(record, now);
-            "recorded"
+            HookEvent::SessionStart { .. } | HookEvent::Activity { .. } => {
+                index.record(record, now);
+                "recorded"
+            }
         }
     }) {
         // Many agents starting at once can keep the lock busy past the hook's short wait: the
@@ -132,16 +193,30 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
             if std::env::var_os(RETRY_VARIABLE).is_none() =>
         {
             let pid = spawn_retry(global, agent, &surface, &text)?;
-            return Ok(format!(
+            return Err(Notice::warning(format!(
                 "{error}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {RETRY_LOCK_TIMEOUT}"
-            ));
+            )));
         }
         other => other?,
     };
     for warning in &updated.warnings {
         log(global, &format!("warning: {warning}"));
     }
-    Ok(format!("{} {surface} → {session}", updated.value))
+    let done = started.elapsed();
+    let locked = locked.get().unwrap_or(done);
+    Ok(format!(
+        "{} {surface} → {session} (payload {}, surface {}, lock and read {}, change and write {})",
+        updated.value,
+        millis_text(read),
+        millis_text(named.saturating_sub(read)),
+        millis_text(locked.saturating_sub(named)),
+        millis_text(done.saturating_sub(locked)),
+    ))
+}
+
+/// A duration as milliseconds with one decimal: `7.2 ms`.
+fn millis_text(duration: Duration) -> String {
+    format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
 }
 
 /// A Codex hook under the daemon: the pane cannot be told, so nothing is recorded; the log says
@@ -153,7 +228,10 @@ fn not_recorded_under_daemon(global: &Global, daemon: u32, session: &str) -> Str
     if marker.is_none_or(|marker| crate::codex::first_report_of(&marker, daemon)) {
         log(
             global,
-            &format!("hook codex: {}", crate::codex::daemon_message(daemon)),
+            &format!(
+                "hook codex: warning: {}",
+                crate::codex::daemon_message(daemon)
+            ),
         );
     }
     format!("session {session} not recorded: Codex's daemon (pid {daemon}) hides its pane")
@@ -174,31 +252,41 @@ fn codex_end_evidence(event: HookEvent) -> HookEvent {
 }
 
 /// Reads stdin up to EOF or the first complete JSON value, whichever comes first, giving up at
-/// the deadline.
+/// the deadline. Read on this thread, waiting in `poll` with the time left: no helper thread to
+/// start and hand the bytes over from (each hand-over waits for a CPU on a busy machine).
 fn read_stdin(deadline: Duration) -> anyhow::Result<String> {
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut bytes = Vec::new();
-        let mut chunk = [0u8; 8192];
-        loop {
-            match stdin.read(&mut chunk) {
-                Ok(0) | Err(_) => break,
-                Ok(read) => {
-                    bytes.extend_from_slice(&chunk[..read]);
-                    let mut values = serde_json::Deserializer::from_slice(&bytes)
-                        .into_iter::<serde_json::Value>();
-                    if matches!(values.next(), Some(Ok(_))) {
-                        break;
-                    }
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let started = Instant::now();
+    let stdin = std::io::stdin();
+    let gave_up = || anyhow!("no complete hook payload on stdin within {deadline:?}");
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let left = deadline
+            .checked_sub(started.elapsed())
+            .ok_or_else(gave_up)?;
+        let mut waiting = [PollFd::new(&stdin, PollFlags::IN)];
+        let timeout = Timespec::try_from(left).context("the stdin deadline")?;
+        match poll(&mut waiting, Some(&timeout)) {
+            Ok(0) => return Err(gave_up()),
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(error) => return Err(anyhow!(error).context("cannot wait for stdin")),
+        }
+        match rustix::io::read(&stdin, &mut chunk) {
+            Ok(0) => break,
+            Ok(read) => {
+                bytes.extend_from_slice(&chunk[..read]);
+                let mut values =
+                    serde_json::Deserializer::from_slice(&bytes).into_iter::<serde_json::Value>();
+                if matches!(values.next(), Some(Ok(_))) {
+                    break;
                 }
             }
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => continue,
+            Err(_) => break,
         }
-        let _ = sender.send(bytes);
-    });
-    let bytes = receiver
-        .recv_timeout(deadline)
-        .map_err(|_| anyhow!("no complete hook payload on stdin within {deadline:?}"))?;
+    }
     String::from_utf8(bytes).context("the hook payload is not UTF-8")
 }
 
@@ -290,14 +378,12 @@ pub fn repo_name(cwd: &Utf8Path) -> String {
 fn open_store(global: &Global) -> anyhow::Result<Store> {
     let path = crate::commands::index_path(global).map_err(crate::Failure::into_error)?;
     let lock_timeout = match std::env::var_os("CRASH_RESUME_LOCK_TIMEOUT") {
-        Some(_) => {
-            crate::commands::parse_duration(&global.lock_timeout, "lock timeout").map_err(|_| {
-                anyhow!(
-                    "invalid CRASH_RESUME_LOCK_TIMEOUT {:?}",
-                    global.lock_timeout
-                )
-            })?
-        }
+        Some(_) => crate::commands::parse_duration_in(
+            &global.lock_timeout,
+            "lock timeout",
+            " in CRASH_RESUME_LOCK_TIMEOUT",
+        )
+        .map_err(crate::Failure::into_error)?,
         None => HOOK_LOCK_TIMEOUT,
     };
     let options = StoreOptions {
@@ -329,13 +415,39 @@ fn append(path: &Utf8Path, line: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let too_big = std::fs::metadata(path).is_ok_and(|metadata| metadata.len() > MAX_LOG_BYTES);
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    if too_big {
-        file.set_len(0)?;
+    let open = || {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+    };
+    let mut file = open()?;
+    if file.metadata()?.len() > MAX_LOG_BYTES {
+        rotate(path, &file);
+        file = open()?;
     }
     file.write_all(line.as_bytes())
+}
+
+/// Moves a full log to `hook.log.1`, replacing the older one, unless another hook has rotated
+/// it since `file` was opened (then `path` is a new, small file and stays).
+fn rotate(path: &Utf8Path, file: &std::fs::File) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let same =
+            |a: &std::fs::Metadata, b: &std::fs::Metadata| (a.dev(), a.ino()) == (b.dev(), b.ino());
+        let still_ours = match (std::fs::metadata(path), file.metadata()) {
+            (Ok(named), Ok(opened)) => same(&named, &opened),
+            _ => false,
+        };
+        if !still_ours {
+            return;
+        }
+    }
+    let mut older = path.as_os_str().to_owned();
+    older.push(".1");
+    // Not the index: hook.log is the hook's own file.
+    #[allow(clippy::disallowed_methods)]
+    let _ = std::fs::rename(path, older);
 }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::args::Global;
 use crate::hook::{Agent, config_dir};
-use crate::{Failure, commands};
+use crate::{Failure, commands, output};
 
 /// The hook events crash-resume installs itself for.
 const EVENTS: [&str; 2] = ["SessionStart", "SessionEnd"];
@@ -43,6 +43,7 @@ pub fn install(
     settings: Option<String>,
     dry_run: bool,
 ) -> Result<(), Failure> {
+    let settings_given = settings.is_some();
     let path = match settings {
         Some(path) if path.trim().is_empty() => {
             return Err(Failure::Usage(anyhow!(
@@ -56,7 +57,7 @@ pub fn install(
     // A dotfile manager may keep the settings as a symlink: read and replace the file it
     // points to, so that the link stays a link.
     let path = index_store::resolve_path(&path)?;
-    let mut settings = read_settings(&path)?;
+    let mut settings = read_settings(&path, settings_given)?;
     let command = hook_command(global, agent)?;
     let added = merge(&mut settings, &command, agent).map_err(|reason| {
         Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
@@ -64,6 +65,19 @@ pub fn install(
     let mut bytes =
         serde_json::to_vec_pretty(&settings).map_err(|error| Failure::Failed(error.into()))?;
     bytes.push(b'\n');
+    let report = |written: bool| {
+        let merged = dry_run.then_some(&settings);
+        commands::print_json(&output::Installed::new(
+            path.as_str(),
+            &added,
+            &command,
+            written,
+            merged,
+        ))
+    };
+    if dry_run && global.json {
+        return report(false);
+    }
     if dry_run {
         eprintln!(
             "{} (dry run: {path} was not written)",
@@ -78,6 +92,9 @@ pub fn install(
     if let Some(note) = next_steps(agent, &path) {
         eprintln!("{note}");
     }
+    if added.is_empty() && global.json {
+        return report(false);
+    }
     if added.is_empty() {
         return commands::print_line(&format!("already installed in {path}"));
     }
@@ -87,13 +104,17 @@ pub fn install(
             .map_err(Failure::Failed)?;
     }
     index_store::replace_file(&path, &bytes)?;
+    if global.json {
+        return report(true);
+    }
     commands::print_line(&format!(
         "installed {} hooks into {path}: {command}",
         added.join(" and ")
     ))
 }
 
-fn read_settings(path: &camino::Utf8Path) -> Result<Value, Failure> {
+/// `given`: the path came from `--settings`, so the advice does not suggest it.
+fn read_settings(path: &camino::Utf8Path, given: bool) -> Result<Value, Failure> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(json!({})),
@@ -112,7 +133,12 @@ fn read_settings(path: &camino::Utf8Path) -> Result<Value, Failure> {
             "{path} is not a JSON object; fix it by hand, the file was left untouched"
         ))),
         Err(error) => Err(Failure::Failed(anyhow!(
-            "cannot parse {path} ({error}); fix it by hand or pass --settings, the file was left untouched"
+            "cannot parse {path} ({error}); fix it by hand{}, the file was left untouched",
+            if given {
+                ""
+            } else {
+                " or choose another file with --settings"
+            }
         ))),
     }
 }

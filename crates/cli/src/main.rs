@@ -11,9 +11,11 @@ mod codex;
 mod commands;
 mod hook;
 mod install;
+mod man;
 mod output;
 mod restore;
 mod surface;
+mod table;
 mod tmux;
 
 use std::io::Write;
@@ -64,6 +66,22 @@ impl From<index_core::InvalidId> for Failure {
     }
 }
 
+/// An error and its causes on one line, each cause stated once: a cause whose text the message
+/// already carries (a library error that names its cause in its own message) is not repeated.
+pub fn error_text(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if text.is_empty() {
+            text = cause;
+        } else if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
 fn main() -> ExitCode {
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
@@ -85,7 +103,7 @@ fn main() -> ExitCode {
             let mut stderr = std::io::stderr().lock();
             let _ = match &failure {
                 Failure::Failed(error) | Failure::Usage(error) => {
-                    writeln!(stderr, "error: {error:#}")
+                    writeln!(stderr, "error: {}", error_text(error))
                 }
                 Failure::NotFound(message) if message.is_empty() => Ok(()),
                 Failure::NotFound(message) => writeln!(stderr, "{message}"),

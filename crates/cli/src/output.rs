@@ -163,6 +163,39 @@ impl<'a> PathInfo<'a> {
 }
 
 #[derive(Debug, Serialize)]
+pub struct Installed<'a> {
+    version: u32,
+    settings: &'a str,
+    /// The hook events added (`SessionStart`, `SessionEnd`); empty when already installed.
+    added: &'a [&'static str],
+    command: &'a str,
+    /// Whether the settings file was written (never with `--dry-run`).
+    written: bool,
+    /// With `--dry-run`: the merged settings that would be written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merged: Option<&'a serde_json::Value>,
+}
+
+impl<'a> Installed<'a> {
+    pub fn new(
+        settings: &'a str,
+        added: &'a [&'static str],
+        command: &'a str,
+        written: bool,
+        merged: Option<&'a serde_json::Value>,
+    ) -> Self {
+        Installed {
+            version: OUTPUT_VERSION,
+            settings,
+            added,
+            command,
+            written,
+            merged,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
 pub struct Preflight<'a> {
     version: u32,
     surface: Option<&'a str>,

@@ -83,8 +83,13 @@ struct Plan<'a> {
 }
 
 pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
+    let max_age = args
+        .max_age
+        .as_deref()
+        .map(|text| commands::parse_duration(text, "max age").map(commands::millis))
+        .transpose()?;
     let index = load(global)?;
-    let mut plan = build_plan(global, &index, args.all)?;
+    let mut plan = build_plan(global, &index, args.all, max_age)?;
     let mut failed = 0;
     if let Some(tmux::Apply::Tmux) = args.apply {
         let server = tmux::Server::new(args.tmux_socket.clone());
@@ -123,11 +128,15 @@ pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
     }
     if plan.is_empty() {
         eprintln!(
-            "nothing to restore: no surface in the index{}",
+            "nothing to restore: no surface in the index{}{}",
             if args.all {
                 ""
             } else {
                 " whose session did not end cleanly"
+            },
+            match &args.max_age {
+                Some(max_age) => format!(" and was active within {max_age}"),
+                None => String::new(),
             }
         );
         return Ok(());
@@ -136,8 +145,14 @@ pub fn restore(global: &Global, args: &RestoreArgs) -> Result<(), Failure> {
     outcome
 }
 
-/// The plan for every surface (or only those that did not end cleanly), sorted by surface.
-pub fn build_plan(global: &Global, index: &Index, all: bool) -> Result<Vec<PlanItem>, Failure> {
+/// The plan for every surface (or only those that did not end cleanly), sorted by surface;
+/// with `max_age`, only surfaces active within it (by [`Entry::last_activity`]).
+pub fn build_plan(
+    global: &Global,
+    index: &Index,
+    all: bool,
+    max_age: Option<u64>,
+) -> Result<Vec<PlanItem>, Failure> {
     let registry = commands::registry(global)?;
     let mut holders: HashMap<Utf8PathBuf, Vec<(String, u32)>> = HashMap::new();
     let mut cleanup_days: HashMap<Utf8PathBuf, u64> = HashMap::new();
@@ -149,11 +164,17 @@ pub fn build_plan(global: &Global, index: &Index, all: bool) -> Result<Vec<PlanI
         .collect();
     let cache = preflight::claude::Cache::default();
     let now = std::time::SystemTime::now();
+    let now_millis = commands::now();
     let mut plan = Vec::new();
     for entry in index
         .entries()
         .into_iter()
         .filter(|entry| all || entry.ended_at.is_none())
+        .filter(|entry| {
+            max_age.is_none_or(|max_age| {
+                !entry.is_inactive(max_age, commands::conversation_active(entry), now_millis)
+            })
+        })
     {
         let own = excluded.take(entry.session.as_str());
         let mut input = commands::preflight_input_excluding(entry, std::mem::take(&mut excluded));
@@ -335,38 +356,65 @@ fn claimed_at(store: &index_store::Store, item: &PlanItem) -> Option<u64> {
         .flatten()
 }
 
+/// The plan for people: on a terminal a table whose last column gathers the notes; piped, one
+/// tab-separated line per surface (surface, verdict, session, command or what happens, then
+/// each note as a field of its own).
 fn plan_text(plan: &[PlanItem]) -> String {
-    let mut lines = Vec::new();
-    for item in plan {
-        let session = escape(item.session_id.as_deref().unwrap_or("-"));
-        let verdict = item.verdict.as_str();
-        let what = match (&item.refused, &item.held_elsewhere, &item.command) {
-            (Some(refused), _, _) => format!("not resumed: {refused}"),
-            (None, Some(holder), _) => format!("not resumed: held by {}", escape(holder)),
-            (None, None, Some(command)) => escape(command).into_owned(),
-            (None, None, None) => match &item.recoverable_session_id {
-                Some(evidence) => format!("starts fresh ({} is on disk)", escape(evidence)),
-                None => "starts fresh".to_string(),
-            },
-        };
-        let mut line = format!("{}\t{verdict}\t{session}\t{what}", escape(&item.surface));
-        if let Some(risk) = &item.retention {
-            line.push_str(&format!(
-                "\t(transcript {} days old; Claude Code deletes transcripts after {} days)",
-                risk.age_days, risk.cleanup_period_days
-            ));
-        }
-        if let Some(why) = &item.why {
-            line.push_str(&format!("\t({why})"));
-        } else if item.ended_cleanly {
-            line.push_str("\t(ended cleanly)");
-        }
-        if let Some(applied) = &item.applied {
-            line.push_str(&format!("\t[{}]", escape(applied)));
-        }
-        lines.push(line);
+    let cells: Vec<(Vec<String>, Vec<String>)> = plan
+        .iter()
+        .map(|item| {
+            let session = escape(item.session_id.as_deref().unwrap_or("-")).into_owned();
+            let verdict = item.verdict.as_str().to_string();
+            let what = match (&item.refused, &item.held_elsewhere, &item.command) {
+                (Some(refused), _, _) => format!("not resumed: {refused}"),
+                (None, Some(holder), _) => format!("not resumed: held by {}", escape(holder)),
+                (None, None, Some(command)) => escape(command).into_owned(),
+                (None, None, None) => match &item.recoverable_session_id {
+                    Some(evidence) => format!("starts fresh ({} is on disk)", escape(evidence)),
+                    None => "starts fresh".to_string(),
+                },
+            };
+            let mut notes = Vec::new();
+            if let Some(risk) = &item.retention {
+                notes.push(format!(
+                    "(transcript {} days old; Claude Code deletes transcripts after {} days)",
+                    risk.age_days, risk.cleanup_period_days
+                ));
+            }
+            if let Some(why) = &item.why {
+                notes.push(format!("({why})"));
+            } else if item.ended_cleanly {
+                notes.push("(ended cleanly)".to_string());
+            }
+            if let Some(applied) = &item.applied {
+                notes.push(format!("[{}]", escape(applied)));
+            }
+            let fields = vec![escape(&item.surface).into_owned(), verdict, session, what];
+            (fields, notes)
+        })
+        .collect();
+    if crate::table::stdout_is_terminal() {
+        let joined: Vec<String> = cells.iter().map(|(_, notes)| notes.join(" ")).collect();
+        let rows: Vec<Vec<&str>> = cells
+            .iter()
+            .zip(&joined)
+            .map(|((fields, _), notes)| {
+                let mut row: Vec<&str> = fields.iter().map(String::as_str).collect();
+                row.push(notes);
+                row
+            })
+            .collect();
+        crate::table::aligned(
+            &["SURFACE", "VERDICT", "SESSION", "COMMAND", "NOTES"],
+            &rows,
+        )
+    } else {
+        let rows: Vec<Vec<&str>> = cells
+            .iter()
+            .map(|(fields, notes)| fields.iter().chain(notes).map(String::as_str).collect())
+            .collect();
+        crate::table::tsv(&rows)
     }
-    lines.join("\n")
 }
 
 /// The provider an entry was recorded with (the JavaScript tool knew only Claude).

@@ -68,6 +68,28 @@ impl Entry {
         self.age(now) > max_age
     }
 
+    /// The latest sign of activity: [`Entry::last_seen`], or `conversation_active`, the time the
+    /// conversation itself last changed (its transcript's modification time), when that is
+    /// later. Typing prompts runs no hook that records, so only the transcript knows about it.
+    pub fn last_activity(&self, conversation_active: Option<Millis>) -> Millis {
+        self.last_seen().max(conversation_active.unwrap_or(0))
+    }
+
+    /// How long ago [`Entry::last_activity`] was; zero if `now` is earlier.
+    pub fn activity_age(&self, conversation_active: Option<Millis>, now: Millis) -> Millis {
+        now.saturating_sub(self.last_activity(conversation_active))
+    }
+
+    /// [`Entry::is_stale`], measured from [`Entry::last_activity`].
+    pub fn is_inactive(
+        &self,
+        max_age: Millis,
+        conversation_active: Option<Millis>,
+        now: Millis,
+    ) -> bool {
+        self.activity_age(conversation_active, now) > max_age
+    }
+
     /// Checks the values the id types do not hold: the working dir and the config dir may not
     /// carry a control character. An index another tool wrote may hold one; such an entry is
     /// not resumed, since its values would reach a shell or a terminal.
@@ -359,10 +381,21 @@ impl Index {
 
     /// Drops every entry older than `max_age`; returns them sorted by surface.
     pub fn prune_stale(&mut self, max_age: Millis, now: Millis) -> Vec<Entry> {
+        self.prune_inactive(max_age, now, |_| None)
+    }
+
+    /// Drops every entry not active within `max_age`, its activity measured by
+    /// [`Entry::last_activity`] with `conversation_active(entry)`; returns them sorted by surface.
+    pub fn prune_inactive(
+        &mut self,
+        max_age: Millis,
+        now: Millis,
+        conversation_active: impl Fn(&Entry) -> Option<Millis>,
+    ) -> Vec<Entry> {
         let mut stale: Vec<SurfaceId> = self
             .entries
             .values()
-            .filter(|entry| entry.is_stale(max_age, now))
+            .filter(|entry| entry.is_inactive(max_age, conversation_active(entry), now))
             .map(|entry| entry.surface.clone())
             .collect();
         stale.sort();

@@ -154,7 +154,8 @@ impl std::fmt::Display for Warning {
                 problem: Problem::UnusableEntry { surface, reason },
             } => write!(
                 f,
-                "index at {path}: entry {surface:?} is not usable ({reason}); kept in the file as is"
+                "index at {path}: entry {} is not usable ({reason}); kept in the file as is",
+                index_core::text::escape(surface)
             ),
             Warning::Problem {
                 path,
@@ -166,8 +167,11 @@ impl std::fmt::Display for Warning {
                     },
             } => write!(
                 f,
-                "index at {path}: session {session} was bound to both {dropped:?} and {kept:?}; \
-                 keeping the later, {kept:?}"
+                "index at {path}: session {} was bound to both {} and {}; keeping the later, {}",
+                index_core::text::escape(session.as_str()),
+                index_core::text::escape(dropped.as_str()),
+                index_core::text::escape(kept.as_str()),
+                index_core::text::escape(kept.as_str())
             ),
         }
     }

@@ -85,15 +85,11 @@ pub(crate) fn apply(
     }
     if let Some(name) = file.profile {
         if !next.profiles.contains_key(&name) {
-            return Err(cx.invalid(
-                "profile".to_owned(),
-                format!(
-                    "names no known profile `{name}`; known profiles: {}; choose one of them \
-                     or define [profiles.{}]",
-                    next.profile_names().join(", "),
-                    toml_key(&name)
-                ),
-            ));
+            return Err(ConfigError::UnknownProfile {
+                known: next.profile_names(),
+                name,
+                file: Some(origin.to_owned()),
+            });
         }
         next.profile = Some(name);
     }
@@ -115,7 +111,7 @@ fn syntax_error(text: &str, origin: &Utf8Path, source: toml::de::Error) -> Confi
         line,
         column,
         message: source.message().trim_end().to_owned(),
-        source: Box::new(source),
+        toml: Box::new(source),
     }
 }
 

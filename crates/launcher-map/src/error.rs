@@ -21,8 +21,9 @@ pub enum ConfigError {
         line: usize,
         column: usize,
         message: String,
-        #[source]
-        source: Box<toml::de::Error>,
+        /// The parser's own error (its message is `message`, stated once above; not a
+        /// `source`, so that a printed chain does not state the cause twice).
+        toml: Box<toml::de::Error>,
     },
     /// A launcher's `command` cannot be used as a template.
     #[error("launcher config {path}: `{key}` {problem}")]
@@ -41,14 +42,21 @@ pub enum ConfigError {
         key: String,
         reason: String,
     },
-    /// A profile was asked for by name and none has it.
+    /// A profile was asked for by name (`--profile`, or `profile = ...` in a launcher config)
+    /// and none has it. One wording wherever the name came from.
     #[error(
-        "no launcher profile named `{name}`; known profiles: {}; choose one of them or define \
+        "no launcher profile named `{name}`{}; known profiles: {}; choose one of them or define \
          [profiles.{}] in launchers.toml",
+        file.as_ref().map(|file| format!(" (chosen by `profile` in {file})")).unwrap_or_default(),
         known.join(", "),
         crate::config::toml_key(name)
     )]
-    UnknownProfile { name: String, known: Vec<String> },
+    UnknownProfile {
+        name: String,
+        known: Vec<String>,
+        /// The launcher config that chose it; `None` when it came from the command line.
+        file: Option<Utf8PathBuf>,
+    },
 }
 
 /// Why a command template was refused.

@@ -156,6 +156,7 @@ impl Registry {
             return Err(ConfigError::UnknownProfile {
                 name: name.to_owned(),
                 known: self.profile_names(),
+                file: None,
             });
         }
         self.profile = Some(name.to_owned());

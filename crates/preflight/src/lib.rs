@@ -156,8 +156,10 @@ pub fn preflight_with(input: &Input, cache: &claude::Cache) -> Outcome {
     }
 }
 
+/// Milliseconds since `mark`, rounded to whole microseconds: `14.868`, never
+/// `14.868000000000001` (a whole number of microseconds divided by 1000 prints as its decimal).
 fn millis_since(mark: Instant) -> f64 {
-    mark.elapsed().as_secs_f64() * 1000.0
+    mark.elapsed().as_micros() as f64 / 1000.0
 }
 
 struct Trail {
@@ -362,7 +364,15 @@ fn decide_held(input: &Input, disk: &Disk, held: &str, trail: &mut Trail) -> Dec
     if reachable {
         return Decision::new(Verdict::Resume, Some(held));
     }
-    match disk.scan(|id| id == held || input.excluded.contains(id)) {
+    let held_elsewhere = std::cell::RefCell::new(Vec::new());
+    let scanned = disk.scan(|id| {
+        let excluded = input.excluded.contains(id);
+        if excluded && id != held {
+            held_elsewhere.borrow_mut().push(id.to_string());
+        }
+        id == held || excluded
+    });
+    match scanned {
         Ok(Some(candidate)) => {
             trail.step(
                 StepId::Recovery,
@@ -378,7 +388,10 @@ fn decide_held(input: &Input, disk: &Disk, held: &str, trail: &mut Trail) -> Dec
             trail.step(
                 StepId::Recovery,
                 false,
-                "no other conversation on disk for this working dir",
+                nothing_to_recover(
+                    "no other conversation on disk for this working dir",
+                    held_elsewhere.into_inner(),
+                ),
             );
             Decision::new(Verdict::Fresh, None)
         }
@@ -421,7 +434,15 @@ fn with_evidence(
     if decision.verdict != Verdict::Fresh {
         return decision;
     }
-    match disk.scan(|id| input.excluded.contains(id)) {
+    let held_elsewhere = std::cell::RefCell::new(Vec::new());
+    let scanned = disk.scan(|id| {
+        let excluded = input.excluded.contains(id);
+        if excluded {
+            held_elsewhere.borrow_mut().push(id.to_string());
+        }
+        excluded
+    });
+    match scanned {
         Ok(Some(candidate)) => {
             trail.step(
                 StepId::Scan,
@@ -433,10 +454,33 @@ fn with_evidence(
             );
             decision.recoverable = Some(candidate.session);
         }
-        Ok(None) => trail.step(StepId::Scan, false, "nothing recoverable on disk"),
+        Ok(None) => trail.step(
+            StepId::Scan,
+            false,
+            nothing_to_recover("nothing recoverable on disk", held_elsewhere.into_inner()),
+        ),
         Err(reason) => trail.step(StepId::Scan, false, reason),
     }
     decision
+}
+
+/// Why a recovery scan found nothing: `none`, or, when the only conversations on disk are
+/// bound to other surfaces, that they are there and held.
+fn nothing_to_recover(none: &str, mut held_elsewhere: Vec<String>) -> String {
+    if held_elsewhere.is_empty() {
+        return none.to_string();
+    }
+    held_elsewhere.sort();
+    let (count, names) = (held_elsewhere.len(), held_elsewhere.join(", "));
+    let (noun, verb) = if count == 1 {
+        ("conversation", "is")
+    } else {
+        ("conversations", "are")
+    };
+    format!(
+        "no conversation on disk for this working dir is free to recover: the {noun} {names} \
+         {verb} on disk but bound to another surface"
+    )
 }
 
 /// The resume gate: a candidate that is not the head of its session chain is redirected to the
@@ -487,6 +531,32 @@ fn chain_head(input: &Input, disk: &Disk, candidate: &str) -> String {
         }
     }
     current
+}
+
+/// When the transcript `input.session` would be resumed from was last modified: the time the
+/// conversation last changed (a prompt, an answer). `None` when no transcript is known: no
+/// session, an unknown provider, no config dir, or no file. For Claude Code it is the file
+/// [`claude::locate`] finds (the working dir's project folder first, as the CLI looks); for
+/// Codex the rollout file.
+pub fn transcript_modified(input: &Input) -> Option<std::time::SystemTime> {
+    let home = input.home.as_deref();
+    let session = non_empty(&input.session)?;
+    let config_dir = paths::expand_home(non_empty(&input.config_dir)?, home);
+    let path = match input.provider.trim() {
+        "claude" if !input.cwd.trim().is_empty() => {
+            let cwd = claude::resolve_working_dir(&input.cwd, home);
+            let project_dir = claude::project_dir(&config_dir, &cwd);
+            // One `stat` where the CLI looks first; the wider look-up only when it is not there.
+            let derived = claude::transcript_path(&project_dir, session)?;
+            if let Ok(modified) = std::fs::metadata(&derived).and_then(|meta| meta.modified()) {
+                return Some(modified);
+            }
+            claude::locate(&config_dir, &project_dir, session).path
+        }
+        "codex" => codex::find_rollout(&config_dir, session)?,
+        _ => return None,
+    };
+    std::fs::metadata(path).ok()?.modified().ok()
 }
 
 /// The transcript path a Claude session would be resumed from, for messages and tests.

@@ -402,7 +402,7 @@ impl<'a> Hostile<'a> {
             ),
         );
         found.expect(
-            item("tmux:hx:0.1").is_none() && stderr.contains("\"tmux:hx:0.1\" is not usable"),
+            item("tmux:hx:0.1").is_none() && stderr.contains("entry tmux:hx:0.1 is not usable"),
             format!("restore did not refuse the option-like id: {stderr}"),
         );
         found.expect(

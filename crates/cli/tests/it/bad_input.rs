@@ -102,20 +102,20 @@ const INVALID_INPUT: &[(&[&str], i32, &[&str])] = &[
     (&["record", "T", "s", "r", "--cwd", ""], 2, &["--cwd is empty"]),
     (&["record", "T", "s", "r", "--config-dir", " "], 2, &["--config-dir is empty"]),
     // Bad max ages.
-    (&["resume-cmd", "S", "abc"], 2, &["invalid max age \"abc\"", "90s, 30m, 2h, 7d"]),
-    (&["resume-cmd", "S", "1x"], 2, &["invalid max age \"1x\""]),
-    (&["resume-cmd", "S", ""], 2, &["invalid max age \"\""]),
-    (&["resume-cmd", "S", " "], 2, &["invalid max age \" \""]),
-    (&["resume-cmd", "S", "--", "-5"], 2, &["invalid max age \"-5\""]),
+    (&["resume-cmd", "S", "abc"], 2, &["invalid max age abc", "90s, 30m, 2h, 7d"]),
+    (&["resume-cmd", "S", "1x"], 2, &["invalid max age 1x"]),
+    (&["resume-cmd", "S", ""], 2, &["the max age is empty"]),
+    (&["resume-cmd", "S", " "], 2, &["the max age is empty"]),
+    (&["resume-cmd", "S", "--", "-5"], 2, &["invalid max age -5"]),
     (&["resume-cmd", "S", "-5"], 2, &["unexpected argument '-5'"]),
-    (&["prune", "abc"], 2, &["invalid max age \"abc\""]),
-    (&["prune", "1x"], 2, &["invalid max age \"1x\""]),
-    (&["prune", ""], 2, &["invalid max age \"\""]),
-    (&["prune", "--", "-5"], 2, &["invalid max age \"-5\""]),
+    (&["prune", "abc"], 2, &["invalid max age abc"]),
+    (&["prune", "1x"], 2, &["invalid max age 1x"]),
+    (&["prune", ""], 2, &["the max age is empty"]),
+    (&["prune", "--", "-5"], 2, &["invalid max age -5"]),
     (&["prune", "-5"], 2, &["unexpected argument '-5'"]),
-    (&["prune", "99999999999999999999"], 2, &["invalid max age \"99999999999999999999\""]),
+    (&["prune", "99999999999999999999"], 2, &["invalid max age 99999999999999999999"]),
     // A bad lock timeout, an empty index path, an unknown profile.
-    (&["--lock-timeout", "soon", "record", "T", "s", "r"], 2, &["invalid lock timeout \"soon\""]),
+    (&["--lock-timeout", "soon", "record", "T", "s", "r"], 2, &["invalid lock timeout soon"]),
     (&["--path", "", "record", "T", "s", "r"], 2, &["the index path is empty"]),
     (&["--profile", "no-such-profile", "resume-cmd", "S"], 2, &["no-such-profile"]),
     // Unknown commands and flags, missing and extra arguments.
@@ -463,8 +463,14 @@ fn hostile_values_in_an_index_are_refused_and_never_printed_raw() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("\"rtl\\u{202e}gnp\""), "{stdout}");
     assert!(!stdout.contains('\u{202e}'), "{stdout}");
-    assert!(stderr.contains("\"tmux:s:2.0\" is not usable"), "{stderr}");
-    assert!(stderr.contains("\"tmux:s:4.0\" is not usable"), "{stderr}");
+    assert!(
+        stderr.contains("entry tmux:s:2.0 is not usable"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("entry tmux:s:4.0 is not usable"),
+        "{stderr}"
+    );
 
     let (code, stdout, stderr) = run(&["restore"]);
     assert_eq!(code, Some(0), "{stderr}");

@@ -814,7 +814,8 @@ fn a_hook_blocked_by_a_stopped_lock_holder_hands_off_and_the_record_lands_later(
     assert!(
         log.contains("locked by another process")
             && log.contains(&format!("pid {}", holder.pid()))
-            && log.contains("handed to a background retry"),
+            && log.contains("handed to a background retry")
+            && log.contains("): warning: "),
         "{log}"
     );
     assert!(

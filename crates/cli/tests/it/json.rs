@@ -105,3 +105,47 @@ fn nothing_found_is_still_one_json_document() {
     let listed = json_of(&env, &["list"], 0);
     assert_eq!(listed["entries"], json!([]));
 }
+
+#[test]
+fn hook_install_prints_one_versioned_json_document() {
+    let env = Sandbox::default();
+    let settings = env.root().join("settings.json");
+    let settings = settings.to_str().unwrap();
+    let dry = json_of(
+        &env,
+        &[
+            "hook",
+            "install",
+            "claude",
+            "--settings",
+            settings,
+            "--dry-run",
+        ],
+        0,
+    );
+    assert_eq!(dry["written"], json!(false), "{dry}");
+    assert_eq!(dry["added"], json!(["SessionStart", "SessionEnd"]), "{dry}");
+    assert!(dry["merged"]["hooks"]["SessionStart"].is_array(), "{dry}");
+    let installed = json_of(
+        &env,
+        &["hook", "install", "claude", "--settings", settings],
+        0,
+    );
+    assert_eq!(installed["written"], json!(true), "{installed}");
+    assert_eq!(installed["settings"], json!(settings));
+    assert!(
+        installed["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("hook claude"),
+        "{installed}"
+    );
+    assert!(installed.get("merged").is_none(), "{installed}");
+    let again = json_of(
+        &env,
+        &["hook", "install", "claude", "--settings", settings],
+        0,
+    );
+    assert_eq!(again["added"], json!([]), "{again}");
+    assert_eq!(again["written"], json!(false), "{again}");
+}

@@ -6,6 +6,7 @@
 //! dev-dependencies), so `CRASH_RESUME_FAULT=<point>:<action>` can stop, abort or fail a writer
 //! at an exact line of the write path.
 
+mod activity;
 mod bad_input;
 mod codex_capture;
 #[cfg(feature = "real-cli")]
@@ -14,15 +15,19 @@ mod concurrency;
 mod crash_points;
 mod crashes;
 mod harness;
+mod hook_log;
 mod hooks;
 mod install;
 mod json;
+mod manual;
 mod matrix;
+mod messages;
 mod meta;
 mod paths;
 mod restore;
 mod scenarios;
 mod soak;
+mod tables;
 mod tmux_restore;
 
 use std::process::{Child, ExitStatus, Output};

@@ -23,7 +23,7 @@ const HOUR: Duration = Duration::from_secs(3600);
 const DAY: Duration = Duration::from_secs(24 * 3600);
 
 /// Binds `surface` to `session` in `cwd` through the real hook.
-fn bind(env: &Sandbox, surface: &str, session: &str, cwd: &Path) {
+pub fn bind(env: &Sandbox, surface: &str, session: &str, cwd: &Path) {
     run_hook(
         env,
         "claude",

@@ -263,6 +263,39 @@ fn from_entries_keeps_the_latest_holder_of_a_session() {
 }
 
 #[test]
+fn activity_is_the_later_of_last_active_and_the_conversation() {
+    let mut index = Index::default();
+    index.record(rec("busy", "s-busy", "r"), 1_000);
+    index.record(rec("idle", "s-idle", "r"), 1_000);
+    index.record(rec("unknown", "s-unknown", "r"), 1_000);
+    let conversation = |entry: &index_core::Entry| match entry.surface.as_str() {
+        "busy" => Some(9_000),
+        "idle" => Some(500),
+        _ => None,
+    };
+    let busy = index.lookup("busy").unwrap();
+    assert_eq!(busy.last_activity(conversation(busy)), 9_000);
+    assert_eq!(busy.activity_age(conversation(busy), 10_000), 1_000);
+    let idle = index.lookup("idle").unwrap();
+    assert_eq!(
+        idle.last_activity(conversation(idle)),
+        1_000,
+        "an older file never ages it"
+    );
+    // Exactly the max age is still active.
+    assert!(!busy.is_inactive(1_000, conversation(busy), 10_000));
+    assert!(busy.is_inactive(999, conversation(busy), 10_000));
+
+    let dropped: Vec<String> = index
+        .prune_inactive(2_000, 10_000, conversation)
+        .into_iter()
+        .map(|entry| entry.surface.to_string())
+        .collect();
+    assert_eq!(dropped, ["idle", "unknown"]);
+    assert!(index.lookup("busy").is_some());
+}
+
+#[test]
 fn a_restore_claim_is_taken_back_only_by_its_own_restore() {
     let mut index = Index::default();
     index.record(rec("tmux:w:0.0", "s-1", "r"), 1);

@@ -155,7 +155,7 @@ fn an_unusable_entry_is_kept_verbatim_and_reported() {
     assert!(
         updated.warnings[0]
             .to_string()
-            .contains("entry \"bad\" is not usable")
+            .contains("entry bad is not usable")
     );
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(json["entries"]["bad"]["sessionId"], "");

@@ -513,11 +513,17 @@ fn a_user_profile_named_golems_replaces_the_builtin() {
 fn an_unknown_profile_lists_the_known_ones() {
     let mut file = registry(TEAM);
     let error = file.select_profile("nope").unwrap_err();
-    let ConfigError::UnknownProfile { name, known } = &error else {
+    let ConfigError::UnknownProfile {
+        name,
+        known,
+        file: chosen_in,
+    } = &error
+    else {
         panic!("{error:?}");
     };
     assert_eq!(name, "nope");
     assert_eq!(known, &["bare", "golems", "team"]);
+    assert_eq!(chosen_in, &None);
     let message = error.to_string();
     assert!(message.contains("bare, golems, team"), "{message}");
     assert_eq!(file.profile(), None, "a failed selection changes nothing");
@@ -648,7 +654,6 @@ fn bad_templates_are_refused_naming_the_key() {
 #[test]
 fn meaningless_settings_are_refused() {
     check_invalid("version = 2", "version", "version 1");
-    check_invalid("profile = \"nope\"", "profile", "known profiles: golems");
     check_invalid(
         "[providers.aider]\nconfig_env = \"AIDER_HOME\"",
         "providers.aider",
@@ -673,6 +678,25 @@ fn meaningless_settings_are_refused() {
         "[repos.api]\ncommand = \"a {session}\"\nprovider = \"\"",
         "repos.api.provider",
         "not a provider name",
+    );
+}
+
+#[test]
+fn an_unknown_profile_in_the_file_is_worded_as_on_the_command_line() {
+    let from_file = refused("profile = \"nope\"");
+    let ConfigError::UnknownProfile { name, known, file } = &from_file else {
+        panic!("{from_file:?}");
+    };
+    assert_eq!(
+        (name.as_str(), known.as_slice()),
+        ("nope", &["golems".to_string()][..])
+    );
+    assert_eq!(file.as_deref(), Some(Utf8Path::new(ORIGIN)));
+    let from_flag = Registry::builtin().select_profile("nope").unwrap_err();
+    let (file_message, flag_message) = (from_file.to_string(), from_flag.to_string());
+    assert_eq!(
+        file_message.replace(&format!(" (chosen by `profile` in {ORIGIN})"), ""),
+        flag_message
     );
 }
 

@@ -374,6 +374,83 @@ fn the_outcome_serialises_to_the_wire_names() {
     assert!(json["duration_ms"].is_number());
 }
 
+#[test]
+fn a_conversation_another_surface_holds_is_named_when_nothing_is_free_to_recover() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("other-pane", 3);
+    let mut input = sandbox.input(Some("gone"));
+    input.excluded = BTreeSet::from(["other-pane".to_string()]);
+    let outcome = check(&input, Verdict::Fresh, None);
+    let recovery = outcome.steps.last().unwrap();
+    assert_eq!(recovery.id, StepId::Recovery);
+    assert!(
+        !recovery.detail.contains("no other conversation"),
+        "{recovery:?}"
+    );
+    assert!(
+        recovery
+            .detail
+            .contains("other-pane is on disk but bound to another surface"),
+        "{recovery:?}"
+    );
+
+    // Without a held id the scan's evidence says the same.
+    let outcome = check(&sandbox.input(None), Verdict::Fresh, None);
+    assert_eq!(
+        outcome.recoverable_session_id.as_deref(),
+        Some("other-pane")
+    );
+    let outcome = check(&input_without_held(&sandbox), Verdict::Fresh, None);
+    let scan = outcome.steps.last().unwrap();
+    assert!(
+        scan.detail
+            .contains("other-pane is on disk but bound to another surface"),
+        "{scan:?}"
+    );
+
+    // With nothing on disk at all, the plain wording stays.
+    let empty = Sandbox::new();
+    let outcome = check(&empty.input(Some("gone")), Verdict::Fresh, None);
+    assert_eq!(
+        outcome.steps.last().unwrap().detail,
+        "no other conversation on disk for this working dir"
+    );
+}
+
+fn input_without_held(sandbox: &Sandbox) -> Input {
+    let mut input = sandbox.input(None);
+    input.excluded = BTreeSet::from(["other-pane".to_string()]);
+    input
+}
+
+#[test]
+fn durations_are_whole_microseconds() {
+    let sandbox = Sandbox::new();
+    sandbox.conversation("on-disk", 3);
+    for _ in 0..20 {
+        let outcome = preflight(&sandbox.input(Some("gone")));
+        let text = serde_json::to_string(&outcome).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut durations = vec![value["duration_ms"].clone()];
+        durations.extend(
+            value["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|step| step["duration_ms"].clone()),
+        );
+        for duration in durations {
+            let printed = duration.to_string();
+            let decimals = printed
+                .split_once('.')
+                .map_or(0, |(_, fraction)| fraction.len());
+            assert!(decimals <= 3, "{printed} in {text}");
+            let micros = duration.as_f64().unwrap() * 1000.0;
+            assert!((micros - micros.round()).abs() < 1e-6, "{printed}");
+        }
+    }
+}
+
 /// A batch asked through one shared cache gets the answers each input gets alone: held
 /// transcripts reachable, missing (recovered from the dir, or found in another dir's folder by
 /// UUID, or in two folders and so not), a folder with nothing left, across several dirs.

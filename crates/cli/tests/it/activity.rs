@@ -1,0 +1,137 @@
+//! Activity counts from the conversation itself: a max age (`resume-cmd`, `prune`, `restore
+//! --max-age`) is measured from the later of the entry's `last_active` and its transcript's
+//! modification time, since typing prompts runs no hook that records.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::harness::{claude_dir, crash_resume_agent, git_work_dir, uuid, write_transcript};
+use crate::{HOUR, Sandbox, now_millis};
+
+/// Binds `surface` to `session` in `cwd` through the real hook, then makes the entry look as
+/// if the hook last ran three hours ago.
+fn bind_three_hours_ago(env: &Sandbox, surface: &str, session: &str, cwd: &Path) {
+    crate::restore::bind(env, surface, session, cwd);
+    let mut index = env.index();
+    let entry = &mut index["entries"][surface];
+    let three_hours_ago = now_millis() - 3 * HOUR;
+    entry["captured_at"] = three_hours_ago.into();
+    entry["last_active"] = three_hours_ago.into();
+    env.write_index_bytes(&serde_json::to_vec_pretty(&index).unwrap());
+}
+
+/// Three surfaces that started three hours ago: `busy` (its transcript changed a minute ago),
+/// `idle` (its transcript last changed three hours ago) and `gone` (no transcript).
+fn three_surfaces() -> Sandbox {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    for (n, surface, transcript_age) in [
+        (1, "busy", Some(Duration::from_secs(60))),
+        (2, "idle", Some(Duration::from_secs(3 * 3600))),
+        (3, "gone", None),
+    ] {
+        let session = uuid(n);
+        bind_three_hours_ago(&env, surface, &session, &cwd);
+        if let Some(age) = transcript_age {
+            write_transcript(&claude_dir(&env), &cwd, &session, age);
+        }
+    }
+    env
+}
+
+/// The JSON document `args` print, which must succeed; the `field` of each item of `list`.
+fn json_list(env: &Sandbox, args: &[&str], list: &str, field: &str) -> Vec<String> {
+    let output = run(env, args);
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    document[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item[field].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn run(env: &Sandbox, args: &[&str]) -> std::process::Output {
+    crash_resume_agent(env)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn resume_cmd_counts_a_recent_transcript_as_activity() {
+    let env = three_surfaces();
+    let busy = run(&env, &["resume-cmd", "busy", "2h"]);
+    assert_eq!(
+        busy.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&busy.stderr)
+    );
+    assert!(String::from_utf8_lossy(&busy.stdout).contains(&uuid(1)));
+    for surface in ["idle", "gone"] {
+        let output = run(&env, &["resume-cmd", surface, "2h"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(4), "{surface}: {stderr}");
+        assert!(stderr.contains("was last active 3h"), "{surface}: {stderr}");
+    }
+    // No max age: staleness is opt-in, every one is resumable.
+    assert_eq!(run(&env, &["resume-cmd", "idle"]).status.code(), Some(0));
+}
+
+#[test]
+fn restore_with_a_max_age_keeps_the_surfaces_active_within_it() {
+    let env = three_surfaces();
+    let within = json_list(
+        &env,
+        &["--json", "restore", "--max-age", "2h"],
+        "surfaces",
+        "surface",
+    );
+    assert_eq!(within, ["busy"]);
+    let everything = json_list(&env, &["--json", "restore"], "surfaces", "surface");
+    assert_eq!(everything.len(), 3);
+
+    let none = run(&env, &["restore", "--max-age", "1s"]);
+    assert!(none.status.success());
+    assert!(
+        String::from_utf8_lossy(&none.stderr).contains("was active within 1s"),
+        "{}",
+        String::from_utf8_lossy(&none.stderr)
+    );
+    let bad = run(&env, &["restore", "--max-age", "soon"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn prune_keeps_a_surface_whose_transcript_changed_recently() {
+    let env = three_surfaces();
+    let pruned = json_list(&env, &["--json", "prune", "2h"], "pruned", "surfaceId");
+    assert_eq!(pruned, ["gone", "idle"]);
+    let left: Vec<String> = env.entries().keys().cloned().collect();
+    assert_eq!(left, ["busy"]);
+}
+
+#[test]
+fn list_shows_the_age_of_the_latest_activity() {
+    let env = three_surfaces();
+    let output = run(&env, &["list"]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = |surface: &str| {
+        text.lines()
+            .find(|line| line.starts_with(surface))
+            .unwrap_or_else(|| panic!("{surface} in {text}"))
+            .to_string()
+    };
+    assert!(line("busy").contains("1m"), "{text}");
+    assert!(line("idle").contains("3h"), "{text}");
+}

@@ -1,0 +1,130 @@
+//! The manual and `--help`: `crash-resume man` documents every subcommand with each option its
+//! `--help` lists, and examples; `--help` of the main commands shows examples.
+
+use crate::{Sandbox, crash_resume};
+
+/// Every subcommand, as typed after `crash-resume`.
+const SUBCOMMANDS: &[&[&str]] = &[
+    &["record"],
+    &["lookup"],
+    &["resume-cmd"],
+    &["touch"],
+    &["forget"],
+    &["prune"],
+    &["list"],
+    &["preflight"],
+    &["path"],
+    &["restore"],
+    &["hook", "claude"],
+    &["hook", "codex"],
+    &["hook", "install"],
+    &["completions"],
+    &["man"],
+];
+
+/// The commands people use most, whose `--help` must show examples.
+const MAIN_COMMANDS: &[&[&str]] = &[
+    &[],
+    &["record"],
+    &["lookup"],
+    &["resume-cmd"],
+    &["prune"],
+    &["list"],
+    &["preflight"],
+    &["restore"],
+    &["hook", "install"],
+];
+
+fn stdout_of(env: &Sandbox, args: &[&str]) -> String {
+    let output = crash_resume(env).args(args).output().unwrap();
+    assert!(output.status.success(), "{args:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The long options a `--help` text lists.
+fn long_options(help: &str) -> Vec<String> {
+    help.split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == ']')
+        .filter(|word| word.starts_with("--") && word.len() > 2)
+        .map(|word| {
+            word.trim_end_matches(|c: char| !c.is_ascii_alphanumeric())
+                .split('=')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .filter(|option| option != "--help" && option != "--version")
+        .collect()
+}
+
+#[test]
+fn the_man_page_documents_every_subcommand_and_its_options() {
+    let env = Sandbox::default();
+    let page = stdout_of(&env, &["man"]);
+    // roff writes a minus as `\-`; read the page as text.
+    let text = page.replace("\\-", "-");
+    assert!(text.contains("\n.TH crash-resume 1 "), "a title");
+    let global = long_options(&stdout_of(&env, &["--help"]));
+    assert!(global.contains(&"--path".to_string()), "{global:?}");
+    for option in &global {
+        assert!(
+            text.contains(&format!("\\fB{option}\\fR")),
+            "{option} documented"
+        );
+    }
+    assert!(text.contains(".SH COMMANDS"), "a COMMANDS section");
+    for section in ["EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES"] {
+        assert!(
+            text.contains(&format!(".SH \"{section}\""))
+                || text.contains(&format!(".SH {section}")),
+            "{section}"
+        );
+    }
+    for command in SUBCOMMANDS {
+        let name = format!("crash-resume {}", command.join(" "));
+        assert!(
+            text.contains(&format!(".SS \"{name}\"")),
+            "a section for {name}"
+        );
+        let section = text
+            .split(".SS ")
+            .find(|section| section.starts_with(&format!("\"{name}\"")))
+            .unwrap();
+        let mut args = command.to_vec();
+        args.push("--help");
+        let own = long_options(&stdout_of(&env, &args))
+            .into_iter()
+            .filter(|option| !global.contains(option));
+        for option in own {
+            assert!(
+                section.contains(&format!("\\fB{option}\\fR")),
+                "{name}: {option} documented in its section:\n{section}"
+            );
+        }
+    }
+    assert!(text.contains("\\fB--tmux-socket\\fR"));
+    assert!(text.contains("CRASH_RESUME_TMUX_SOCKET"));
+    let examples = text.matches("Examples:").count();
+    assert!(
+        examples >= MAIN_COMMANDS.len() - 1,
+        "{examples} example blocks"
+    );
+}
+
+#[test]
+fn help_of_the_main_commands_shows_examples() {
+    let env = Sandbox::default();
+    for command in MAIN_COMMANDS {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let help = stdout_of(&env, &args);
+        let (_, examples) = help
+            .split_once("Examples:\n")
+            .unwrap_or_else(|| panic!("{args:?} shows examples:\n{help}"));
+        let first = examples.lines().next().unwrap();
+        assert!(
+            first.trim_start().starts_with("crash-resume ")
+                || first.trim_start().starts_with("cmd="),
+            "{args:?}: {first}"
+        );
+    }
+}
