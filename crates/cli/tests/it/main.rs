@@ -101,6 +101,16 @@ pub fn record(env: &Sandbox, surface: &str, session: &str, repo: &str) {
         .stdout(format!("recorded {surface} → {session} ({repo})\n"));
 }
 
+/// A new sandbox whose index holds `records` (surface, session, repo), each written by
+/// [`record`].
+pub fn sandbox_with(records: &[(&str, &str, &str)]) -> Sandbox {
+    let env = Sandbox::default();
+    for (surface, session, repo) in records {
+        record(&env, surface, session, repo);
+    }
+    env
+}
+
 /// The current time in epoch milliseconds, as the index stores it.
 pub fn now_millis() -> u64 {
     SystemTime::now()
