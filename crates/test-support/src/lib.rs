@@ -8,6 +8,7 @@
 //! - [`transcript`]: the pinned agent versions and Claude Code transcript lines as the CLI
 //!   writes them.
 //! - [`random`]: a small generator that replays from its seed.
+//! - [`tmux`]: commands to a private tmux server and its panes by surface id.
 //! - [`claude_offline`] and [`codex_offline`]: the offline setups for the real agent CLIs.
 //!
 //! Test code only: `publish = false`, a dev-dependency of the crates and a dependency of the
@@ -20,6 +21,7 @@ pub mod codex_offline;
 pub mod process;
 pub mod random;
 pub mod sandbox;
+pub mod tmux;
 pub mod transcript;
 
 /// The arguments of `crash-resume --json restore --apply tmux --tmux-socket SOCKET`: the

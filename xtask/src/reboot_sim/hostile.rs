@@ -107,24 +107,18 @@ impl<'a> Hostile<'a> {
 
     /// `surface → (pane pid, current command)` for every pane of this server.
     fn panes(&self) -> Result<BTreeMap<String, (u32, String)>> {
-        let Ok(listing) = self.tmux(&[
-            "list-panes",
-            "-a",
-            "-F",
-            "tmux:#{session_name}:#{window_index}.#{pane_index}\t#{pane_pid}\t#{pane_current_command}",
-        ]) else {
-            return Ok(BTreeMap::new());
-        };
-        listing
-            .lines()
-            .map(|line| {
-                let fields: Vec<&str> = line.splitn(3, '\t').collect();
-                let [surface, pid, command] = fields[..] else {
-                    bail!("tmux listed a pane as {line:?}");
-                };
-                Ok((surface.to_string(), (pid.parse()?, command.to_string())))
-            })
-            .collect()
+        test_support::tmux::list_panes(
+            |args| self.tmux(args),
+            "#{pane_pid}\t#{pane_current_command}",
+        )
+        .into_iter()
+        .map(|(surface, rest)| {
+            let Some((pid, command)) = rest.split_once('\t') else {
+                bail!("tmux listed pane {surface} as {rest:?}");
+            };
+            Ok((surface, (pid.parse()?, command.to_string())))
+        })
+        .collect()
     }
 
     /// A working dir with a transcript of `session` where Claude Code keeps it.

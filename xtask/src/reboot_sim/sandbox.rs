@@ -255,21 +255,8 @@ impl Sandbox {
 /// `tmux -L <socket> -f /dev/null ARGS` run from `command` (its environment and dir); its
 /// stdout, trimmed.
 pub fn run_tmux(mut command: Command, socket: &str, args: &[&str]) -> Result<String> {
-    let output = command
-        .args(["-L", socket, "-f", "/dev/null"])
-        .args(args)
-        .output()
-        .context("cannot run tmux; install tmux and retry")?;
-    if !output.status.success() {
-        bail!(
-            "tmux {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&output.stdout)
-        .trim_end()
-        .to_string())
+    command.args(["-L", socket, "-f", "/dev/null"]);
+    test_support::tmux::run(command, args).map_err(anyhow::Error::msg)
 }
 
 /// SIGKILL, by pid (errors ignored: the process may have exited).

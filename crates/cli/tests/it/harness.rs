@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
+use test_support::tmux;
 use test_support::transcript::{ClaudeLine, jsonl};
 
 use crate::{BIN, Sandbox, sandboxed};
@@ -490,19 +491,7 @@ impl TmuxServer {
 
     /// `tmux:<session>:<window>.<pane>` and the command running there, for every pane, sorted.
     pub fn panes(&self) -> Vec<(String, String)> {
-        let Ok(listing) = self.try_tmux(&[
-            "list-panes",
-            "-a",
-            "-F",
-            "tmux:#{session_name}:#{window_index}.#{pane_index} #{pane_current_command}",
-        ]) else {
-            return Vec::new();
-        };
-        let mut panes: Vec<(String, String)> = listing
-            .lines()
-            .filter_map(|line| line.split_once(' '))
-            .map(|(surface, command)| (surface.to_string(), command.to_string()))
-            .collect();
+        let mut panes = tmux::list_panes(|args| self.try_tmux(args), "#{pane_current_command}");
         panes.sort();
         panes
     }
@@ -538,22 +527,7 @@ impl TmuxServer {
     }
 
     pub fn try_tmux(&self, args: &[&str]) -> Result<String, String> {
-        let output = self
-            .client()
-            .args(args)
-            .output()
-            .map_err(|error| format!("cannot run tmux: {error}"))?;
-        if output.status.success() {
-            Ok(String::from_utf8_lossy(&output.stdout)
-                .trim_end()
-                .to_string())
-        } else {
-            Err(format!(
-                "tmux {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr).trim()
-            ))
-        }
+        tmux::run(self.client(), args)
     }
 
     /// One format of the pane at `target`.

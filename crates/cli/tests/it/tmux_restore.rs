@@ -86,16 +86,8 @@ fn expected_run(env: &Sandbox, place: &PanePlace, cwd: &Path, session: &str) -> 
 /// The process tmux started in each pane (`pane_pid`), by surface: a restore that re-opens a
 /// pane replaces it.
 fn pane_pids(server: &TmuxServer) -> BTreeMap<String, String> {
-    server
-        .tmux(&[
-            "list-panes",
-            "-a",
-            "-F",
-            "tmux:#{session_name}:#{window_index}.#{pane_index} #{pane_pid}",
-        ])
-        .lines()
-        .filter_map(|line| line.split_once(' '))
-        .map(|(surface, pid)| (surface.to_string(), pid.to_string()))
+    test_support::tmux::list_panes(|args| server.try_tmux(args), "#{pane_pid}")
+        .into_iter()
         .collect()
 }
 
