@@ -8,6 +8,7 @@
 //! - [`transcript`]: the pinned agent versions and Claude Code transcript lines as the CLI
 //!   writes them.
 //! - [`random`]: a small generator that replays from its seed.
+//! - [`records`]: index records and sizes for the benchmarks.
 //! - [`tmux`]: commands to a private tmux server and its panes by surface id.
 //! - [`claude_offline`] and [`codex_offline`]: the offline setups for the real agent CLIs.
 //!
@@ -20,6 +21,7 @@ pub mod claude_offline;
 pub mod codex_offline;
 pub mod process;
 pub mod random;
+pub mod records;
 pub mod sandbox;
 pub mod tmux;
 pub mod transcript;
