@@ -76,6 +76,21 @@ pub fn run_with_stdin(mut command: Command, input: &str) -> Ran {
     Ran::from(output)
 }
 
+/// Runs `command` to the end; its stdout, which must be UTF-8. Panics, with its stderr, when it
+/// cannot start (`needs` says what the test machine lacks) or does not succeed.
+pub fn stdout_of(command: &mut Command, needs: &str) -> String {
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("cannot run {command:?} ({error}): {needs}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("its stdout is UTF-8")
+}
+
 /// The fields of `/proc/<pid>/stat` after the command name (which may hold spaces and
 /// parentheses): the state first, then the parent pid, ...; `None` when there is no such
 /// process or no `/proc`.
@@ -158,5 +173,6 @@ mod tests {
         assert!(ran.status.success());
         assert_eq!(ran.stdout, "hello\n");
         run_with_stdin(Command::new("true"), "ignored").assert_silent_success("true");
+        assert_eq!(stdout_of(Command::new("echo").arg("hi"), "echo"), "hi\n");
     }
 }
