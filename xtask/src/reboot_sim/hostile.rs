@@ -328,8 +328,11 @@ impl<'a> Hostile<'a> {
         // The script still waits, for a line of ours.
         self.tmux(&["send-keys", "-t", "=hx:1.0", "-l", "mine"])?;
         self.tmux(&["send-keys", "-t", "=hx:1.0", "Enter"])?;
+        // The shell creates the file before `echo` writes the line: wait for the whole line.
         let script_got = super::wait::wait_for(DEADLINE, "the script to read our line", || {
-            Ok(fs::read_to_string(&answer).ok())
+            Ok(fs::read_to_string(&answer)
+                .ok()
+                .filter(|text| text.ends_with('\n')))
         })
         .unwrap_or_else(|error| format!("{error:#}"));
         let restore_code = restore.status.code();
