@@ -1,11 +1,13 @@
 //! `cargo xtask bench-cli [--runs N]`: times the real release binary end to end, as an agent
 //! start pays for it: `resume-cmd`, `lookup`, `record`, `hook claude` and `preflight` at 1k and
-//! 10k entries (median and 95th percentile over repeated runs), 100 concurrent `record`
-//! processes (wall time until all are done), the `restore` plan as the index grows (1k to
-//! 10k entries over 50 working dirs of 20 transcripts each), and `hook claude` as an agent in a
-//! real tmux pane runs it (the hook asks a private tmux server for the pane's name) for each
-//! SessionStart source, `startup`, `clear` and `resume`, and for `/clear`'s SessionEnd and
-//! SessionStart started together. Prints Markdown tables for BENCHMARKS.md.
+//! 10k entries (median and 95th percentile over repeated runs), `preflight` when the held
+//! transcript is a 2 GiB sparse file (time, and peak memory through Python's `resource`), 100
+//! concurrent `record` processes (wall time until all are done), the `restore` plan as the
+//! index grows (1k to 10k entries over 50 working dirs of 20 transcripts each), and `hook
+//! claude` as an agent in a real tmux pane runs it (the hook asks a private tmux server for the
+//! pane's name) for each SessionStart source, `startup`, `clear` and `resume`, and for
+//! `/clear`'s SessionEnd and SessionStart started together. Prints Markdown tables for
+//! BENCHMARKS.md.
 //!
 //! Everything runs in a sandbox under `target/bench-cli/` with its own HOME and config dirs.
 
@@ -92,6 +94,22 @@ pub fn run(args: &[String]) -> Result<()> {
             println!("| `{name}` | {size} | {} | {} |", ms(median), ms(p95));
         }
     }
+    let bench = Bench::new(&binary, &sandbox.join("sparse"), 1_000)?;
+    let transcript = bench.sparse_transcript(1_000, 2 << 30)?;
+    let args = vec!["preflight".to_string(), surface(1_000 / 2)];
+    let times = bench.time_allowing(&args, runs, &[0, 4])?;
+    let (median, p95) = percentiles(&times);
+    println!(
+        "| `preflight`, held transcript a 2 GiB sparse file | 1000 | {} | {} |",
+        ms(median),
+        ms(p95)
+    );
+    println!(
+        "\npeak memory of that `preflight`: {} KiB",
+        bench.peak_memory_kib(&args)?
+    );
+    std::fs::remove_file(&transcript)?;
+
     let bench = Bench::new(&binary, &sandbox.join("concurrent"), 1_000)?;
     let wall = bench.concurrent_records(100)?;
     println!(
@@ -440,6 +458,52 @@ impl Bench {
         command
     }
 
+    /// Replaces the probed session's transcript with a sparse file of `size` bytes (holes, then
+    /// one user line), as a huge or damaged transcript would be.
+    fn sparse_transcript(&self, entries: usize, size: u64) -> Result<Utf8PathBuf> {
+        let config = self.dir.join("home/.claude");
+        let project = preflight::claude::project_dir(&config, &self.work);
+        let path = project.join(format!("{}.jsonl", session(entries / 2)));
+        let file = std::fs::File::create(&path)?;
+        file.set_len(size)?;
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new().append(true).open(&path)?;
+        file.write_all(
+            b"\n{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+        )?;
+        Ok(path)
+    }
+
+    /// Peak resident memory of one run, from `getrusage(RUSAGE_CHILDREN)` in a Python parent
+    /// that runs only it.
+    fn peak_memory_kib(&self, args: &[String]) -> Result<u64> {
+        let script = "import resource, subprocess, sys\n\
+                      subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n\
+                      print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)";
+        let template = self.command(args);
+        let mut command = Command::new("python3");
+        command.args(["-c", script]).arg(&self.binary).args(args);
+        for (key, value) in template.get_envs() {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        let output = command
+            .output()
+            .context("run python3 to measure peak memory")?;
+        if !output.status.success() {
+            bail!(
+                "python3 failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .context("python3 printed no ru_maxrss")
+    }
+
     fn time(&self, args: &[String], stdin: Option<&str>, runs: usize) -> Result<Vec<Duration>> {
         let mut times = Vec::with_capacity(runs);
         for _ in 0..runs {
@@ -459,6 +523,20 @@ impl Bench {
             times.push(started.elapsed());
             // resume-cmd and preflight answer 0 here; anything else is a broken benchmark.
             if !status.success() {
+                bail!("crash-resume {} failed: {status}", args.join(" "));
+            }
+        }
+        Ok(times)
+    }
+
+    /// Times `runs` runs that may exit with any of `codes` (a preflight's `fresh` is 4).
+    fn time_allowing(&self, args: &[String], runs: usize, codes: &[i32]) -> Result<Vec<Duration>> {
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let started = Instant::now();
+            let status = self.command(args).stdin(Stdio::null()).status()?;
+            times.push(started.elapsed());
+            if !status.code().is_some_and(|code| codes.contains(&code)) {
                 bail!("crash-resume {} failed: {status}", args.join(" "));
             }
         }

@@ -45,15 +45,15 @@ pub struct Global {
     #[arg(long, global = true, env = "CRASH_RESUME_PROFILE", value_name = "NAME")]
     pub profile: Option<String>,
 
-    /// How long a write waits for the index lock (milliseconds, or a duration like 2s)
+    /// How long a write waits for the index lock (milliseconds, or a duration like 2s) [default:
+    /// 5s; a hook waits at most 2s and hands what remains to a background retry]
     #[arg(
         long,
         global = true,
         env = "CRASH_RESUME_LOCK_TIMEOUT",
-        value_name = "DURATION",
-        default_value = "5s"
+        value_name = "DURATION"
     )]
-    pub lock_timeout: String,
+    pub lock_timeout: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -123,14 +123,24 @@ pub fn daemon_message(daemon: u32) -> String {
 /// of the daemon last reported); records it when it is. A marker that cannot be read or written
 /// counts as news, so the message is never lost.
 pub fn first_report_of(marker: &Utf8Path, daemon: u32) -> bool {
-    let known = std::fs::read_to_string(marker).is_ok_and(|text| text.trim() == daemon.to_string());
+    // The marker is ours: never read or written through a symlink, never waited on.
+    let known = safe_open::read_head(marker.as_std_path(), safe_open::Symlinks::Refuse, 64)
+        .is_ok_and(|part| String::from_utf8_lossy(&part.bytes).trim() == daemon.to_string());
     if known {
         return false;
     }
     if let Some(dir) = marker.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        let _ = safe_open::create_private_dirs(dir.as_std_path());
     }
-    let _ = std::fs::File::create(marker).and_then(|mut file| write!(file, "{daemon}"));
+    let _ = safe_open::open(
+        marker.as_std_path(),
+        std::fs::OpenOptions::new().write(true).create(true),
+        safe_open::Symlinks::Refuse,
+    )
+    .and_then(|mut file| {
+        file.set_len(0)?;
+        write!(file, "{daemon}")
+    });
     true
 }
 

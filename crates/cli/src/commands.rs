@@ -98,6 +98,9 @@ pub fn millis(duration: Duration) -> Millis {
     Millis::try_from(duration.as_millis()).unwrap_or(Millis::MAX)
 }
 
+/// How long a command waits for the index lock unless told otherwise.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Where an option that also has a variable came from, for messages that name what the user
 /// actually gave: ` in VARIABLE` when the variable set it, else nothing (the flag was typed, or
 /// the default used).
@@ -120,7 +123,10 @@ pub fn open_store(global: &Global) -> Result<Store, Failure> {
     let path = index_path(global)?;
     let source = from_variable("--lock-timeout", "CRASH_RESUME_LOCK_TIMEOUT");
     let options = StoreOptions {
-        lock_timeout: parse_duration_in(&global.lock_timeout, "lock timeout", &source)?,
+        lock_timeout: match &global.lock_timeout {
+            Some(text) => parse_duration_in(text, "lock timeout", &source)?,
+            None => DEFAULT_LOCK_TIMEOUT,
+        },
         allow_volatile: global.allow_volatile,
     };
     Ok(Store::open(&path, options)?)

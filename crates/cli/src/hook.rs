@@ -2,8 +2,13 @@
 //! surface in the environment, and records, touches or ends the entry.
 //!
 //! A hook never fails and never delays the agent: whatever happens it exits 0, prints nothing
-//! on stdout (Claude Code would add it to the conversation), gives up on stdin and on the lock
-//! quickly, and writes what went wrong to `hook.log` next to the index.
+//! on stdout (Claude Code would add it to the conversation), and holds the agent up for at
+//! most [`HOOK_BUDGET`] (2 s) whatever the settings say: it waits for its payload on stdin up
+//! to 1 s, then for the lock up to `--lock-timeout` or what is left of the budget, whichever
+//! is shorter. A record that does not get the lock in that time is handed, as an unnamed private
+//! file on its stdin (never on the command line), to a detached copy of the hook that waits
+//! longer. An invalid setting falls back to the default and is logged; it never drops a record.
+//! What went wrong goes to `hook.log` next to the index (mode 0600, in a dir it creates 0700).
 
 use std::io::Write;
 use std::process::Command as Process;
@@ -17,10 +22,15 @@ use index_store::{Store, StoreError, StoreOptions};
 
 use crate::args::Global;
 
-/// How long a hook waits for its payload on stdin (Claude Code may never close it).
-const STDIN_DEADLINE: Duration = Duration::from_secs(2);
-/// How long a hook waits for the index lock, unless `--lock-timeout` says otherwise.
-const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(2);
+/// The longest a hook holds its agent up, whatever the settings say.
+pub const HOOK_BUDGET: Duration = Duration::from_secs(2);
+/// How long a hook waits for its payload on stdin (Claude Code writes it at once, and may never
+/// close stdin).
+const STDIN_DEADLINE: Duration = Duration::from_secs(1);
+/// Kept back from the budget for the write itself and the hand-off to a retry.
+const WRITE_RESERVE: Duration = Duration::from_millis(300);
+/// How long a background retry waits for its payload (its parent hands it over whole).
+const RETRY_STDIN_DEADLINE: Duration = Duration::from_secs(10);
 /// Past this size `hook.log` is rotated to `hook.log.1` (replacing the older one), so the two
 /// together stay within about twice this.
 const MAX_LOG_BYTES: u64 = 256 * 1024;
@@ -88,7 +98,7 @@ impl std::error::Error for Notice {}
 /// Runs the hook; every failure is logged, none is returned.
 pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
     let started = Instant::now();
-    let result = capture(global, agent, payload_arg);
+    let result = capture(global, agent, payload_arg, started);
     let log_line = match &result {
         Ok(done) => format!("info: {done}"),
         Err(error) => match error.downcast_ref::<Notice>() {
@@ -110,10 +120,16 @@ pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
     }
 }
 
-fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::Result<String> {
-    let started = Instant::now();
+fn capture(
+    global: &Global,
+    agent: Agent,
+    payload_arg: Option<&str>,
+    started: Instant,
+) -> anyhow::Result<String> {
+    let is_retry = std::env::var_os(RETRY_VARIABLE).is_some();
     let text = match payload_arg {
         Some(text) => text.to_string(),
+        None if is_retry => read_stdin(RETRY_STDIN_DEADLINE)?,
         None => read_stdin(STDIN_DEADLINE)?,
     };
     let value: serde_json::Value = serde_json::Deserializer::from_str(&text)
@@ -145,8 +161,15 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
         Err(error) => return Err(error),
     };
     let record = build_record(agent, &surface, &payload)?;
+    let setting = lock_timeout_setting(global);
+    let lock_timeout = match is_retry {
+        true => setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT)),
+        false => setting
+            .unwrap_or(HOOK_BUDGET)
+            .min(HOOK_BUDGET.saturating_sub(started.elapsed() + WRITE_RESERVE)),
+    };
     let named = started.elapsed();
-    let store = open_store(global)?;
+    let store = open_store(global, lock_timeout)?;
     let locked = std::cell::Cell::new(None);
     let now = crate::commands::now();
     let session = payload.session.clone();
@@ -189,12 +212,12 @@ fn capture(global: &Global, agent: Agent, payload_arg: Option<&str>) -> anyhow::
         // Many agents starting at once can keep the lock busy past the hook's short wait: the
         // record is handed to a detached copy of this hook that waits longer, so it is not lost
         // and the agent is not held up.
-        Err(error @ StoreError::LockTimeout { .. })
-            if std::env::var_os(RETRY_VARIABLE).is_none() =>
-        {
-            let pid = spawn_retry(global, agent, &surface, &text)?;
+        Err(error @ StoreError::LockTimeout { .. }) if !is_retry => {
+            let retry_wait =
+                setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT));
+            let pid = spawn_retry(global, agent, &surface, &text, retry_wait)?;
             return Err(Notice::warning(format!(
-                "{error}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {RETRY_LOCK_TIMEOUT}"
+                "{error}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {retry_wait:?}"
             )));
         }
         other => other?,
@@ -292,12 +315,22 @@ fn read_stdin(deadline: Duration) -> anyhow::Result<String> {
 
 /// Set in the environment of a hook's background retry, which must not hand off again.
 const RETRY_VARIABLE: &str = "CRASH_RESUME_HOOK_RETRY";
-/// How long a background retry waits for the lock.
-const RETRY_LOCK_TIMEOUT: &str = "60s";
+/// How long a background retry waits for the lock, unless `--lock-timeout` says longer.
+const RETRY_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Starts this hook again, detached (its own process group, no stdio), with the payload as an
-/// argument, the surface already named, and a long lock wait. Returns its pid.
-fn spawn_retry(global: &Global, agent: Agent, surface: &str, payload: &str) -> anyhow::Result<u32> {
+/// Starts this hook again, detached (its own process group, no output), with the surface
+/// already named and a long lock wait, and the payload as its stdin: a private file (0600,
+/// unlinked before the retry starts, so it has no name anyone could open and nothing is left
+/// behind), written whole before the retry is started. A payload of any size goes through,
+/// none of it shows on the command line, and a hook killed at any moment hands over all of it
+/// or nothing. Returns its pid.
+fn spawn_retry(
+    global: &Global,
+    agent: Agent,
+    surface: &str,
+    payload: &str,
+    lock_timeout: Duration,
+) -> anyhow::Result<u32> {
     let mut command = Process::new(std::env::current_exe().context("cannot find this program")?);
     if let Some(path) = &global.path {
         command.args(["--path", path]);
@@ -306,11 +339,12 @@ fn spawn_retry(global: &Global, agent: Agent, surface: &str, payload: &str) -> a
         command.arg("--allow-volatile");
     }
     command
-        .args(["hook", agent.provider(), payload])
+        .args(["--lock-timeout", &lock_timeout.as_millis().to_string()])
+        .args(["hook", agent.provider()])
         .env("CRASH_RESUME_SURFACE", surface)
         .env(RETRY_VARIABLE, "1")
-        .env("CRASH_RESUME_LOCK_TIMEOUT", RETRY_LOCK_TIMEOUT)
-        .stdin(std::process::Stdio::null())
+        .env_remove("CRASH_RESUME_LOCK_TIMEOUT")
+        .stdin(payload_file(payload).context("cannot hand the payload to the background retry")?)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     #[cfg(unix)]
@@ -319,6 +353,34 @@ fn spawn_retry(global: &Global, agent: Agent, surface: &str, payload: &str) -> a
         .spawn()
         .context("cannot start the background retry")?;
     Ok(child.id())
+}
+
+/// The payload in an unnamed private temp file, read from its start.
+fn payload_file(payload: &str) -> std::io::Result<std::fs::File> {
+    let mut file = tempfile::tempfile()?;
+    file.write_all(payload.as_bytes())?;
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
+    Ok(file)
+}
+
+/// The lock wait `--lock-timeout` or `CRASH_RESUME_LOCK_TIMEOUT` asks for; an invalid value is
+/// logged and taken as unset, so it never costs a record.
+fn lock_timeout_setting(global: &Global) -> Option<Duration> {
+    let text = global.lock_timeout.as_deref()?;
+    match crate::commands::parse_duration(text, "lock timeout") {
+        Ok(wait) => Some(wait),
+        Err(_) => {
+            log(
+                global,
+                &format!(
+                    "warning: invalid lock timeout {text:?} (from --lock-timeout or \
+                     CRASH_RESUME_LOCK_TIMEOUT): give milliseconds or a duration such as 2s; \
+                     using the hook's default, {HOOK_BUDGET:?}"
+                ),
+            );
+            None
+        }
+    }
 }
 
 fn build_record(agent: Agent, surface: &str, payload: &HookPayload) -> anyhow::Result<Record> {
@@ -375,17 +437,8 @@ pub fn repo_name(cwd: &Utf8Path) -> String {
         .to_string()
 }
 
-fn open_store(global: &Global) -> anyhow::Result<Store> {
+fn open_store(global: &Global, lock_timeout: Duration) -> anyhow::Result<Store> {
     let path = crate::commands::index_path(global).map_err(crate::Failure::into_error)?;
-    let lock_timeout = match std::env::var_os("CRASH_RESUME_LOCK_TIMEOUT") {
-        Some(_) => crate::commands::parse_duration_in(
-            &global.lock_timeout,
-            "lock timeout",
-            " in CRASH_RESUME_LOCK_TIMEOUT",
-        )
-        .map_err(crate::Failure::into_error)?,
-        None => HOOK_LOCK_TIMEOUT,
-    };
     let options = StoreOptions {
         lock_timeout,
         allow_volatile: global.allow_volatile,
@@ -411,16 +464,10 @@ fn log(global: &Global, message: &str) {
     }
 }
 
+/// Appends to the log: created 0600 (its dir 0700), never through a symlink, never waiting on
+/// a FIFO.
 fn append(path: &Utf8Path, line: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let open = || {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-    };
+    let open = || safe_open::open_private_append(path.as_std_path());
     let mut file = open()?;
     if file.metadata()?.len() > MAX_LOG_BYTES {
         rotate(path, &file);

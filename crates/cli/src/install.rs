@@ -1,11 +1,31 @@
 //! `crash-resume hook install claude|codex`: adds the SessionStart and SessionEnd command hooks
 //! to the agent's hook file (Claude Code's `settings.json`, Codex's `hooks.json`, which has the
-//! same shape), keeping every other setting, idempotently, written atomically with a backup; a
-//! file it cannot parse is refused and left untouched.
+//! same shape), keeping every other setting, idempotently, written atomically.
+//!
+//! The user's file is treated as theirs:
+//! - what it holds is kept as written: each member's value is carried over as its original
+//!   text (numbers such as `12345678901234567890123` included), only the hook lists that gain
+//!   an entry are rewritten;
+//! - a file with a duplicate key anywhere is refused (keeping one of them would silently drop
+//!   the other), as is a file that does not parse, is not an object, or is read-only;
+//! - the previous version is kept in a new file of its own, `<file>.crash-resume-<ms>.bak`,
+//!   never over a file that is already there;
+//! - only the exact command it installs counts as installed;
+//! - dirs it creates are 0700.
+//!
+//! The merge works on any agent's hooks file of this shape (`{"hooks": {"<Event>": [{"hooks":
+//! [{"type": "command", "command": ...}]}]}}`): [`install_command_hooks`] takes the file, the
+//! command and the events.
+
+use std::fmt;
 
 use anyhow::{Context as _, anyhow};
-use camino::Utf8PathBuf;
-use serde_json::{Map, Value, json};
+use camino::{Utf8Path, Utf8PathBuf};
+use safe_open::Symlinks;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
 use crate::args::Global;
 use crate::hook::{Agent, config_dir};
@@ -23,7 +43,7 @@ fn hook_file_name(agent: Agent) -> &'static str {
 }
 
 /// What the user must still do in the agent once the hooks are in its file.
-fn next_steps(agent: Agent, path: &camino::Utf8Path) -> Option<String> {
+fn next_steps(agent: Agent, path: &Utf8Path) -> Option<String> {
     match agent {
         Agent::Claude => None,
         Agent::Codex => Some(format!(
@@ -43,7 +63,7 @@ pub fn install(
     settings: Option<String>,
     dry_run: bool,
 ) -> Result<(), Failure> {
-    let settings_given = settings.is_some();
+    let given = settings.is_some();
     let path = match settings {
         Some(path) if path.trim().is_empty() => {
             return Err(Failure::Usage(anyhow!(
@@ -54,25 +74,54 @@ pub fn install(
         None => Utf8PathBuf::from(config_dir(agent).map_err(Failure::Failed)?)
             .join(hook_file_name(agent)),
     };
-    // A dotfile manager may keep the settings as a symlink: read and replace the file it
-    // points to, so that the link stays a link.
-    let path = index_store::resolve_path(&path)?;
-    let mut settings = read_settings(&path, settings_given)?;
     let command = hook_command(global, agent)?;
-    let added = merge(&mut settings, &command, agent).map_err(|reason| {
+    let file = HookFile {
+        path: &path,
+        command: &command,
+        events: &EVENTS,
+        given,
+    };
+    install_command_hooks(global, &file, dry_run, |path| next_steps(agent, path))
+}
+
+/// A hooks file to add a command hook to.
+#[derive(Debug, Clone, Copy)]
+pub struct HookFile<'a> {
+    pub path: &'a Utf8Path,
+    /// The exact command: only a hook running exactly this counts as installed.
+    pub command: &'a str,
+    pub events: &'a [&'static str],
+    /// The path came from `--settings`, so the advice does not suggest it.
+    pub given: bool,
+}
+
+/// Adds the file's command as a command hook of each of its events (a symlink at the path is
+/// followed when it is safe to, so a dotfile manager's link stays a link), creating the file
+/// when it is missing; prints what it did, and `next_steps` for the file written, if any.
+pub fn install_command_hooks(
+    global: &Global,
+    file: &HookFile<'_>,
+    dry_run: bool,
+    next_steps: impl FnOnce(&Utf8Path) -> Option<String>,
+) -> Result<(), Failure> {
+    let path = index_store::resolve_path(file.path)?;
+    let mut settings = read_settings(&path, file.given)?;
+    let added = merge(&mut settings, file.command, file.events).map_err(|reason| {
         Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
     })?;
     let mut bytes =
         serde_json::to_vec_pretty(&settings).map_err(|error| Failure::Failed(error.into()))?;
     bytes.push(b'\n');
     let report = |written: bool| {
-        let merged = dry_run.then_some(&settings);
+        let merged = String::from_utf8_lossy(&bytes).into_owned();
+        let merged =
+            RawValue::from_string(merged).map_err(|error| Failure::Failed(error.into()))?;
         commands::print_json(&output::Installed::new(
             path.as_str(),
             &added,
-            &command,
+            file.command,
             written,
-            merged,
+            dry_run.then_some(&*merged),
         ))
     };
     if dry_run && global.json {
@@ -89,7 +138,7 @@ pub fn install(
         );
         return commands::print_line(String::from_utf8_lossy(&bytes).trim_end());
     }
-    if let Some(note) = next_steps(agent, &path) {
+    if let Some(note) = next_steps(&path) {
         eprintln!("{note}");
     }
     if added.is_empty() && global.json {
@@ -99,47 +148,210 @@ pub fn install(
         return commands::print_line(&format!("already installed in {path}"));
     }
     if let Some(dir) = path.parent().filter(|dir| !dir.as_str().is_empty()) {
-        std::fs::create_dir_all(dir)
+        safe_open::create_private_dirs(dir.as_std_path())
             .with_context(|| format!("cannot create {dir}"))
             .map_err(Failure::Failed)?;
     }
-    index_store::replace_file(&path, &bytes)?;
+    let backup = index_store::replace_file(&path, &bytes)?;
     if global.json {
         return report(true);
     }
+    let kept = match backup {
+        Some(backup) => format!(" (the previous version is kept as {backup})"),
+        None => String::new(),
+    };
     commands::print_line(&format!(
-        "installed {} hooks into {path}: {command}",
-        added.join(" and ")
+        "installed {} hooks into {path}: {}{kept}",
+        added.join(" and "),
+        file.command
     ))
 }
 
+/// A JSON object as its members in order, each value kept as its original text until it is
+/// changed.
+#[derive(Debug, Default)]
+struct Members(Vec<(String, Node)>);
+
+/// A member's value: its original text, or a part rebuilt by the merge.
+#[derive(Debug)]
+enum Node {
+    Raw(Box<RawValue>),
+    Object(Members),
+    List(Vec<Node>),
+    New(Value),
+}
+
+impl Serialize for Node {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Node::Raw(raw) => raw.serialize(serializer),
+            Node::Object(members) => members.serialize(serializer),
+            Node::List(items) => items.serialize(serializer),
+            Node::New(value) => value.serialize(serializer),
+        }
+    }
+}
+
+impl Serialize for Members {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members, D::Error> {
+        struct MembersVisitor;
+        impl<'de> Visitor<'de> for MembersVisitor {
+            type Value = Members;
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let value = map.next_value::<Box<RawValue>>()?;
+                    members.push((key, Node::Raw(value)));
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(MembersVisitor)
+    }
+}
+
+impl Members {
+    /// The original text of `key`'s value.
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.iter().find_map(|(name, value)| match value {
+            Node::Raw(raw) if name == key => Some(raw.get()),
+            _ => None,
+        })
+    }
+
+    /// Sets `key` to `value`, in its place when it is there, else at the end.
+    fn set(&mut self, key: &str, value: Node) {
+        match self.0.iter_mut().find(|(name, _)| name == key) {
+            Some((_, slot)) => *slot = value,
+            None => self.0.push((key.to_string(), value)),
+        }
+    }
+}
+
 /// `given`: the path came from `--settings`, so the advice does not suggest it.
-fn read_settings(path: &camino::Utf8Path, given: bool) -> Result<Value, Failure> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(json!({})),
+fn read_settings(path: &Utf8Path, given: bool) -> Result<Members, Failure> {
+    let file = match safe_open::open_read(path.as_std_path(), Symlinks::Refuse) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Members::default()),
         Err(error) => {
             return Err(Failure::Failed(
                 anyhow!(error).context(format!("cannot read {path}")),
             ));
         }
     };
-    if text.trim().is_empty() {
-        return Ok(json!({}));
+    let metadata = file
+        .metadata()
+        .with_context(|| format!("cannot read {path}"))
+        .map_err(Failure::Failed)?;
+    if metadata.permissions().readonly() {
+        return Err(Failure::Failed(anyhow!(
+            "{path} is read-only, so crash-resume leaves it as it is; make it writable \
+             (chmod u+w {path}) and run this again, or add the hooks by hand"
+        )));
     }
-    match serde_json::from_str::<Value>(&text) {
-        Ok(value @ Value::Object(_)) => Ok(value),
-        Ok(_) => Err(Failure::Failed(anyhow!(
-            "{path} is not a JSON object; fix it by hand, the file was left untouched"
-        ))),
-        Err(error) => Err(Failure::Failed(anyhow!(
-            "cannot parse {path} ({error}); fix it by hand{}, the file was left untouched",
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut { file }, &mut text)
+        .with_context(|| format!("cannot read {path}"))
+        .map_err(Failure::Failed)?;
+    if text.trim().is_empty() {
+        return Ok(Members::default());
+    }
+    let refuse = |reason: String| {
+        Failure::Failed(anyhow!(
+            "{reason}; fix it by hand{}, the file was left untouched",
             if given {
                 ""
             } else {
                 " or choose another file with --settings"
             }
-        ))),
+        ))
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(_)) => {}
+        Ok(_) => return Err(refuse(format!("{path} is not a JSON object"))),
+        Err(error) => return Err(refuse(format!("cannot parse {path} ({error})"))),
+    }
+    // Every key is checked at every depth: a duplicate would otherwise lose one of its values.
+    let mut checker = serde_json::Deserializer::from_str(&text);
+    UniqueKeys(String::new())
+        .deserialize(&mut checker)
+        .map_err(|error| refuse(format!("{path} holds a key twice ({error})")))?;
+    serde_json::from_str::<Members>(&text)
+        .map_err(|error| refuse(format!("cannot parse {path} ({error})")))
+}
+
+/// Walks a JSON value and fails on the first object that holds a key twice, naming the key and
+/// where it is (`hooks.SessionStart[0]`).
+struct UniqueKeys(String);
+
+impl<'de> DeserializeSeed<'de> for UniqueKeys {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for UniqueKeys {
+    type Value = ();
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let place = match self.0.is_empty() {
+                true => key.clone(),
+                false => format!("{}.{key}", self.0),
+            };
+            if !seen.insert(key) {
+                return Err(de::Error::custom(format!(
+                    "the key `{place}` appears twice; keep one of them"
+                )));
+            }
+            map.next_value_seed(UniqueKeys(place))?;
+        }
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut at = 0;
+        while seq
+            .next_element_seed(UniqueKeys(format!("{}[{at}]", self.0)))?
+            .is_some()
+        {
+            at += 1;
+        }
+        Ok(())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
     }
 }
 
@@ -167,41 +379,52 @@ fn hook_command(global: &Global, agent: Agent) -> Result<String, Failure> {
         .map_err(|error| Failure::Usage(anyhow!("cannot quote the hook command: {error}")))
 }
 
-/// Whether a hook entry already runs crash-resume's hook for `agent`.
-fn is_ours(hook: &Value, agent: Agent) -> bool {
-    let words = format!("hook {}", agent.provider());
-    hook.get("command")
-        .and_then(Value::as_str)
-        .is_some_and(|command| command.contains("crash-resume") && command.contains(&words))
+/// Whether a hook group already runs exactly `command`.
+fn runs(group: &Value, command: &str) -> bool {
+    group
+        .get("hooks")
+        .and_then(Value::as_array)
+        .is_some_and(|hooks| {
+            hooks
+                .iter()
+                .any(|hook| hook.get("command").and_then(Value::as_str) == Some(command))
+        })
 }
 
-/// Adds the command hook to each event that lacks it; returns the events it was added to.
-fn merge(settings: &mut Value, command: &str, agent: Agent) -> Result<Vec<&'static str>, String> {
-    let root = settings
-        .as_object_mut()
-        .ok_or("the settings are not a JSON object")?;
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or("`hooks` is not a JSON object")?;
+/// Adds the command hook to each event that lacks it; returns the events it was added to. Only
+/// the lists that gain an entry are rewritten (their other entries kept as written).
+fn merge(
+    settings: &mut Members,
+    command: &str,
+    events: &[&'static str],
+) -> Result<Vec<&'static str>, String> {
+    let mut hooks: Members = match settings.get("hooks") {
+        Some(hooks) => {
+            serde_json::from_str(hooks).map_err(|_| "`hooks` is not a JSON object".to_string())?
+        }
+        None => Members::default(),
+    };
     let mut added = Vec::new();
-    for event in EVENTS {
-        let groups = hooks
-            .entry(event)
-            .or_insert_with(|| Value::Array(Vec::new()))
-            .as_array_mut()
-            .ok_or_else(|| format!("`hooks.{event}` is not a list"))?;
+    for &event in events {
+        let groups: Vec<Box<RawValue>> = match hooks.get(event) {
+            Some(groups) => serde_json::from_str(groups)
+                .map_err(|_| format!("`hooks.{event}` is not a list"))?,
+            None => Vec::new(),
+        };
         let present = groups.iter().any(|group| {
-            group
-                .get("hooks")
-                .and_then(Value::as_array)
-                .is_some_and(|entries| entries.iter().any(|hook| is_ours(hook, agent)))
+            serde_json::from_str::<Value>(group.get()).is_ok_and(|group| runs(&group, command))
         });
         if !present {
-            groups.push(json!({ "hooks": [ { "type": "command", "command": command } ] }));
+            let mut groups: Vec<Node> = groups.into_iter().map(Node::Raw).collect();
+            groups.push(Node::New(
+                json!({ "hooks": [ { "type": "command", "command": command } ] }),
+            ));
+            hooks.set(event, Node::List(groups));
             added.push(event);
         }
+    }
+    if !added.is_empty() {
+        settings.set("hooks", Node::Object(hooks));
     }
     Ok(added)
 }

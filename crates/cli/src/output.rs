@@ -173,7 +173,7 @@ pub struct Installed<'a> {
     written: bool,
     /// With `--dry-run`: the merged settings that would be written.
     #[serde(skip_serializing_if = "Option::is_none")]
-    merged: Option<&'a serde_json::Value>,
+    merged: Option<&'a serde_json::value::RawValue>,
 }
 
 impl<'a> Installed<'a> {
@@ -182,7 +182,7 @@ impl<'a> Installed<'a> {
         added: &'a [&'static str],
         command: &'a str,
         written: bool,
-        merged: Option<&'a serde_json::Value>,
+        merged: Option<&'a serde_json::value::RawValue>,
     ) -> Self {
         Installed {
             version: OUTPUT_VERSION,

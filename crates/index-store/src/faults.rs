@@ -24,8 +24,8 @@ pub enum Point {
     TempWritten,
     /// The temp file is synced, not yet renamed.
     TempSynced,
-    /// The backup is linked, the temp file not yet renamed.
-    BackupLinked,
+    /// The backup (a synced copy of the new generation) is written, nothing renamed yet.
+    BackupWritten,
     /// The new index is renamed into place, the directory not yet synced.
     Renamed,
 }
@@ -35,7 +35,7 @@ impl Point {
         Point::Locked,
         Point::TempWritten,
         Point::TempSynced,
-        Point::BackupLinked,
+        Point::BackupWritten,
         Point::Renamed,
     ];
 
@@ -44,7 +44,7 @@ impl Point {
             Point::Locked => "locked",
             Point::TempWritten => "temp-written",
             Point::TempSynced => "temp-synced",
-            Point::BackupLinked => "backup-linked",
+            Point::BackupWritten => "backup-written",
             Point::Renamed => "renamed",
         }
     }

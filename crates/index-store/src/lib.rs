@@ -3,10 +3,15 @@
 //!
 //! - Reads take no lock: writes replace the file by an atomic rename, so a reader sees the old
 //!   generation or the new one, never a partial file.
-//! - Every read-modify-write holds an exclusive lock on the sidecar `<index>.lock` (never
-//!   renamed or deleted; the kernel drops it when the holder dies), waits for it up to a
+//! - Every read-modify-write holds an exclusive lock on the sidecar `<index>.flock` (never
+//!   renamed or deleted; the kernel drops it when the holder dies) and the JavaScript
+//!   crash-resume-index's lock dir `<index>.lock` (see `lock.rs`), waits for them up to a
 //!   deadline, reloads, applies the change and writes durably: temp file in the same directory,
-//!   write, fsync, keep the previous generation as `<index>.bak`, rename, fsync the directory.
+//!   write, fsync, a synced copy of the new generation as `<index>.bak`, rename, fsync the
+//!   directory. The backup is the latest acknowledged generation, so an index overwritten from
+//!   outside loses nothing that was acknowledged.
+//! - Every file is opened through `safe-open`: no symlink followed at the index's own files,
+//!   no wait on a FIFO, regular files only.
 //! - A missing file is an empty index. A file that does not parse is moved aside to
 //!   `<index>.corrupt-<time>` (never deleted or overwritten), the backup generation is used when
 //!   there is one, and the caller gets a [`Warning`] saying where it went.
@@ -25,6 +30,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use camino::{Utf8Path, Utf8PathBuf};
 use faults::FileOp;
 use index_core::Index;
+use safe_open::Symlinks;
 use thiserror::Error;
 
 pub use format::{Document, FORMAT_VERSION, Problem};
@@ -95,6 +101,16 @@ pub enum StoreError {
     },
     #[error("cannot lock {path}: {cause}")]
     Lock { path: Utf8PathBuf, cause: io::Error },
+    #[error(
+        "{path} is a symlink to {target}, and {reason}, so another user could point it \
+         elsewhere; it was not followed. Replace the link with the file itself, or give the \
+         target's path instead"
+    )]
+    UnsafeSymlink {
+        path: Utf8PathBuf,
+        target: Utf8PathBuf,
+        reason: String,
+    },
 }
 
 /// Something the caller should tell the user; the operation itself went through.
@@ -107,12 +123,14 @@ pub enum Warning {
         reason: String,
         from_backup: bool,
     },
-    /// The index did not parse and could not be moved aside (for example a read-only dir).
+    /// The index did not parse and could not be replaced by the repaired one (for example a
+    /// read-only dir). `kept_copy` is the copy kept aside, when one could be made.
     CorruptInPlace {
         path: Utf8PathBuf,
         reason: String,
         from_backup: bool,
         why_not_moved: String,
+        kept_copy: Option<Utf8PathBuf>,
     },
     /// Part of the file could not be used.
     Problem { path: Utf8PathBuf, problem: Problem },
@@ -143,10 +161,24 @@ impl std::fmt::Display for Warning {
                 reason,
                 from_backup,
                 why_not_moved,
+                kept_copy: None,
             } => write!(
                 f,
                 "index at {path} could not be read ({reason}) and could not be moved aside \
                  ({why_not_moved}); {}",
+                source(*from_backup)
+            ),
+            Warning::CorruptInPlace {
+                path,
+                reason,
+                from_backup,
+                why_not_moved,
+                kept_copy: Some(kept_copy),
+            } => write!(
+                f,
+                "index at {path} could not be read ({reason}); a copy is kept at {kept_copy}, \
+                 but the repaired index could not replace it ({why_not_moved}); {}; it stays \
+                 as it is until a write succeeds",
                 source(*from_backup)
             ),
             Warning::Problem {
@@ -230,12 +262,17 @@ impl Store {
         &self.path
     }
 
-    /// The sidecar lock file.
+    /// The sidecar lock file (our own; `<index>.lock` is the JavaScript tool's lock dir).
     pub fn lock_path(&self) -> Utf8PathBuf {
-        sidecar(&self.path, ".lock")
+        sidecar(&self.path, ".flock")
     }
 
-    /// The previous good generation.
+    /// The JavaScript crash-resume-index's lock dir, which every write of ours holds too.
+    pub fn shared_lock_path(&self) -> Utf8PathBuf {
+        lock::shared_dir_path(&self.path)
+    }
+
+    /// A synced copy of the latest generation written.
     pub fn backup_path(&self) -> Utf8PathBuf {
         sidecar(&self.path, ".bak")
     }
@@ -264,6 +301,7 @@ impl Store {
                         reason,
                         from_backup,
                         why_not_moved: error.to_string(),
+                        kept_copy: self.kept_copy(),
                     };
                     Ok(self.snapshot(document, vec![warning]))
                 }
@@ -278,7 +316,7 @@ impl Store {
         &self,
         surface: &str,
     ) -> Result<(Option<index_core::Entry>, Vec<Warning>), StoreError> {
-        match fs::read(&self.path) {
+        match safe_open::read(self.path.as_std_path(), Symlinks::Refuse) {
             Ok(bytes) => {
                 if let Some(found) = format::parse_one(&bytes, surface) {
                     return Ok((found, Vec::new()));
@@ -306,7 +344,12 @@ impl Store {
         self.ensure_dir()?;
         let lock_path = sidecar(&self.path, &format!(".{name}.lock"));
         let mut lock = lock::Lock::open(&lock_path)?;
-        lock.hold(&lock_path, &lock_path, timeout, || Ok(critical()))
+        let paths = lock::Paths {
+            own: &lock_path,
+            shared_dir: None,
+            index: &lock_path,
+        };
+        lock.hold(paths, timeout, || Ok(critical()))
     }
 
     /// Locked read-modify-write: waits for the lock (up to the deadline), reloads the index,
@@ -317,8 +360,14 @@ impl Store {
     ) -> Result<Updated<T>, StoreError> {
         self.ensure_dir()?;
         let lock_path = self.lock_path();
+        let shared_dir = self.shared_lock_path();
         let mut lock = lock::Lock::open(&lock_path)?;
-        lock.hold(&lock_path, &self.path, self.options.lock_timeout, || {
+        let paths = lock::Paths {
+            own: &lock_path,
+            shared_dir: Some(&shared_dir),
+            index: &self.path,
+        };
+        lock.hold(paths, self.options.lock_timeout, || {
             self.update_locked(change)
         })
     }
@@ -353,7 +402,7 @@ impl Store {
         let bytes = format::serialize(&document);
         let written = previous.as_deref() != Some(bytes.as_slice());
         if written {
-            self.write_durably(&bytes, previous.is_some())?;
+            self.write_durably(&bytes)?;
         }
         Ok(Updated {
             value,
@@ -382,10 +431,10 @@ impl Store {
     }
 
     fn read(&self, path: &Utf8Path) -> Result<Read, StoreError> {
-        let bytes = match fs::read(path) {
+        let bytes = match safe_open::read(path.as_std_path(), Symlinks::Refuse) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Read::Missing),
-            Err(error) if error.kind() == io::ErrorKind::IsADirectory || path.is_dir() => {
+            Err(error) if error.kind() == io::ErrorKind::IsADirectory => {
                 return Err(StoreError::IsDirectory {
                     path: path.to_owned(),
                 });
@@ -428,8 +477,13 @@ impl Store {
 
     /// Keeps the corrupt index as `<index>.corrupt-<epoch ms>[-n]`, never over an existing file:
     /// a hard link (a copy where links are not supported). The corrupt file itself stays until
-    /// the repaired index is renamed over it, so there is never a moment with no index.
+    /// the repaired index is renamed over it, so there is never a moment with no index. A copy
+    /// already kept of the same file (an earlier repair that could not finish) is used again,
+    /// so repeated reads keep at most one.
     fn quarantine(&self) -> Result<Utf8PathBuf, StoreError> {
+        if let Some(kept) = self.kept_copy() {
+            return Ok(kept);
+        }
         let stamp = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|elapsed| elapsed.as_millis())
@@ -476,8 +530,37 @@ impl Store {
         })
     }
 
-    fn write_durably(&self, bytes: &[u8], keep_backup: bool) -> Result<(), StoreError> {
-        write_atomically(&self.path, bytes, keep_backup, None)
+    /// A `<index>.corrupt-*` file that already keeps the current (corrupt) index: the same
+    /// file, or the same bytes.
+    fn kept_copy(&self) -> Option<Utf8PathBuf> {
+        let current = fs::symlink_metadata(&self.path).ok()?;
+        let prefix = format!("{}.corrupt-", self.path.file_name()?);
+        let mut current_bytes = None;
+        fs::read_dir(parent(&self.path))
+            .ok()?
+            .flatten()
+            .filter(|item| item.file_name().to_string_lossy().starts_with(&prefix))
+            .find(|item| {
+                let Ok(kept) = item.metadata() else {
+                    return false;
+                };
+                if same_file(&current, &kept) {
+                    return true;
+                }
+                if kept.len() != current.len() || !kept.is_file() {
+                    return false;
+                }
+                let current_bytes = current_bytes.get_or_insert_with(|| {
+                    safe_open::read(self.path.as_std_path(), Symlinks::Refuse).ok()
+                });
+                current_bytes.is_some()
+                    && safe_open::read(&item.path(), Symlinks::Refuse).ok() == *current_bytes
+            })
+            .map(|item| utf8_lossy(&item.path()))
+    }
+
+    fn write_durably(&self, bytes: &[u8]) -> Result<(), StoreError> {
+        write_index(&self.path, bytes)
     }
 
     /// Removes temp files a killed writer left behind. Only called under the lock, when no
@@ -500,24 +583,129 @@ impl Store {
     }
 }
 
-/// Replaces `path` with `bytes` the way the index is written (temp file in the same dir, write,
-/// fsync, previous content kept as `<path>.bak`, rename, fsync the dir), keeping the file's
-/// permissions. For small files crash-resume edits besides the index (an agent's settings).
-pub fn replace_file(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let permissions = fs::metadata(path)
-        .ok()
-        .map(|metadata| metadata.permissions());
-    write_atomically(path, bytes, permissions.is_some(), permissions)
+/// Replaces `path` with `bytes` durably (temp file in the same dir, write, fsync, rename, fsync
+/// the dir), keeping the file's permissions. For small files crash-resume edits besides the
+/// index (an agent's settings). When the file exists, its previous content is first kept in a
+/// new file `<path>.crash-resume-<epoch ms>[-n].bak` (created, never over an existing file),
+/// whose path is returned. `path` is the file itself: a symlink there is refused.
+pub fn replace_file(path: &Utf8Path, bytes: &[u8]) -> Result<Option<Utf8PathBuf>, StoreError> {
+    let read_error = |cause| StoreError::Read {
+        path: path.to_owned(),
+        cause,
+    };
+    let previous = match safe_open::open_read(path.as_std_path(), Symlinks::Refuse) {
+        Ok(mut file) => {
+            let permissions = file.metadata().map_err(read_error)?.permissions();
+            let mut content = Vec::new();
+            io::Read::read_to_end(&mut file, &mut content).map_err(read_error)?;
+            Some((permissions, content))
+        }
+        Err(error) if error.kind() == io::ErrorKind::NotFound => None,
+        Err(error) => return Err(read_error(error)),
+    };
+    let dir = parent(path);
+    let write_error = |cause| StoreError::Write {
+        path: dir.to_owned(),
+        cause,
+    };
+    let (permissions, content) = previous.unzip();
+    let temp = write_temp(path, bytes, permissions)?;
+    faults::reach(faults::Point::TempSynced).map_err(write_error)?;
+    let backup = match content {
+        Some(content) => Some(keep_previous(path, &content)?),
+        None => None,
+    };
+    faults::reach(faults::Point::BackupWritten).map_err(write_error)?;
+    #[allow(clippy::disallowed_methods)] // this is the one place that replaces files
+    temp.persist(path).map_err(|error| StoreError::Write {
+        path: path.to_owned(),
+        cause: error.error,
+    })?;
+    let not_durable = |cause| StoreError::NotDurable {
+        path: path.to_owned(),
+        cause,
+    };
+    faults::reach(faults::Point::Renamed).map_err(not_durable)?;
+    sync_dir(dir).map_err(not_durable)?;
+    Ok(backup)
 }
 
-/// Temp file in the same directory, write, fsync, keep the previous generation as the backup,
-/// rename over the file, fsync the directory.
-fn write_atomically(
+/// Writes `content` to a new file `<path>.crash-resume-<ms>[-n].bak`, synced.
+fn keep_previous(path: &Utf8Path, content: &[u8]) -> Result<Utf8PathBuf, StoreError> {
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis())
+        .unwrap_or_default();
+    for attempt in 0..1000u32 {
+        let backup = match attempt {
+            0 => sidecar(path, &format!(".crash-resume-{stamp}.bak")),
+            n => sidecar(path, &format!(".crash-resume-{stamp}-{n}.bak")),
+        };
+        let created = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&backup)
+            .and_then(|mut file| {
+                file.write_all(content)?;
+                sync::sync(&file)
+            });
+        match created {
+            Ok(()) => return Ok(backup),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(cause) => {
+                return Err(StoreError::Write {
+                    path: backup,
+                    cause,
+                });
+            }
+        }
+    }
+    Err(StoreError::Write {
+        path: path.to_owned(),
+        cause: io::Error::new(io::ErrorKind::AlreadyExists, "too many backups"),
+    })
+}
+
+/// A temp file in `path`'s dir holding `bytes`, synced, with `permissions` when given.
+fn write_temp(
     path: &Utf8Path,
     bytes: &[u8],
-    keep_backup: bool,
     permissions: Option<fs::Permissions>,
-) -> Result<(), StoreError> {
+) -> Result<tempfile::NamedTempFile, StoreError> {
+    let dir = parent(path);
+    let write_error = |source| StoreError::Write {
+        path: dir.to_owned(),
+        cause: source,
+    };
+    let mut temp = tempfile::Builder::new()
+        .prefix(&temp_prefix(path))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(write_error)?;
+    let temp_path = utf8_lossy(temp.path());
+    faults::note(|| FileOp::CreateFile(temp_path.clone()));
+    if let Some(permissions) = permissions {
+        temp.as_file()
+            .set_permissions(permissions)
+            .map_err(write_error)?;
+    }
+    temp.write_all(bytes).map_err(write_error)?;
+    faults::note(|| FileOp::Write {
+        path: temp_path.clone(),
+        bytes: bytes.to_vec(),
+    });
+    faults::reach(faults::Point::TempWritten).map_err(write_error)?;
+    sync::sync(temp.as_file()).map_err(write_error)?;
+    faults::note(|| FileOp::SyncFile(temp_path));
+    Ok(temp)
+}
+
+/// Writes a new generation of the index: a temp file with the new bytes and a second one with
+/// the same bytes, both synced; the first renamed over the index, the second over
+/// `<index>.bak`; the dir synced. Success is reported only after that, so the backup always holds the
+/// latest acknowledged generation, in a file of its own (a tool that writes the index in place
+/// does not change it).
+fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
     let dir = parent(path);
     let write_error = |path: &Utf8Path| {
         let path = path.to_owned();
@@ -526,31 +714,12 @@ fn write_atomically(
             cause: source,
         }
     };
-    let mut temp = tempfile::Builder::new()
-        .prefix(&temp_prefix(path))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(write_error(dir))?;
-    let temp_path = utf8_lossy(temp.path());
-    faults::note(|| FileOp::CreateFile(temp_path.clone()));
-    if let Some(permissions) = permissions {
-        temp.as_file()
-            .set_permissions(permissions)
-            .map_err(write_error(dir))?;
-    }
-    temp.write_all(bytes).map_err(write_error(dir))?;
-    faults::note(|| FileOp::Write {
-        path: temp_path.clone(),
-        bytes: bytes.to_vec(),
-    });
-    faults::reach(faults::Point::TempWritten).map_err(write_error(dir))?;
-    sync::sync(temp.as_file()).map_err(write_error(dir))?;
-    faults::note(|| FileOp::SyncFile(temp_path.clone()));
+    let temp = write_temp(path, bytes, None)?;
     faults::reach(faults::Point::TempSynced).map_err(write_error(dir))?;
-    if keep_backup {
-        link_backup(path)?;
-    }
-    faults::reach(faults::Point::BackupLinked).map_err(write_error(dir))?;
+    let backup = sidecar(path, ".bak");
+    let backup_temp = write_temp(path, bytes, None)?;
+    faults::reach(faults::Point::BackupWritten).map_err(write_error(dir))?;
+    let temp_path = utf8_lossy(temp.path());
     #[allow(clippy::disallowed_methods)] // this is the one place that replaces the index
     temp.persist(path).map_err(|error| StoreError::Write {
         path: path.to_owned(),
@@ -566,61 +735,30 @@ fn write_atomically(
         cause,
     };
     faults::reach(faults::Point::Renamed).map_err(not_durable)?;
-    sync_dir(dir).map_err(not_durable)
-}
-
-/// Points `<path>.bak` at the current file's data: a hard link under a temp name, renamed over
-/// the old backup (copied where hard links are not supported).
-fn link_backup(path: &Utf8Path) -> Result<(), StoreError> {
-    let backup = sidecar(path, ".bak");
-    let staging = sidecar(path, ".bak.tmp");
-    remove_noted(&staging);
-    match fs::hard_link(path, &staging) {
-        Ok(()) => faults::note(|| FileOp::HardLink {
-            from: path.to_owned(),
-            to: staging.clone(),
-        }),
-        Err(_) => {
-            let copy_error = |source| StoreError::Write {
-                path: staging.clone(),
-                cause: source,
-            };
-            fs::copy(path, &staging).map_err(copy_error)?;
-            fs::File::open(&staging)
-                .and_then(|file| sync::sync(&file))
-                .map_err(copy_error)?;
-            faults::note(|| FileOp::CreateFile(staging.clone()));
-            faults::note(|| FileOp::Write {
-                path: staging.clone(),
-                bytes: fs::read(&staging).unwrap_or_default(),
-            });
-            faults::note(|| FileOp::SyncFile(staging.clone()));
-        }
-    }
-    #[allow(clippy::disallowed_methods)] // the backup is the file's own sidecar
-    fs::rename(&staging, &backup).map_err(|source| StoreError::Write {
-        path: backup.clone(),
-        cause: source,
+    let backup_temp_path = utf8_lossy(backup_temp.path());
+    #[allow(clippy::disallowed_methods)] // the backup is the index's own sidecar
+    backup_temp.persist(&backup).map_err(|error| {
+        not_durable(io::Error::other(format!(
+            "its backup {backup} could not be replaced: {}",
+            error.error
+        )))
     })?;
     faults::note(|| FileOp::Rename {
-        from: staging.clone(),
+        from: backup_temp_path,
         to: backup,
     });
-    // Renaming a name over another link to the same file does nothing (a writer that died
-    // after linking the backup leaves `.bak` and the index as one file): drop the staging name.
-    remove_noted(&staging);
-    Ok(())
+    sync_dir(dir).map_err(not_durable)
 }
 
 /// Copies `from` to `to`, a new file (never over an existing one), and syncs it: how a corrupt
 /// index is kept where hard links are not supported.
 fn copy_new(from: &Utf8Path, to: &Utf8Path) -> io::Result<()> {
+    let bytes = safe_open::read(from.as_std_path(), Symlinks::Refuse)?;
     let mut copy = fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(to)?;
     faults::note(|| FileOp::CreateFile(to.to_owned()));
-    let bytes = fs::read(from)?;
     copy.write_all(&bytes)?;
     faults::note(|| FileOp::Write {
         path: to.to_owned(),
@@ -631,10 +769,17 @@ fn copy_new(from: &Utf8Path, to: &Utf8Path) -> io::Result<()> {
     Ok(())
 }
 
-/// Removes `path` if it is there.
-fn remove_noted(path: &Utf8Path) {
-    if fs::remove_file(path).is_ok() {
-        faults::note(|| FileOp::Remove(path.to_owned()));
+/// Whether two metadata describe one file (device and inode).
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        a.dev() == b.dev() && a.ino() == b.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
     }
 }
 
@@ -669,20 +814,12 @@ fn parent(path: &Utf8Path) -> &Utf8Path {
 /// the parent of each directory it created: a new directory is a name in its parent, and the
 /// index inside survives a power cut only if that name does.
 fn create_private_dir(dir: &Utf8Path) -> io::Result<()> {
-    let missing: Vec<&Utf8Path> = dir
-        .ancestors()
-        .take_while(|ancestor| !ancestor.as_str().is_empty() && !ancestor.exists())
-        .collect();
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)?;
-    for created in missing.iter().rev() {
-        faults::note(|| FileOp::CreateDir(created.to_path_buf()));
+    let created = safe_open::create_private_dirs(dir.as_std_path())?;
+    for created in &created {
+        faults::note(|| FileOp::CreateDir(utf8_lossy(created)));
     }
-    for created in missing.iter().rev() {
-        sync_dir(parent(created))?;
+    for created in &created {
+        sync_dir(parent(&utf8_lossy(created)))?;
     }
     Ok(())
 }

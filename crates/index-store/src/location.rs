@@ -29,6 +29,12 @@ pub(crate) fn utf8(path: PathBuf) -> Result<Utf8PathBuf, StoreError> {
 
 /// Makes `path` absolute and follows a symlink at its end (a dotfile manager may link the
 /// index elsewhere); the directory part is canonicalized where it exists.
+///
+/// A symlink is followed only when it is safe to, by the rule OpenSSH applies to its files:
+/// the link is owned by this user (or root), and so is the directory holding it, which no one
+/// else may write to (no group or other write bit, so no sticky world-writable dir like `/tmp`
+/// either). Otherwise another user could plant the link or swap it, and the index would be
+/// written through it: [`StoreError::UnsafeSymlink`] says which condition failed.
 pub fn resolve(path: &Utf8Path) -> Result<Utf8PathBuf, StoreError> {
     let mut current: PathBuf = std::path::absolute(path).map_err(|source| StoreError::Read {
         path: path.to_owned(),
@@ -41,6 +47,13 @@ pub fn resolve(path: &Utf8Path) -> Result<Utf8PathBuf, StoreError> {
                     path: utf8(current.clone()).unwrap_or_else(|_| path.to_owned()),
                     cause: source,
                 })?;
+                if let Some(reason) = unsafe_link(&current, &metadata) {
+                    return Err(StoreError::UnsafeSymlink {
+                        path: utf8(current).unwrap_or_else(|_| path.to_owned()),
+                        target: Utf8PathBuf::from(target.to_string_lossy().into_owned()),
+                        reason,
+                    });
+                }
                 current = match current.parent() {
                     Some(parent) => parent.join(target),
                     None => target,
@@ -57,6 +70,45 @@ pub fn resolve(path: &Utf8Path) -> Result<Utf8PathBuf, StoreError> {
         _ => current,
     };
     utf8(canonical)
+}
+
+/// Why following the symlink at `link` is not safe, or `None` when it is.
+#[cfg(unix)]
+fn unsafe_link(link: &Path, metadata: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    let trusted = |uid: u32| uid == me || uid == 0;
+    if !trusted(metadata.uid()) {
+        return Some(format!(
+            "the link is owned by uid {}, not by you",
+            metadata.uid()
+        ));
+    }
+    let dir = link.parent().unwrap_or(Path::new("/"));
+    let dir_metadata = match std::fs::metadata(dir) {
+        Ok(dir_metadata) => dir_metadata,
+        Err(error) => return Some(format!("its directory cannot be checked ({error})")),
+    };
+    if !trusted(dir_metadata.uid()) {
+        return Some(format!(
+            "its directory {} is owned by uid {}, not by you",
+            dir.display(),
+            dir_metadata.uid()
+        ));
+    }
+    if dir_metadata.mode() & 0o022 != 0 {
+        return Some(format!(
+            "its directory {} can be written by others (mode {:o})",
+            dir.display(),
+            dir_metadata.mode() & 0o7777
+        ));
+    }
+    None
+}
+
+#[cfg(not(unix))]
+fn unsafe_link(_link: &Path, _metadata: &std::fs::Metadata) -> Option<String> {
+    None
 }
 
 /// Whether the index at a path would survive a reboot.

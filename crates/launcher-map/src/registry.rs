@@ -139,8 +139,15 @@ impl Registry {
     }
 
     /// Reads the launcher config at `path`; a missing file means the built-in launchers alone.
+    /// The file may be a symlink (a dotfile manager's), but a FIFO or device there is an error
+    /// at once, never a wait.
     pub fn load(path: &Utf8Path) -> Result<Registry, ConfigError> {
-        match std::fs::read_to_string(path) {
+        let read =
+            safe_open::read(path.as_std_path(), safe_open::Symlinks::Follow).and_then(|bytes| {
+                String::from_utf8(bytes)
+                    .map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))
+            });
+        match read {
             Ok(text) => Registry::from_toml(&text, path),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Registry::builtin()),
             Err(source) => Err(ConfigError::Read {

@@ -15,11 +15,12 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::fs;
+use std::io::{self, BufRead, BufReader, Read};
 use std::rc::Rc;
 
 use camino::{Utf8Path, Utf8PathBuf};
+use safe_open::Symlinks;
 use serde::Deserialize;
 
 use crate::paths::expand_home;
@@ -142,46 +143,101 @@ fn is_conversation_line(line: &[u8]) -> bool {
     }
 }
 
-/// Decides reachability as the CLI does: a regular file, read from the start up to its first
-/// user or assistant line (never further).
+/// How much of a transcript's start is read to find its first user or assistant line.
+///
+/// A file whose first [`HEAD_BYTES`] hold no such line is judged to hold no conversation,
+/// without reading further: so a transcript of any size (a sparse file of gigabytes included)
+/// costs at most this much to judge. A line the cap cuts (a first message with a large pasted
+/// image) is judged by its top-level `type` when that comes before the cut, as Claude Code
+/// writes it.
+pub const HEAD_BYTES: u64 = 1 << 20;
+
+/// Decides reachability as the CLI does: a regular file (a symlink followed, as the CLI
+/// follows it), read from the start up to its first user or assistant line, never further and
+/// never past [`HEAD_BYTES`]. A FIFO, socket or device is not a file, and is never waited on.
 pub fn reachability(path: &Utf8Path) -> Reachability {
-    let metadata = match fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {
-            return match fs::symlink_metadata(path) {
-                Ok(_) => Reachability::NotAFile,
-                Err(_) => Reachability::Missing,
+    let file = match safe_open::open_read(path.as_std_path(), Symlinks::Follow) {
+        Ok(file) => file,
+        Err(error) => {
+            return match error.kind() {
+                io::ErrorKind::NotFound => match fs::symlink_metadata(path) {
+                    Ok(_) => Reachability::NotAFile,
+                    Err(_) => Reachability::Missing,
+                },
+                io::ErrorKind::IsADirectory => Reachability::Directory,
+                io::ErrorKind::InvalidInput => Reachability::NotAFile,
+                _ => Reachability::Unreadable,
             };
         }
-        Err(_) => return Reachability::Unreadable,
     };
-    if metadata.is_dir() {
-        return Reachability::Directory;
-    }
-    if !metadata.is_file() {
-        return Reachability::NotAFile;
-    }
-    if metadata.len() == 0 {
-        return Reachability::NoConversation;
-    }
-    match File::open(path).and_then(|file| has_conversation_line(BufReader::new(file))) {
+    match has_conversation_line(BufReader::new(file.take(HEAD_BYTES))) {
         Ok(true) => Reachability::Reachable,
         Ok(false) => Reachability::NoConversation,
         Err(_) => Reachability::Unreadable,
     }
 }
 
+/// Whether the head holds a user or assistant line. The reader ends at the cap: a last line
+/// without its newline that fills the head to the cap was cut there, and is judged by its
+/// top-level `type` alone.
 fn has_conversation_line(mut reader: impl BufRead) -> io::Result<bool> {
     let mut line = Vec::new();
+    let mut read_so_far = 0u64;
     loop {
         line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
+        let read = reader.read_until(b'\n', &mut line)?;
+        if read == 0 {
             return Ok(false);
         }
-        if is_conversation_line(trim_line(&line)) {
+        read_so_far += read as u64;
+        let cut = read_so_far >= HEAD_BYTES && line.last() != Some(&b'\n');
+        let conversation = if cut {
+            is_conversation_type(leading_type(&line).as_deref())
+        } else {
+            is_conversation_line(trim_line(&line))
+        };
+        if conversation {
             return Ok(true);
         }
     }
+}
+
+fn is_conversation_type(kind: Option<&str>) -> bool {
+    matches!(kind, Some("user" | "assistant"))
+}
+
+/// The top-level `type` of a JSON object whose text may be cut short, when it comes before
+/// the cut.
+fn leading_type(text: &[u8]) -> Option<String> {
+    struct TypeOnly<'a>(&'a RefCell<Option<String>>);
+    impl<'de> serde::de::DeserializeSeed<'de> for TypeOnly<'_> {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+            deserializer.deserialize_map(self)
+        }
+    }
+    impl<'de> serde::de::Visitor<'de> for TypeOnly<'_> {
+        type Value = ();
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("a JSON object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == "type" {
+                    let kind = map.next_value::<std::borrow::Cow<'de, str>>()?;
+                    *self.0.borrow_mut() = Some(kind.into_owned());
+                    // Stop here: the rest may be cut off.
+                    return Err(serde::de::Error::custom("type found"));
+                }
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+    let found = RefCell::new(None);
+    let mut deserializer = serde_json::Deserializer::from_slice(text);
+    let _ = serde::de::DeserializeSeed::deserialize(TypeOnly(&found), &mut deserializer);
+    found.into_inner()
 }
 
 fn trim_line(line: &[u8]) -> &[u8] {
@@ -434,12 +490,9 @@ struct ContinuedIn {
 /// The session a transcript continues in: the `continuedInSessionId` of its last record, read
 /// from the file's tail only (the file at `path`, typically [`locate`]'s answer).
 pub fn continued_in(path: &Utf8Path) -> Option<String> {
-    let mut file = File::open(path).ok()?;
-    let length = file.metadata().ok()?.len();
-    let start = length.saturating_sub(TAIL_BYTES);
-    file.seek(SeekFrom::Start(start)).ok()?;
-    let mut tail = Vec::new();
-    file.take(TAIL_BYTES).read_to_end(&mut tail).ok()?;
+    let tail = safe_open::read_tail(path.as_std_path(), Symlinks::Follow, TAIL_BYTES)
+        .ok()?
+        .bytes;
     let last = tail
         .split(|byte| *byte == b'\n')
         .map(trim_line)
@@ -463,8 +516,11 @@ pub fn live_holders(config_dir: &Utf8Path) -> Vec<(String, u32)> {
         .filter_map(|item| {
             let name = item.file_name().into_string().ok()?;
             let pid: u32 = name.strip_suffix(".json")?.parse().ok()?;
-            let value: serde_json::Value =
-                serde_json::from_slice(&fs::read(item.path()).ok()?).ok()?;
+            // Claude Code writes these files itself: a symlink, a FIFO or a file too large to
+            // be one is skipped.
+            let bytes =
+                safe_open::read_head(&item.path(), Symlinks::Refuse, SESSION_FILE_BYTES).ok()?;
+            let value: serde_json::Value = serde_json::from_slice(&bytes.bytes).ok()?;
             let session = ["sessionId", "session_id"]
                 .into_iter()
                 .find_map(|key| value.get(key).and_then(serde_json::Value::as_str))?
@@ -620,13 +676,24 @@ pub struct RetentionRisk {
     pub cleanup_period_days: u64,
 }
 
-/// `cleanupPeriodDays` from `<config dir>/settings.json`, else the default.
+/// A running session's file is a few hundred bytes; more than this is not one.
+pub const SESSION_FILE_BYTES: u64 = 64 * 1024;
+/// A settings file larger than this is not read for `cleanupPeriodDays`.
+pub const SETTINGS_BYTES: u64 = 4 << 20;
+
+/// `cleanupPeriodDays` from `<config dir>/settings.json`, else the default. The file is read
+/// as Claude Code reads it (through a symlink), but never waited on, and not past
+/// [`SETTINGS_BYTES`].
 pub fn cleanup_period_days(config_dir: &Utf8Path) -> u64 {
-    fs::read(config_dir.join("settings.json"))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
-        .and_then(|settings| settings.get("cleanupPeriodDays")?.as_u64())
-        .unwrap_or(DEFAULT_CLEANUP_DAYS)
+    safe_open::read_head(
+        config_dir.join("settings.json").as_std_path(),
+        Symlinks::Follow,
+        SETTINGS_BYTES,
+    )
+    .ok()
+    .and_then(|part| serde_json::from_slice::<serde_json::Value>(&part.bytes).ok())
+    .and_then(|settings| settings.get("cleanupPeriodDays")?.as_u64())
+    .unwrap_or(DEFAULT_CLEANUP_DAYS)
 }
 
 /// Flags a transcript last written within [`RETENTION_MARGIN_DAYS`] of the cut-off, or past it.

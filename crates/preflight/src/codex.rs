@@ -220,7 +220,8 @@ pub fn judge_rollout(path: &Utf8Path) -> Reachability {
     if metadata.len() == 0 {
         return Reachability::Empty;
     }
-    let Ok(file) = fs::File::open(path) else {
+    // Never waited on: a FIFO swapped in after the look above is refused here.
+    let Ok(file) = safe_open::open_read(path.as_std_path(), safe_open::Symlinks::Follow) else {
         return Reachability::Unreadable;
     };
     let mut line = Vec::new();

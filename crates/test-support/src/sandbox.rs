@@ -230,6 +230,14 @@ impl Sandbox {
             .filter(|name| name.starts_with(".index.json.") && name.ends_with(".tmp"))
             .collect()
     }
+
+    /// The copies of a corrupt index kept aside (`index.json.corrupt-*`).
+    pub fn corrupt_copies(&self) -> Vec<String> {
+        self.index_dir_files()
+            .into_iter()
+            .filter(|name| name.starts_with("index.json.corrupt-"))
+            .collect()
+    }
 }
 
 /// Parses an index file's bytes and checks it is a version 1 index with an entries object.

@@ -61,7 +61,7 @@ fn check_refused(env: &Sandbox, index_before: &[u8], args: &[&OsStr], code: i32,
 /// which is never removed).
 fn files_but_the_lock(env: &Sandbox) -> Vec<String> {
     let mut files = env.index_dir_files();
-    files.retain(|name| name != "index.json.lock");
+    files.retain(|name| name != "index.json.flock");
     files
 }
 
@@ -221,7 +221,7 @@ fn newer_index_version_is_refused_and_left_untouched() {
             &[index, "format version 2", "upgrade crash-resume"],
         );
     }
-    assert_eq!(env.index_dir_files(), ["index.json", "index.json.lock"]);
+    assert_eq!(env.index_dir_files(), ["index.json", "index.json.flock"]);
 }
 
 /// Makes a directory read-only for the user that runs the binary, and undoes it on drop.
@@ -285,7 +285,7 @@ fn read_only_index_dir_fails_and_leaves_the_index_untouched() {
     for keep_lock_file in [true, false] {
         let (env, before) = with_one_entry();
         if !keep_lock_file {
-            fs::remove_file(env.index_dir().join("index.json.lock")).unwrap();
+            fs::remove_file(env.index_dir().join("index.json.flock")).unwrap();
         }
         let files_before = env.index_dir_files();
         let read_only = make_read_only(&env);

@@ -30,7 +30,7 @@ pub const POINTS: [&str; 5] = [
     "locked",
     "temp-written",
     "temp-synced",
-    "backup-linked",
+    "backup-written",
     "renamed",
 ];
 

@@ -23,7 +23,7 @@ const FAULT_POINTS: [&str; 5] = [
     "locked",
     "temp-written",
     "temp-synced",
-    "backup-linked",
+    "backup-written",
     "renamed",
 ];
 
@@ -237,7 +237,10 @@ fn writers_aborting_at_each_fault_point_lose_nothing_acknowledged() {
         );
         assert_nothing_acknowledged_lost(&env, &acknowledged, point);
         assert_eq!(env.entry(&victim).is_some(), replaced_at(point), "{point}");
-        let temp_left = matches!(point, "temp-written" | "temp-synced" | "backup-linked");
+        let temp_left = matches!(
+            point,
+            "temp-written" | "temp-synced" | "backup-written" | "renamed"
+        );
         assert_eq!(
             !env.temp_files().is_empty(),
             temp_left,
@@ -259,8 +262,8 @@ fn writers_aborting_at_each_fault_point_lose_nothing_acknowledged() {
 
 #[test]
 fn no_stray_file_is_left_after_the_write_that_follows_a_crash() {
-    // A writer that dies after linking the backup leaves `<index>.bak` and the index as one
-    // file; the next successful write must not leave its backup staging file behind.
+    // A writer that dies mid-write leaves a temp file and, past `locked`, the JavaScript
+    // tool's lock dir; the next successful write removes both.
     for point in FAULT_POINTS {
         let env = sandbox_with(&[("A", "sid-a", "REPO"), ("B", "sid-b", "REPO")]);
         let status = crash_resume_std(&env)
@@ -274,7 +277,7 @@ fn no_stray_file_is_left_after_the_write_that_follows_a_crash() {
         record(&env, "D", "sid-d", "REPO");
         assert_eq!(
             env.index_dir_files(),
-            ["index.json", "index.json.bak", "index.json.lock"],
+            ["index.json", "index.json.bak", "index.json.flock"],
             "after a crash at {point}, the next write leaves only the index and its sidecars"
         );
     }
@@ -355,7 +358,7 @@ fn store_errors_name_their_cause_once() {
 }
 
 #[test]
-fn corrupt_index_is_kept_aside_and_the_backup_generation_used() {
+fn corrupt_index_is_kept_aside_and_the_latest_acknowledged_generation_restored() {
     let env = sandbox_with(&[
         ("A", "sid-a", "REPO"),
         ("B", "sid-b", "REPO"),
@@ -370,10 +373,11 @@ fn corrupt_index_is_kept_aside_and_the_backup_generation_used() {
         .collect();
     assert_eq!(
         backup_surfaces,
-        ["A", "B"],
-        "the backup is the generation before the last write"
+        ["A", "B", "C"],
+        "the backup is the latest acknowledged generation"
     );
 
+    // Garbage written over the index from outside, in place.
     let garbage = b"\x00{\"version\": 1, \"entries\": {\"A\": garbage\xff".to_vec();
     env.write_index_bytes(&garbage);
 
@@ -385,11 +389,7 @@ fn corrupt_index_is_kept_aside_and_the_backup_generation_used() {
         contains("warning:"),
     );
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
-    let kept: Vec<String> = env
-        .index_dir_files()
-        .into_iter()
-        .filter(|name| name.starts_with("index.json.corrupt-"))
-        .collect();
+    let kept = env.corrupt_copies();
     assert_eq!(kept.len(), 1, "{:?}", env.index_dir_files());
     let kept_path = env.index_dir().join(&kept[0]);
     assert!(
@@ -408,10 +408,10 @@ fn corrupt_index_is_kept_aside_and_the_backup_generation_used() {
     let mut expected: Vec<String> = backup_surfaces;
     expected.push("N".into());
     assert_eq!(entries.keys().cloned().collect::<Vec<_>>(), expected);
-    for surface in ["A", "B"] {
+    for surface in ["A", "B", "C"] {
         assert_eq!(
             entries[surface], backup["entries"][surface],
-            "{surface} as in the backup"
+            "{surface} as in the backup: nothing acknowledged is lost"
         );
     }
     assert_eq!(entries["N"]["sessionId"], "sid-n");
@@ -438,7 +438,7 @@ fn corrupt_index_found_by_a_read_is_repaired_too() {
             .unwrap()
             .keys()
             .collect::<Vec<_>>(),
-        ["A"]
+        ["A", "B"]
     );
 }
 

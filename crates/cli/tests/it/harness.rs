@@ -183,6 +183,44 @@ pub fn uuid(n: u32) -> String {
     )
 }
 
+/// Waits until no hook's background retry on this sandbox's index runs (a hook that did not get
+/// the lock within its 2 s hands its record to one): the processes whose environment marks
+/// them as a retry (`CRASH_RESUME_HOOK_RETRY`) on this index.
+pub fn wait_for_hook_retries(env: &Sandbox) {
+    let index = format!("CRASH_RESUME_INDEX_PATH={}", env.index_path().display());
+    let is_retry = |environ: &[u8]| {
+        let mut marked = false;
+        let mut ours = false;
+        for variable in environ.split(|byte| *byte == 0) {
+            marked |= variable == b"CRASH_RESUME_HOOK_RETRY=1";
+            ours |= variable == index.as_bytes();
+        }
+        marked && ours
+    };
+    wait_until("the hooks' background retries to finish", || {
+        let running = fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|item| item.file_name().to_string_lossy().parse::<u32>().is_ok())
+            .any(|item| {
+                fs::read(item.path().join("environ")).is_ok_and(|environ| is_retry(&environ))
+            });
+        (!running).then_some(())
+    });
+}
+
+/// Makes a FIFO at `path` (that no one will ever write to).
+pub fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from(0o600),
+        0,
+    )
+    .unwrap();
+}
+
 /// Makes `dir` (and its parents).
 pub fn make_dir(dir: &Path) -> PathBuf {
     fs::create_dir_all(dir).unwrap_or_else(|error| panic!("create {}: {error}", dir.display()));
@@ -464,7 +502,27 @@ impl TmuxServer {
         wait_until("every pane of the layout to run its program", || {
             (server.panes() == wanted).then_some(())
         });
+        for (place, _, program) in layout {
+            if *program == PANE_SHELL {
+                server.wait_for_idle_shell(&place.target());
+            }
+        }
         server
+    }
+
+    /// Waits until the pane's own process is the plain shell [`PANE_SHELL`] at its prompt. tmux
+    /// starts a pane's command through `$SHELL -c`, which shows as `bash` too until it has
+    /// replaced itself with the command, and a restore rightly calls a pane whose process is a
+    /// `-c` command busy.
+    pub fn wait_for_idle_shell(&self, target: &str) {
+        wait_until("the pane to be an idle shell", || {
+            let pid = self.display(target, "#{pane_pid}");
+            let output = Command::new("ps")
+                .args(["-o", "args=", "-p", &pid])
+                .output()
+                .ok()?;
+            (String::from_utf8_lossy(&output.stdout).trim() == PANE_SHELL).then_some(())
+        });
     }
 
     /// A client of the server `name` of this sandbox, which need not run (yet): a restore on

@@ -8,6 +8,7 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use rustix::process::Signal;
 use serde_json::{Value, json};
@@ -15,9 +16,9 @@ use serde_json::{Value, json};
 use crate::harness::{
     HookRun, PANE_SHELL, PanePlace, TmuxServer, Vars, bin_dir, claude_dir, claude_payload,
     codex_home, crash_resume_agent, git_work_dir, hook_log, make_dir, run_hook, run_with_stdin,
-    server_name, session_end, session_start, shell_word, spawn_piped, uuid, wait_until,
+    server_name, session_end, session_start, shell_word, spawn_piped, uuid, wait_until, with_vars,
 };
-use crate::{HOUR, Sandbox, now_millis, stopped_lock_holder};
+use crate::{HOUR, Reaped, Sandbox, now_millis, stopped_lock_holder};
 
 /// One hook event of a Claude Code session's life, and the entry it leaves:
 /// (event, its `source` or `reason`, the payload's session, the session the surface holds
@@ -637,10 +638,10 @@ fn fifty_hooks_at_once_for_fifty_surfaces() {
     let cwd = git_work_dir(&env, "proj", "");
     let hooks: Vec<(usize, std::process::Child, std::process::ChildStdin)> = (0..50)
         .map(|n| {
-            // A hook gives up on the lock after 2 s so as not to delay its agent; 50 durable
-            // writes in a row can take longer than that on a loaded test machine (each fsyncs
-            // twice), and a hook that gives up logs it and records nothing. This test is about
-            // every write landing, not about latency: the lock wait is raised.
+            // A hook holds its agent up for 2 s at most, whatever CRASH_RESUME_LOCK_TIMEOUT
+            // says; 50 durable writes in a row can take longer than that on a loaded test
+            // machine, and a hook that gives up hands its record to a background retry. This
+            // test is about every write landing, directly or through a retry.
             let (child, stdin) = spawn_piped(
                 crash_resume_agent(&env)
                     .args(["hook", "claude"])
@@ -665,8 +666,13 @@ fn fifty_hooks_at_once_for_fifty_surfaces() {
         HookRun::from(child.wait_with_output().unwrap())
             .assert_silent_success(&format!("hook {n}"));
     }
-    let entries = env.entries();
-    assert_eq!(entries.len(), 50, "hook.log: {}", hook_log(&env));
+    let entries = wait_until(
+        "every record, directly or through a background retry",
+        || {
+            let entries = env.entries();
+            (entries.len() == 50).then_some(entries)
+        },
+    );
     for n in 0..50 {
         assert_eq!(
             entries[&format!("surface-{n}")]["sessionId"],
@@ -796,8 +802,9 @@ fn a_hook_over_a_corrupt_index_records_and_logs_the_repair() {
 }
 
 /// A writer stopped while it holds the lock: the hook gives up on the lock within its own
-/// deadline, exits 0, logs who holds it, and hands the record to a detached retry that lands
-/// it once the lock is free, so nothing is lost.
+/// deadline (2 s at most, whatever CRASH_RESUME_LOCK_TIMEOUT asks for), exits 0, logs who holds
+/// it, and hands the record to a detached retry that lands it once the lock is free, so nothing
+/// is lost.
 #[test]
 fn a_hook_blocked_by_a_stopped_lock_holder_hands_off_and_the_record_lands_later() {
     let env = Sandbox::default();
@@ -806,11 +813,18 @@ fn a_hook_blocked_by_a_stopped_lock_holder_hands_off_and_the_record_lands_later(
     run_hook(
         &env,
         "claude",
-        &[("CMUX_SURFACE_ID", "abc")],
+        &[
+            ("CMUX_SURFACE_ID", "abc"),
+            ("CRASH_RESUME_LOCK_TIMEOUT", "20s"),
+        ],
         &session_start(&uuid(1), &cwd, "startup"),
     )
-    .assert_silent_success("lock held");
+    .assert_silent_success("lock held, 20 s asked for");
     let log = hook_log(&env);
+    assert!(
+        logged_wait(&log) <= Duration::from_secs(2),
+        "the wait is capped: {log}"
+    );
     assert!(
         log.contains("locked by another process")
             && log.contains(&format!("pid {}", holder.pid()))
@@ -822,11 +836,7 @@ fn a_hook_blocked_by_a_stopped_lock_holder_hands_off_and_the_record_lands_later(
         env.index_bytes().is_none(),
         "nothing written while the lock is held"
     );
-    holder.signal(Signal::CONT);
-    assert!(holder.wait().success());
-    let entry = wait_until("the background retry records the session", || {
-        env.index_bytes().and_then(|_| env.entry("cmux:abc"))
-    });
+    let entry = release_and_wait_for_retry(&env, holder, "cmux:abc");
     assert_eq!(entry["sessionId"], uuid(1));
     assert!(
         env.entry("held").is_some(),
@@ -931,4 +941,129 @@ fn a_stale_tmux_pane_is_not_recorded() {
     let log = hook_log(&env);
     assert!(log.contains("error:") && log.contains("%77"), "{log}");
     server.kill_and_wait();
+}
+
+/// How long the hook's log says it waited for the lock (`gave up after 1.7s`).
+fn logged_wait(log: &str) -> Duration {
+    let text = log
+        .split("gave up after ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no lock wait in the log: {log}"));
+    let number: String = text
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let value: f64 = number.parse().unwrap();
+    match &text[number.len()..] {
+        unit if unit.starts_with("ms") => Duration::from_secs_f64(value / 1000.0),
+        unit if unit.starts_with('s') => Duration::from_secs_f64(value),
+        unit => panic!("unknown unit in {unit}"),
+    }
+}
+
+/// The pid of the background retry the log names.
+fn retry_pid(log: &str) -> u32 {
+    let text = log
+        .split("background retry (pid ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no background retry in the log: {log}"));
+    text.split(')').next().unwrap().parse().unwrap()
+}
+
+/// Lets the stopped holder finish, then waits for the background retry's record of `surface`.
+fn release_and_wait_for_retry(env: &Sandbox, holder: Reaped, surface: &str) -> Value {
+    holder.signal(Signal::CONT);
+    assert!(holder.wait().success());
+    wait_until("the background retry records the session", || {
+        env.index_bytes().and_then(|_| env.entry(surface))
+    })
+}
+
+#[test]
+fn the_hook_honours_lock_timeout_and_a_bad_value_costs_no_record() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    let holder = stopped_lock_holder(&env);
+    let command = crash_resume_agent(&env);
+    let mut command = with_vars(command, &[("CMUX_SURFACE_ID", "abc")]);
+    command.args(["--lock-timeout", "150ms", "hook", "claude"]);
+    run_with_stdin(command, &session_start(&uuid(1), &cwd, "startup"))
+        .assert_silent_success("--lock-timeout 150ms");
+    let log = hook_log(&env);
+    assert!(
+        logged_wait(&log) < Duration::from_secs(1),
+        "--lock-timeout 150ms is the wait: {log}"
+    );
+    release_and_wait_for_retry(&env, holder, "cmux:abc");
+
+    // An invalid value: logged, the default used, the record kept.
+    for (surface, value) in [("bad-env", "soon"), ("bad-zero-unit", "5 parsecs")] {
+        run_hook(
+            &env,
+            "claude",
+            &[
+                ("CRASH_RESUME_SURFACE", surface),
+                ("CRASH_RESUME_LOCK_TIMEOUT", value),
+            ],
+            &session_start(&uuid(2), &cwd, "startup"),
+        )
+        .assert_silent_success(value);
+        assert_eq!(env.entry(surface).unwrap()["sessionId"], uuid(2));
+        let log = hook_log(&env);
+        assert!(
+            log.contains(&format!("invalid lock timeout {value:?}"))
+                && log.contains("using the hook's default"),
+            "{log}"
+        );
+    }
+}
+
+#[test]
+fn a_payload_of_any_size_reaches_the_retry_and_never_its_command_line() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    let holder = stopped_lock_holder(&env);
+    // Far past what a command line may hold (about 128 KiB for one argument).
+    let prompt = "a prompt the user typed, private ".repeat(16 * 1024);
+    let payload = claude_payload(
+        "SessionStart",
+        &uuid(1),
+        &cwd,
+        json!({ "source": "startup", "prompt": prompt }),
+    );
+    assert!(payload.len() > 512 * 1024);
+    run_hook(&env, "claude", &[("CMUX_SURFACE_ID", "abc")], &payload)
+        .assert_silent_success("a large payload, lock held");
+    let log = hook_log(&env);
+    let pid = retry_pid(&log);
+    // The retry waits for the lock: its command line is there to read.
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let cmdline = String::from_utf8_lossy(&cmdline);
+    assert!(cmdline.contains("hook"), "{cmdline}");
+    assert!(
+        !cmdline.contains("a prompt the user typed") && !cmdline.contains(&uuid(1)),
+        "the payload is not on the command line: {cmdline}"
+    );
+    let entry = release_and_wait_for_retry(&env, holder, "cmux:abc");
+    assert_eq!(entry["sessionId"], uuid(1));
+}
+
+#[test]
+fn a_failing_first_hook_creates_its_dir_and_log_private() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    assert!(!env.index_dir().exists());
+    // No surface in the environment: the hook fails, and logs it.
+    run_hook(
+        &env,
+        "claude",
+        &[],
+        &session_start(&uuid(1), &cwd, "startup"),
+    )
+    .assert_silent_success("no surface");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&env.index_dir()), 0o700);
+    assert_eq!(mode(&env.index_dir().join("hook.log")), 0o600);
+    assert!(hook_log(&env).contains("no surface"));
 }

@@ -44,10 +44,34 @@ fn install(env: &Sandbox, args: &[&str]) -> assert_cmd::assert::Assert {
         .assert()
 }
 
+/// The backups install made of `path`: `<name>.crash-resume-<ms>.bak` beside it.
+fn backups_of(path: &Path) -> Vec<std::path::PathBuf> {
+    let prefix = format!(
+        "{}.crash-resume-",
+        path.file_name().unwrap().to_str().unwrap()
+    );
+    let mut found: Vec<std::path::PathBuf> = fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|item| item.unwrap().path())
+        .filter(|item| {
+            let name = item.file_name().unwrap().to_str().unwrap();
+            name.starts_with(&prefix) && name.ends_with(".bak")
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The one backup install made of `path`.
 fn backup_of(path: &Path) -> std::path::PathBuf {
-    let mut name = path.file_name().unwrap().to_os_string();
-    name.push(".bak");
-    path.with_file_name(name)
+    let found = backups_of(path);
+    assert_eq!(
+        found.len(),
+        1,
+        "one backup of {}: {found:?}",
+        path.display()
+    );
+    found[0].clone()
 }
 
 fn keys(value: &Value) -> Vec<&str> {
@@ -162,7 +186,7 @@ fn dry_run_prints_the_merged_settings_and_writes_nothing() {
         );
     let printed: Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
     assert_eq!(fs::read_to_string(&settings_path).unwrap(), EXISTING);
-    assert!(!backup_of(&settings_path).exists());
+    assert_eq!(backups_of(&settings_path), Vec::<std::path::PathBuf>::new());
 
     // What it printed is what the real install writes.
     install(&env, &["--settings", settings_arg]).success();
@@ -187,6 +211,8 @@ const REFUSED: &[(&str, &[&str])] = &[
     ("[\"not\", \"an\", \"object\"]\n",                 &["is not a JSON object", "left untouched"]),
     ("{ \"hooks\": [\"SessionStart\"] }\n",              &["`hooks` is not a JSON object", "left untouched"]),
     ("{ \"hooks\": { \"SessionEnd\": { \"x\": 1 } } }\n", &["`hooks.SessionEnd` is not a list", "left untouched"]),
+    ("{ \"model\": \"opus\", \"model\": \"sonnet\" }\n", &["holds a key twice", "`model` appears twice", "left untouched"]),
+    ("{ \"env\": { \"A\": \"1\", \"B\": [ { \"x\": 1, \"x\": 1 } ] } }\n", &["`env.B[0].x` appears twice", "left untouched"]),
 ];
 
 #[test]
@@ -248,7 +274,11 @@ fn a_missing_settings_file_is_created_with_its_dir() {
         our_command(&written, "SessionStart"),
         our_command(&written, "SessionEnd")
     );
-    assert!(!backup_of(&settings_path).exists(), "nothing to back up");
+    assert_eq!(
+        backups_of(&settings_path),
+        Vec::<std::path::PathBuf>::new(),
+        "nothing to back up"
+    );
 }
 
 #[test]
@@ -427,4 +457,113 @@ fn a_symlinked_settings_file_is_written_through_the_link() {
     install(&env, &[])
         .success()
         .stdout(contains("already installed"));
+}
+
+#[test]
+fn the_users_own_files_are_never_overwritten_and_values_are_kept_as_written() {
+    let env = Sandbox::default();
+    let settings_path = env.root().join("settings.json");
+    // Numbers JSON parsers round (a 23-digit integer, a trailing zero, an exponent), kept as
+    // written; and the user's own `settings.json.bak`, which is not ours to replace.
+    let original = "{\n  \"big\": 12345678901234567890123,\n  \"ratio\": 1.50,\n  \"tiny\": 1e-7,\n  \"hooks\": {}\n}\n";
+    fs::write(&settings_path, original).unwrap();
+    let users_backup = env.root().join("settings.json.bak");
+    fs::write(&users_backup, "the user's own backup").unwrap();
+    install(&env, &["--settings", settings_path.to_str().unwrap()])
+        .success()
+        .stdout(contains("the previous version is kept as"));
+    let text = fs::read_to_string(&settings_path).unwrap();
+    for written in [
+        "\"big\": 12345678901234567890123,",
+        "\"ratio\": 1.50,",
+        "\"tiny\": 1e-7,",
+    ] {
+        assert!(text.contains(written), "{written} kept in {text}");
+    }
+    assert_eq!(
+        fs::read_to_string(&users_backup).unwrap(),
+        "the user's own backup"
+    );
+    assert_eq!(
+        fs::read_to_string(backup_of(&settings_path)).unwrap(),
+        original
+    );
+}
+
+#[test]
+fn only_its_own_exact_command_counts_as_installed() {
+    let env = Sandbox::default();
+    let settings_path = env.root().join("settings.json");
+    let lookalike = json!({ "hooks": { "SessionStart": [ { "hooks": [
+        { "type": "command", "command": "echo crash-resume is not run here; hook claude" }
+    ] } ] } });
+    fs::write(&settings_path, lookalike.to_string()).unwrap();
+    install(&env, &["--settings", settings_path.to_str().unwrap()])
+        .success()
+        .stdout(contains("installed SessionStart and SessionEnd hooks"));
+    let merged: Value = serde_json::from_slice(&fs::read(&settings_path).unwrap()).unwrap();
+    assert_eq!(merged["hooks"]["SessionStart"].as_array().unwrap().len(), 2);
+    our_command(&merged, "SessionEnd");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_settings_file_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Sandbox::default();
+    let settings_path = env.root().join("settings.json");
+    fs::write(&settings_path, EXISTING).unwrap();
+    fs::set_permissions(&settings_path, fs::Permissions::from_mode(0o444)).unwrap();
+    let settings_arg = settings_path.to_str().unwrap();
+    install(&env, &["--settings", settings_arg])
+        .code(1)
+        .stdout(is_empty())
+        .stderr(
+            contains(settings_arg)
+                .and(contains("is read-only"))
+                .and(contains("chmod u+w")),
+        );
+    assert_eq!(fs::read_to_string(&settings_path).unwrap(), EXISTING);
+    assert_eq!(backups_of(&settings_path), Vec::<std::path::PathBuf>::new());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_an_unsafe_symlink_for_settings_is_refused_at_once() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Sandbox::default();
+    let fifo = env.root().join("fifo.json");
+    crate::harness::mkfifo(&fifo);
+    install(&env, &["--settings", fifo.to_str().unwrap()])
+        .code(1)
+        .stderr(contains("a FIFO, not a regular file"));
+    // A link in a dir others can write to could be swapped under us: not followed.
+    let shared = env.root().join("shared");
+    fs::create_dir(&shared).unwrap();
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+    let target = env.root().join("real.json");
+    fs::write(&target, "{}").unwrap();
+    let link = shared.join("settings.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    install(&env, &["--settings", link.to_str().unwrap()])
+        .code(1)
+        .stderr(contains("can be written by others").and(contains("not followed")));
+    assert_eq!(fs::read_to_string(&target).unwrap(), "{}");
+}
+
+#[cfg(unix)]
+#[test]
+fn directories_it_creates_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Sandbox::default();
+    let settings_path = env.root().join("new-a/new-b/settings.json");
+    install(&env, &["--settings", settings_path.to_str().unwrap()]).success();
+    for dir in ["new-a", "new-a/new-b"] {
+        let mode = fs::metadata(env.root().join(dir))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o700, "{dir}");
+    }
 }

@@ -29,6 +29,7 @@ mod scenarios;
 mod soak;
 mod tables;
 mod tmux_restore;
+mod traps;
 
 use std::process::{Child, ExitStatus, Output};
 use std::time::{SystemTime, UNIX_EPOCH};

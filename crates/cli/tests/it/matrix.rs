@@ -290,7 +290,7 @@ fn every_bad_argument_is_refused_with_its_exit_code_and_writes_nothing() {
 /// never removed) and the hook's log.
 fn files_but_the_lock(env: &Sandbox) -> Vec<String> {
     let mut files = env.index_dir_files();
-    files.retain(|name| name != "index.json.lock" && name != "hook.log");
+    files.retain(|name| name != "index.json.flock" && name != "hook.log");
     files
 }
 
@@ -491,7 +491,7 @@ impl Permissions {
         let settings_dir = settings_path(env).parent().unwrap().to_path_buf();
         change(&settings_dir, 0o755);
         let index_dir = env.index_dir();
-        for name in ["index.json.lock", "index.json.bak", "index.json"] {
+        for name in ["index.json.flock", "index.json.bak", "index.json"] {
             let path = index_dir.join(name);
             if path.exists() {
                 let mode = match (condition, name) {
@@ -638,7 +638,7 @@ fn every_command_against_every_unusable_index() {
             files.retain(|name| {
                 !matches!(
                     name.as_str(),
-                    "index.json" | "index.json.bak" | "index.json.lock" | "hook.log"
+                    "index.json" | "index.json.bak" | "index.json.flock" | "hook.log"
                 )
             });
             assert_eq!(files, Vec::<String>::new(), "{context}");

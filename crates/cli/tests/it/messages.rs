@@ -108,7 +108,7 @@ fn an_unreadable_launcher_config_is_a_failure_with_its_cause_once() {
     record(&env, "S", "SID", "api");
     fs::create_dir_all(env.config_home().join("crash-resume/launchers.toml")).unwrap();
     let stderr = refused(resume_cmd(&env), 1);
-    once(&stderr, "Is a directory");
+    once(&stderr, "it is a directory, not a regular file");
     once(&stderr, "cannot read launcher config");
     plain(&stderr);
 }
@@ -128,7 +128,7 @@ fn an_unknown_profile_reads_the_same_from_the_flag_and_from_the_file() {
     );
 }
 
-/// The lock on `<index>.lock`, held by this test process until dropped.
+/// Our lock on `<index>.flock`, held by this test process until dropped.
 struct HeldLock(#[allow(dead_code)] fs::File);
 
 fn hold_lock(env: &Sandbox) -> HeldLock {
@@ -137,13 +137,11 @@ fn hold_lock(env: &Sandbox) -> HeldLock {
         .write(true)
         .create(true)
         .truncate(false)
-        .open(env.index_dir().join("index.json.lock"))
+        .open(env.index_dir().join("index.json.flock"))
         .unwrap();
+    // A waiter that gives up finds the holder from the kernel's table of locks.
     rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
         .expect("take the index lock");
-    // As every holder does: its pid in the file, for the message of a waiter that gives up.
-    file.set_len(0).unwrap();
-    std::io::Write::write_all(&mut &file, std::process::id().to_string().as_bytes()).unwrap();
     HeldLock(file)
 }
 
@@ -241,7 +239,7 @@ fn every_index_store_error_is_one_plain_line_with_its_cause_once() {
     // Lock: the lock file cannot be opened (it is a directory).
     let env = Sandbox::default();
     record(&env, "S", "SID", "REPO");
-    let lock = env.index_dir().join("index.json.lock");
+    let lock = env.index_dir().join("index.json.flock");
     fs::remove_file(&lock).unwrap();
     fs::create_dir(&lock).unwrap();
     let mut command = crash_resume(&env);

@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 
 use test_support::process::spawn_piped;
 
+use crate::harness::wait_for_hook_retries;
 use crate::{Sandbox, XorShift, crash_resume_std, now_millis, parse_index, record, seed};
 
 const WORKERS: usize = 8;
@@ -141,6 +142,16 @@ enum Op {
         session: String,
         hook: bool,
     },
+}
+
+impl Op {
+    /// Whether the operation runs the hook (which may hand its record to a background retry).
+    fn is_hook(&self) -> bool {
+        matches!(
+            self,
+            Op::Record { hook: true, .. } | Op::Shared { hook: true, .. } | Op::End { .. }
+        )
+    }
 }
 
 /// How an operation ended.
@@ -398,6 +409,11 @@ impl Worker<'_> {
                 let _ = child.kill();
             }
             let output = child.wait_with_output().unwrap();
+            if op.is_hook() {
+                // A hook that missed the lock within its 2 s handed its record to a background
+                // retry: the operation is over when that is.
+                wait_for_hook_retries(self.env);
+            }
             let window = (started, now_millis());
             let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
             let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -433,10 +449,7 @@ impl Worker<'_> {
         stdout: &str,
         context: &str,
     ) {
-        let is_hook = matches!(
-            op,
-            Op::Record { hook: true, .. } | Op::Shared { hook: true, .. } | Op::End { .. }
-        );
+        let is_hook = op.is_hook();
         if is_hook {
             assert!(
                 outcome != Outcome::NotFound && (outcome == Outcome::Killed || stdout.is_empty()),

@@ -399,9 +399,7 @@ fn a_pane_busy_at_the_first_restore_is_restored_by_the_next() {
 
     // The user ends what ran there; the pane is an idle shell now.
     server.tmux(&["respawn-pane", "-k", "-t", &place.target(), PANE_SHELL]);
-    wait_until("the pane to be an idle shell", || {
-        (server.display(&place.target(), "#{pane_current_command}") == "bash").then_some(())
-    });
+    server.wait_for_idle_shell(&place.target());
     let second = surfaces(&restore(
         &env,
         true,

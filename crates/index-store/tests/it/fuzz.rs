@@ -268,7 +268,7 @@ fn names_in(dir: &Utf8Path) -> Vec<String> {
         .read_dir_utf8()
         .unwrap()
         .map(|item| item.unwrap().file_name().to_string())
-        .filter(|name| name != "index.json.lock")
+        .filter(|name| name != "index.json.lock" && name != "index.json.flock")
         .collect();
     names.sort();
     names

@@ -45,26 +45,41 @@ fn the_first_write_creates_private_directories() {
     }
     assert_eq!(
         names_in(path.parent().unwrap()),
-        ["index.json", "index.json.lock"]
+        ["index.json", "index.json.bak", "index.json.flock"]
     );
 }
 
 #[test]
-fn each_write_keeps_the_previous_generation_and_leaves_no_temp_file() {
+fn each_write_keeps_a_copy_of_the_new_generation_and_leaves_no_temp_file() {
     let (_dir, dir) = temp_dir();
     let path = dir.join("index.json");
     let store = store_at(&path);
     store
         .update(|index| index.record(rec("p", "s1", "r"), 1))
         .unwrap();
-    let first = std::fs::read(&path).unwrap();
+    assert_eq!(
+        std::fs::read(store.backup_path()).unwrap(),
+        std::fs::read(&path).unwrap()
+    );
     store
         .update(|index| index.record(rec("p", "s2", "r"), 2))
         .unwrap();
-    assert_eq!(std::fs::read(store.backup_path()).unwrap(), first);
+    let second = std::fs::read(&path).unwrap();
+    assert_eq!(std::fs::read(store.backup_path()).unwrap(), second);
+    // A file of its own: a tool writing the index in place does not change the backup.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let index_inode = std::fs::metadata(&path).unwrap().ino();
+        assert_ne!(
+            std::fs::metadata(store.backup_path()).unwrap().ino(),
+            index_inode
+        );
+    }
+    // The JavaScript tool's lock dir is removed after the write.
     assert_eq!(
         names_in(&dir),
-        ["index.json", "index.json.bak", "index.json.lock"]
+        ["index.json", "index.json.bak", "index.json.flock"]
     );
 }
 
@@ -76,10 +91,18 @@ fn an_update_that_changes_nothing_writes_nothing() {
     store
         .update(|index| index.record(rec("p", "s", "r"), 1))
         .unwrap();
+    let backup_before = std::fs::metadata(store.backup_path())
+        .unwrap()
+        .modified()
+        .unwrap();
     let updated = store.update(|index| index.touch("ghost", 2)).unwrap();
     assert!(!updated.value);
     assert!(!updated.written);
-    assert!(!store.backup_path().exists());
+    let backup_after = std::fs::metadata(store.backup_path())
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(backup_before, backup_after);
 }
 
 #[test]
@@ -93,7 +116,12 @@ fn temp_files_left_by_a_killed_writer_are_cleaned_under_the_lock() {
         .unwrap();
     assert_eq!(
         names_in(&dir),
-        ["index.json", "index.json.lock", "unrelated.tmp"]
+        [
+            "index.json",
+            "index.json.bak",
+            "index.json.flock",
+            "unrelated.tmp"
+        ]
     );
 }
 
@@ -121,9 +149,9 @@ fn a_corrupt_index_is_kept_aside_and_the_backup_is_used() {
         b"{\"version\":1,\"entries\":{\"p1\":"
     );
     assert!(snapshot.warnings[0].to_string().contains(moved_to.as_str()));
-    // The backup held the generation before the last write: p1 only.
+    // The backup held the latest acknowledged generation: nothing acknowledged is lost.
     assert!(snapshot.index.lookup("p1").is_some());
-    assert!(snapshot.index.lookup("p2").is_none());
+    assert!(snapshot.index.lookup("p2").is_some());
     // The repaired index is on disk, and the next record goes through.
     store
         .update(|index| index.record(rec("p3", "s3", "r"), 3))

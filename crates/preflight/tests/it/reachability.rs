@@ -82,3 +82,66 @@ fn a_symlink_to_a_transcript_is_followed_and_a_dangling_one_is_not_a_file() {
     std::os::unix::fs::symlink(sandbox.root.join("gone"), &dangling).unwrap();
     assert_eq!(reachability(&dangling), Reachability::NotAFile);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_not_a_file_and_is_never_waited_on() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.root.join("S.jsonl");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path.as_std_path(),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from(0o600),
+        0,
+    )
+    .unwrap();
+    // No writer ever opens the FIFO: a blocking open would hang this test.
+    assert_eq!(reachability(&path), Reachability::NotAFile);
+    assert_eq!(preflight::claude::continued_in(&path), None);
+}
+
+#[test]
+fn a_first_message_line_cut_by_the_head_cap_is_judged_by_its_type() {
+    let long = "x".repeat(preflight::claude::HEAD_BYTES as usize * 2);
+    let pasted = format!(
+        r#"{{"parentUuid":null,"type":"user","message":{{"role":"user","content":"{long}"}}}}"#
+    );
+    check(file(format!("{pasted}\n")), Reachability::Reachable);
+    // The type comes after the cut: nothing in the head says it is a message.
+    let late = format!(r#"{{"padding":"{long}","type":"user"}}"#);
+    check(file(format!("{late}\n")), Reachability::NoConversation);
+    // A message line past the head is not looked for.
+    let filler = format!(r#"{{"type":"summary","summary":"{long}"}}"#);
+    check(
+        file(format!("{filler}\n{USER}\n")),
+        Reachability::NoConversation,
+    );
+}
+
+#[test]
+fn a_huge_sparse_transcript_is_judged_from_its_head_alone() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.root.join("S.jsonl");
+    let file = std::fs::File::create(&path).unwrap();
+    // 2 GiB of holes, then a message line: only the first HEAD_BYTES are read.
+    file.set_len(2 << 30).unwrap();
+    drop(file);
+    assert_eq!(reachability(&path), Reachability::NoConversation);
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut file, format!("\n{USER}\n").as_bytes()).unwrap();
+    assert_eq!(reachability(&path), Reachability::NoConversation);
+    // The tail read for `continued-in` is bounded too.
+    std::io::Write::write_all(
+        &mut file,
+        b"{\"type\":\"system\",\"continuedInSessionId\":\"NEXT\"}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        preflight::claude::continued_in(&path).as_deref(),
+        Some("NEXT")
+    );
+}
