@@ -99,6 +99,18 @@ pub fn open_to_others(root: &Path) {
         .unwrap_or_else(|error| panic!("cannot open {} to others: {error}", root.display()));
 }
 
+/// Makes a FIFO at `path` (that no one will ever write to).
+pub fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from(0o600),
+        0,
+    )
+    .unwrap_or_else(|error| panic!("cannot make a FIFO at {}: {error}", path.display()));
+}
+
 /// One test's own directory (under [`scratch_base`], a durable filesystem: the store refuses
 /// `/tmp`), with a home, state and config dir and an index path inside it.
 #[derive(Debug)]

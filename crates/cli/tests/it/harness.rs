@@ -123,6 +123,7 @@ pub fn plan_by_surface(stdout: &[u8]) -> std::collections::BTreeMap<String, Valu
 
 /// What one run of the hook did.
 pub use test_support::process::{Ran as HookRun, run_with_stdin, spawn_piped};
+pub use test_support::sandbox::mkfifo;
 
 /// Runs `crash-resume hook <agent>` with `payload` on stdin (closed after it) and the extra
 /// variables `vars` (an empty value removes the variable).
@@ -207,18 +208,6 @@ pub fn wait_for_hook_retries(env: &Sandbox) {
             });
         (!running).then_some(())
     });
-}
-
-/// Makes a FIFO at `path` (that no one will ever write to).
-pub fn mkfifo(path: &Path) {
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        path,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from(0o600),
-        0,
-    )
-    .unwrap();
 }
 
 /// Makes `dir` (and its parents).
