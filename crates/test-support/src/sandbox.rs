@@ -100,6 +100,7 @@ pub fn open_to_others(root: &Path) {
 }
 
 /// Makes a FIFO at `path` (that no one will ever write to).
+#[cfg(not(target_vendor = "apple"))]
 pub fn mkfifo(path: &Path) {
     rustix::fs::mknodat(
         rustix::fs::CWD,
@@ -109,6 +110,18 @@ pub fn mkfifo(path: &Path) {
         0,
     )
     .unwrap_or_else(|error| panic!("cannot make a FIFO at {}: {error}", path.display()));
+}
+
+/// Makes a FIFO at `path` (that no one will ever write to). rustix has no `mknodat` on Apple
+/// platforms; the system's `mkfifo` does the same there.
+#[cfg(target_vendor = "apple")]
+pub fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .args(["-m", "600"])
+        .arg(path)
+        .status()
+        .unwrap_or_else(|error| panic!("cannot run mkfifo: {error}"));
+    assert!(status.success(), "cannot make a FIFO at {}", path.display());
 }
 
 /// One test's own directory (under [`scratch_base`], a durable filesystem: the store refuses
