@@ -40,11 +40,9 @@ pub fn run(args: &[String]) -> Result<()> {
             _ => bail!(USAGE),
         }
     }
-    crate::run(crate::cargo().args(["build", "--release", "-p", "crash-resume"]))?;
-    let target = Utf8PathBuf::from_path_buf(crate::target_dir()?)
+    let binary = Utf8PathBuf::from_path_buf(crate::workspace::build_release()?)
         .map_err(|path| anyhow::anyhow!("the build dir {} is not UTF-8", path.display()))?;
-    let binary = target.join("release/crash-resume");
-    let sandbox = Utf8PathBuf::from_path_buf(crate::sandbox_base("bench-cli")?)
+    let sandbox = Utf8PathBuf::from_path_buf(crate::workspace::sandbox_base("bench-cli")?)
         .map_err(|path| anyhow::anyhow!("the sandbox dir {} is not UTF-8", path.display()))?;
     let _ = std::fs::remove_dir_all(&sandbox);
     std::fs::create_dir_all(&sandbox)?;

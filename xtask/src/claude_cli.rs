@@ -19,14 +19,14 @@ use anyhow::{Context, Result, bail};
 pub const PACKAGE: &str = "@anthropic-ai/claude-code";
 
 /// The one pinned version: the reachability table of docs/preflight.md was measured against it.
-pub const VERSION: &str = "2.1.328";
+pub const VERSION: &str = test_support::transcript::CLAUDE_CODE_VERSION;
 
 /// Where the CLI is installed, inside the build dir so that `cargo clean` removes it.
 const INSTALL_DIR: &str = "claude-code";
 
 /// Installs the pinned CLI unless it is already there; returns the executable's path.
 pub fn install() -> Result<PathBuf> {
-    let dir = crate::target_dir()?.join(INSTALL_DIR);
+    let dir = crate::workspace::target_dir()?.join(INSTALL_DIR);
     let executable = dir.join(format!("claude{}", std::env::consts::EXE_SUFFIX));
     if reports_pinned_version(&executable) {
         eprintln!(

@@ -16,7 +16,7 @@ use anyhow::{Result, bail};
 pub const PACKAGE: &str = "@openai/codex";
 
 /// The one pinned version: the Codex reachability table was measured against it.
-pub const VERSION: &str = "0.171.0";
+pub const VERSION: &str = test_support::transcript::CODEX_VERSION;
 
 /// Where the CLI is installed, inside the build dir so that `cargo clean` removes it.
 const INSTALL_DIR: &str = "codex-cli";
@@ -26,7 +26,7 @@ pub const EXECUTABLE: &str = "node_modules/.bin/codex";
 
 /// Installs the pinned CLI unless it is already there; returns the executable's path.
 pub fn install() -> Result<PathBuf> {
-    let dir = crate::target_dir()?.join(INSTALL_DIR);
+    let dir = crate::workspace::target_dir()?.join(INSTALL_DIR);
     let executable = dir.join(EXECUTABLE);
     if reports_pinned_version(&executable) {
         eprintln!(

@@ -18,10 +18,11 @@ mod claude_cli;
 mod codex_cli;
 mod reboot_sim;
 mod resume_check;
+mod workspace;
 
-use std::process::Command;
+use anyhow::{Result, bail};
 
-use anyhow::{Context, Result, bail};
+use crate::workspace::{cargo, run};
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -79,52 +80,6 @@ fn codex_cli_task(args: &[String]) -> Result<()> {
             bail!("unknown codex-cli command {args:?}")
         }
     }
-}
-
-/// The build dir of the workspace, as cargo resolves it (`CARGO_TARGET_DIR`, `build.target-dir`).
-pub fn target_dir() -> Result<std::path::PathBuf> {
-    let output = cargo()
-        .args(["metadata", "--format-version", "1", "--no-deps"])
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .context("cannot run cargo metadata")?;
-    if !output.status.success() {
-        bail!("cargo metadata failed: {}", output.status);
-    }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .context("cargo metadata printed something that is not JSON")?;
-    metadata["target_directory"]
-        .as_str()
-        .map(std::path::PathBuf::from)
-        .context("cargo metadata names no target_directory")
-}
-
-/// Where a task keeps its sandbox: `<build dir>/<name>`, unless the build dir is on a volatile
-/// path (a clone under `/tmp`), which the index refuses; then `/var/tmp/crash-resume-<name>`.
-pub fn sandbox_base(name: &str) -> Result<std::path::PathBuf> {
-    let preferred = target_dir()?.join(name);
-    let durable = camino::Utf8Path::from_path(&preferred)
-        .is_some_and(|path| index_store::durability(path) == index_store::Durability::Durable);
-    Ok(if durable {
-        preferred
-    } else {
-        std::path::PathBuf::from(format!("/var/tmp/crash-resume-{name}"))
-    })
-}
-
-fn cargo() -> Command {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-}
-
-fn run(command: &mut Command) -> Result<()> {
-    eprintln!("$ {command:?}");
-    let status = command
-        .status()
-        .with_context(|| format!("cannot start {command:?}"))?;
-    if !status.success() {
-        bail!("{command:?} failed: {status}");
-    }
-    Ok(())
 }
 
 fn test(extra: &[String]) -> Result<()> {

@@ -12,8 +12,9 @@ use std::process::{Command, Output};
 
 use anyhow::{Context, Result, bail, ensure};
 use resume_plan::Plan;
+use test_support::transcript::{ClaudeLine, jsonl};
 
-use crate::{cargo, run, sandbox_base, target_dir};
+use crate::workspace::{cargo, run, sandbox_base, target_dir};
 
 /// Ids of the sessions in the sandbox (UUIDs, as Claude Code writes them).
 const RESUMED: &str = "5a1e0000-0000-4000-8000-00000000000a";
@@ -165,21 +166,19 @@ fn write_transcript(config_dir: &Path, cwd: &Path, session: &str) -> Result<()> 
     )
     .context("a UUID session has a transcript path")?;
     fs::create_dir_all(path.parent().context("a transcript has a dir")?)?;
-    let line = |kind: &str, uuid: &str, parent: Option<&str>| {
-        serde_json::json!({
-            "parentUuid": parent, "isSidechain": false, "userType": "external", "cwd": cwd,
-            "sessionId": session, "version": "2.1.328", "type": kind, "uuid": uuid,
-            "message": { "role": kind, "content": "hi" },
-            "timestamp": "2026-11-30T10:00:00.000Z",
-        })
+    let first = ClaudeLine {
+        session,
+        cwd,
+        uuid: "5a1e0000-0000-4000-8000-000000000001",
+        parent: None,
+        timestamp: "2026-11-30T10:00:00.000Z",
     };
-    let first = "5a1e0000-0000-4000-8000-000000000001";
-    let user = line("user", first, None);
-    let assistant = line(
-        "assistant",
-        "5a1e0000-0000-4000-8000-000000000002",
-        Some(first),
-    );
-    fs::write(&path, format!("{user}\n{assistant}\n"))?;
+    let second = ClaudeLine {
+        uuid: "5a1e0000-0000-4000-8000-000000000002",
+        parent: Some(first.uuid),
+        ..first
+    };
+    let lines = [first.user("hi"), second.assistant("msg_1", "Hello")];
+    fs::write(&path, jsonl(&lines))?;
     Ok(())
 }

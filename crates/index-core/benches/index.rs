@@ -5,31 +5,18 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
-use index_core::{Index, Record, Repo, SessionId, SurfaceId};
+use index_core::Index;
+use test_support::records::{bench_sizes, numbered_record};
 
-/// Full sizes under `cargo bench`; small ones when run as a test.
+/// Full sizes under `cargo bench`; the smallest when run as a test.
 fn sizes() -> Vec<usize> {
-    if std::env::args().any(|arg| arg == "--bench") {
-        vec![1_000, 10_000, 100_000, 1_000_000]
-    } else {
-        vec![1_000]
-    }
-}
-
-fn record_for(n: usize) -> Record {
-    let mut record = Record::new(
-        SurfaceId::new(format!("tmux:work:{}.{}", n / 8, n % 8)).unwrap(),
-        SessionId::new(format!("4f6c2a1e-{n:012x}-4d7b-9a55-0b1c2d3e4f50")).unwrap(),
-        Repo::new(format!("repo-{}", n % 50)).unwrap(),
-    );
-    record.cwd = Some(format!("/home/u/code/repo-{}", n % 50));
-    record
+    bench_sizes(&[1_000, 10_000, 100_000, 1_000_000])
 }
 
 fn index_of(size: usize) -> Index {
     let mut index = Index::default();
     for n in 0..size {
-        index.record(record_for(n), 1_700_000_000_000 + n as u64);
+        index.record(numbered_record(n), 1_700_000_000_000 + n as u64);
     }
     index
 }
@@ -81,7 +68,7 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("record", size), &size, |b, _| {
             let mut index = index.clone();
             b.iter_batched(
-                || record_for(size + 1),
+                || numbered_record(size + 1),
                 |record| black_box(index.record(record, 1_700_000_900_000)),
                 BatchSize::SmallInput,
             )

@@ -6,35 +6,30 @@ use std::hint::black_box;
 
 use camino::Utf8PathBuf;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use index_core::{Record, Repo, SessionId, SurfaceId};
+use index_core::Record;
 use index_store::{Store, StoreOptions, format};
+use test_support::records::{bench_sizes, numbered_record};
+
+/// The store refuses volatile paths: `/var/tmp/crash-resume-benches` when the build dir is one.
+fn durable_base() -> std::path::PathBuf {
+    let base =
+        test_support::sandbox::durable_or_var_tmp(env!("CARGO_TARGET_TMPDIR").as_ref(), "benches");
+    std::fs::create_dir_all(&base).unwrap();
+    base
+}
 
 fn sizes() -> Vec<usize> {
-    if std::env::args().any(|arg| arg == "--bench") {
-        vec![1_000, 10_000, 100_000]
-    } else {
-        vec![1_000]
-    }
+    bench_sizes(&[1_000, 10_000, 100_000])
 }
 
 fn record_for(n: usize) -> Record {
-    let mut record = Record::new(
-        SurfaceId::new(format!("tmux:work:{}.{}", n / 8, n % 8)).unwrap(),
-        SessionId::new(format!("4f6c2a1e-{n:012x}-4d7b-9a55-0b1c2d3e4f50")).unwrap(),
-        Repo::new(format!("repo-{}", n % 50)).unwrap(),
-    );
-    record.cwd = Some(format!("/home/u/code/repo-{}", n % 50));
+    let mut record = numbered_record(n);
     record.config_dir = Some("/home/u/.claude".to_string());
     record
 }
 
 fn bench(c: &mut Criterion) {
-    // The store refuses volatile paths: fall back to /var/tmp when the build dir is one.
-    let preferred = Utf8PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let base = match index_store::durability(&preferred) {
-        index_store::Durability::Durable => preferred,
-        index_store::Durability::Volatile(_) => Utf8PathBuf::from("/var/tmp"),
-    };
+    let base = durable_base();
     let dir = tempfile::Builder::new()
         .prefix("store-bench-")
         .tempdir_in(base)

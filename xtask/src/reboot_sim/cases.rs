@@ -243,7 +243,7 @@ pub fn start_server(sandbox: &Sandbox, slots: &[Slot]) -> Result<()> {
     if wanted != present {
         bail!("tmux made panes {present:?}, not the layout {wanted:?}");
     }
-    super::wait_until(STEP_DEADLINE, "every pane's shell to run", || {
+    super::wait::wait_until(STEP_DEADLINE, "every pane's shell to run", || {
         Ok(list_panes(sandbox)?
             .iter()
             .all(|pane| pane.command == "bash"))
@@ -441,7 +441,7 @@ impl<'a> Driver<'a> {
 
     fn wait(&self, what: &str, wanted: impl Fn(&Event) -> bool) -> Result<Event> {
         let log = self.sandbox.log_path();
-        super::wait_for(STEP_DEADLINE, what, || {
+        super::wait::wait_for(STEP_DEADLINE, what, || {
             Ok(stand_in::read_events(&log, 0)?
                 .into_iter()
                 .find(|event| wanted(event)))

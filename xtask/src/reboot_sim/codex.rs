@@ -2,7 +2,7 @@
 //! codex-cli install`) in tmux panes, offline.
 //!
 //! The tmux server runs in a network namespace with loopback alone (`unshare -n`), started by
-//! `codex_offline.py` (`crates/preflight/tests/support`, written into the sandbox), which serves a mock of the Responses API on
+//! `codex_offline.py` (`crates/test-support/src`, written into the sandbox), which serves a mock of the Responses API on
 //! 127.0.0.1 and, when the simulation lets go of it, SIGKILLs every process left in the
 //! namespace by pid: the panes, every Codex TUI and the Codex daemon. That is the crash. The
 //! panes, one per case:
@@ -25,12 +25,11 @@ use serde_json::Value;
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::sandbox::{Sandbox, create_dir, sh_quote};
-use super::wait_for;
+use super::wait::wait_for;
 
 /// The offline setup the Codex conformance tests use too (they alone look up the CLI there).
 #[allow(dead_code)]
-#[path = "../../../crates/preflight/tests/support/codex_offline.rs"]
-mod codex_offline;
+use test_support::codex_offline;
 
 /// How many panes the story runs (one per case).
 pub const PANES: usize = Case::ALL.len();
@@ -241,17 +240,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     );
     let plan = restore_plan(sandbox, &["--json", "restore"])?;
     let plan_all = restore_plan(sandbox, &["--json", "restore", "--all"])?;
-    let applied = restore_plan(
-        sandbox,
-        &[
-            "--json",
-            "restore",
-            "--apply",
-            "tmux",
-            "--tmux-socket",
-            &sandbox.socket,
-        ],
-    )?;
+    let applied = restore_plan(sandbox, &test_support::restore_apply_args(&sandbox.socket))?;
 
     let mut rows = Vec::new();
     for (case, slot) in &slots {

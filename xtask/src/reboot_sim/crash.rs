@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use test_support::process::is_alive;
+use test_support::random::XorShift;
+
 use super::cases::{self, Slot};
 use super::sandbox::{self, Sandbox};
 
@@ -31,28 +34,11 @@ pub struct Writer {
     pub killed: bool,
 }
 
-/// A small deterministic generator (xorshift64*), so a failing run can be replayed by seed.
-#[derive(Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.max(1))
-    }
-
-    pub fn below(&mut self, bound: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % bound.max(1)
-    }
-}
-
 /// `waves` waves of `per_wave` concurrent writers; about half of each wave is SIGKILLed at a
 /// random moment. `during(wave)` runs right after a wave's writers start.
 pub fn storm(
     sandbox: &Sandbox,
-    rng: &mut Rng,
+    rng: &mut XorShift,
     waves: usize,
     per_wave: usize,
     mut during: impl FnMut(usize) -> Result<()>,
@@ -129,8 +115,8 @@ pub fn kill_server(sandbox: &Sandbox) -> Result<Vec<u32>> {
         .map(|pane| pane.pid)
         .collect();
     sandbox::kill(server);
-    super::wait_until(DEATH_DEADLINE, "the tmux server to die", || {
-        Ok(!sandbox::is_alive(server))
+    super::wait::wait_until(DEATH_DEADLINE, "the tmux server to die", || {
+        Ok(!is_alive(server))
     })?;
     Ok(panes)
 }

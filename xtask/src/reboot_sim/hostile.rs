@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
+use test_support::process::parent_of;
 
 use super::checks::Row;
 use super::sandbox::{Agent, Sandbox};
@@ -90,14 +91,7 @@ impl<'a> Hostile<'a> {
     fn restore_apply(&self) -> Command {
         let mut command = self.command(self.sandbox.bin.join("crash-resume"));
         command
-            .args([
-                "--json",
-                "restore",
-                "--apply",
-                "tmux",
-                "--tmux-socket",
-                &self.socket,
-            ])
+            .args(test_support::restore_apply_args(&self.socket))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         command
@@ -113,24 +107,18 @@ impl<'a> Hostile<'a> {
 
     /// `surface → (pane pid, current command)` for every pane of this server.
     fn panes(&self) -> Result<BTreeMap<String, (u32, String)>> {
-        let Ok(listing) = self.tmux(&[
-            "list-panes",
-            "-a",
-            "-F",
-            "tmux:#{session_name}:#{window_index}.#{pane_index}\t#{pane_pid}\t#{pane_current_command}",
-        ]) else {
-            return Ok(BTreeMap::new());
-        };
-        listing
-            .lines()
-            .map(|line| {
-                let fields: Vec<&str> = line.splitn(3, '\t').collect();
-                let [surface, pid, command] = fields[..] else {
-                    bail!("tmux listed a pane as {line:?}");
-                };
-                Ok((surface.to_string(), (pid.parse()?, command.to_string())))
-            })
-            .collect()
+        test_support::tmux::list_panes(
+            |args| self.tmux(args),
+            "#{pane_pid}\t#{pane_current_command}",
+        )
+        .into_iter()
+        .map(|(surface, rest)| {
+            let Some((pid, command)) = rest.split_once('\t') else {
+                bail!("tmux listed pane {surface} as {rest:?}");
+            };
+            Ok((surface, (pid.parse()?, command.to_string())))
+        })
+        .collect()
     }
 
     /// A working dir with a transcript of `session` where Claude Code keeps it.
@@ -284,14 +272,14 @@ impl<'a> Hostile<'a> {
             args.extend(shell);
             self.tmux(&args)?;
         }
-        super::wait_until(DEADLINE, "the hostile layout's shells", || {
+        super::wait::wait_until(DEADLINE, "the hostile layout's shells", || {
             let panes = self.panes()?;
             Ok(panes.len() == 4 && panes.values().all(|(_, command)| command == "bash"))
         })?;
         let script = format!("sh -c 'read line; echo \"$line\" > {}'", answer.display());
         self.tmux(&["send-keys", "-t", "=hx:1.0", "-l", &script])?;
         self.tmux(&["send-keys", "-t", "=hx:1.0", "Enter"])?;
-        super::wait_until(
+        super::wait::wait_until(
             DEADLINE,
             "the script in tmux:hx:1.0 to wait on read",
             || {
@@ -303,7 +291,7 @@ impl<'a> Hostile<'a> {
         )?;
         let half = format!("touch {}", typed.display());
         self.tmux(&["send-keys", "-t", "=hx:1.1", "-l", &half])?;
-        super::wait_until(DEADLINE, "the half-typed text in tmux:hx:1.1", || {
+        super::wait::wait_until(DEADLINE, "the half-typed text in tmux:hx:1.1", || {
             Ok(self
                 .tmux(&["capture-pane", "-p", "-t", "=hx:1.1"])?
                 .contains(&half))
@@ -321,7 +309,7 @@ impl<'a> Hostile<'a> {
                 .find(|item| item["surface"] == surface)
                 .cloned()
         };
-        super::wait_for(DEADLINE, "the agent in tmux:hx:1.1", || {
+        super::wait::wait_for(DEADLINE, "the agent in tmux:hx:1.1", || {
             Ok(self
                 .starts(&["hx"])?
                 .into_iter()
@@ -340,8 +328,11 @@ impl<'a> Hostile<'a> {
         // The script still waits, for a line of ours.
         self.tmux(&["send-keys", "-t", "=hx:1.0", "-l", "mine"])?;
         self.tmux(&["send-keys", "-t", "=hx:1.0", "Enter"])?;
-        let script_got = super::wait_for(DEADLINE, "the script to read our line", || {
-            Ok(fs::read_to_string(&answer).ok())
+        // The shell creates the file before `echo` writes the line: wait for the whole line.
+        let script_got = super::wait::wait_for(DEADLINE, "the script to read our line", || {
+            Ok(fs::read_to_string(&answer)
+                .ok()
+                .filter(|text| text.ends_with('\n')))
         })
         .unwrap_or_else(|error| format!("{error:#}"));
         let restore_code = restore.status.code();
@@ -547,7 +538,7 @@ impl<'a> Hostile<'a> {
             problems.push(format!("opened {opened:?}, not each surface once"));
         }
         let names: Vec<&str> = sessions.iter().map(String::as_str).collect();
-        let started = super::wait_for(DEADLINE, "an agent in every pane", || {
+        let started = super::wait::wait_for(DEADLINE, "an agent in every pane", || {
             let starts = self.starts(&names)?;
             Ok((starts.len() >= places.len()).then_some(starts))
         });
@@ -655,15 +646,4 @@ fn row(surface: &str, case: &str, expected: &str, got: &str, problems: Vec<Strin
         got: got.to_string(),
         problems,
     }
-}
-
-/// The parent pid of `pid`, from `/proc`.
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }

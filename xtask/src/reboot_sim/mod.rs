@@ -29,19 +29,23 @@ mod hostile;
 mod real;
 mod sandbox;
 mod stand_in;
+mod wait;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
+use test_support::process::all_pids;
+use test_support::random::{XorShift, clock_seed};
 
 use self::cases::{Expect, Slot, Truth};
 use self::checks::{Observed, PlanItem, Row};
 use self::sandbox::{Agent, Sandbox};
 use self::stand_in::Kind;
+use self::wait::wait_for;
 
 const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex] [--seed N] [--keep] [--crash-resume FILE]
 
@@ -52,9 +56,6 @@ const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N] [--real-claude | 
   --seed N             replay the random kill moments of an earlier run
   --keep               keep the sandbox dir after a passing run
   --crash-resume FILE  check this crash-resume binary instead of building the release one";
-
-/// How often a wait looks again.
-const POLL: Duration = Duration::from_millis(10);
 
 /// How long an agent may take to come up in a pane after the restore started it.
 const STAND_IN_DEADLINE: Duration = Duration::from_secs(20);
@@ -81,10 +82,7 @@ impl Options {
             panes: cases::CASES.len(),
             real_claude: false,
             real_codex: false,
-            seed: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|now| now.as_nanos() as u64)
-                .unwrap_or(1),
+            seed: clock_seed(),
             keep: false,
             crash_resume: None,
         };
@@ -135,13 +133,9 @@ pub fn run(args: &[String]) -> Result<()> {
         return stand_in::main(rest);
     }
     let options = Options::parse(args)?;
-    let target = crate::target_dir()?;
     let crash_resume = match &options.crash_resume {
         Some(binary) => binary.clone(),
-        None => {
-            crate::run(crate::cargo().args(["build", "--release", "-p", "crash-resume"]))?;
-            target.join("release").join("crash-resume")
-        }
+        None => crate::workspace::build_release()?,
     };
     let real_cli = options
         .real_claude
@@ -153,7 +147,10 @@ pub fn run(args: &[String]) -> Result<()> {
         .transpose()?;
 
     let started = Instant::now();
-    let sandbox = Sandbox::create(&crate::sandbox_base("reboot-sim")?, &crash_resume)?;
+    let sandbox = Sandbox::create(
+        &crate::workspace::sandbox_base("reboot-sim")?,
+        &crash_resume,
+    )?;
     eprintln!(
         "reboot-sim: sandbox {}, tmux -L {}, seed {}",
         sandbox.root.display(),
@@ -248,7 +245,7 @@ fn simulate(sandbox: &Sandbox, options: &Options, real_cli: Option<&Path>) -> Re
         .map(|event| event.pid)
         .collect();
 
-    let mut rng = crash::Rng::new(options.seed);
+    let mut rng = XorShift::new(options.seed);
     let writers = crash::storm(sandbox, &mut rng, WRITER_WAVES, WRITERS_PER_WAVE, |wave| {
         if wave == WAVE_OF_SERVER_KILL {
             doomed.extend(crash::kill_server(sandbox)?);
@@ -261,7 +258,10 @@ fn simulate(sandbox: &Sandbox, options: &Options, real_cli: Option<&Path>) -> Re
 
     let port = real::closed_port()?;
     if let Some(cli) = real_cli {
-        sandbox.install_agent(Agent::Real { cli, port })?;
+        sandbox.install_agent(Agent::Real {
+            cli,
+            env: &real::offline_env(port),
+        })?;
     }
     let log = sandbox.log_path();
     let offset = std::fs::metadata(&log).map_or(0, |metadata| metadata.len());
@@ -325,14 +325,7 @@ fn parse_plan(text: &str) -> Result<Vec<PlanItem>> {
 /// Two `crash-resume --json restore --apply tmux` started together; each one's plan (with what
 /// it did), or why it failed.
 fn two_restores_at_once(sandbox: &Sandbox) -> Result<Vec<Result<Vec<PlanItem>, String>>> {
-    let args = [
-        "--json",
-        "restore",
-        "--apply",
-        "tmux",
-        "--tmux-socket",
-        &sandbox.socket,
-    ];
+    let args = test_support::restore_apply_args(&sandbox.socket);
     let children = (0..2)
         .map(|_| {
             sandbox
@@ -499,38 +492,11 @@ impl Drop for ShutDown<'_> {
 
 fn shut_down(sandbox: &Sandbox) {
     sandbox.kill_server();
-    let ours: Vec<u32> = sandbox::all_pids()
+    let ours: Vec<u32> = all_pids()
         .into_iter()
         .filter(|pid| *pid != std::process::id() && sandbox.owns_live_process(*pid))
         .collect();
     if let Err(error) = sandbox.kill_all(&ours, Duration::from_secs(5)) {
         eprintln!("reboot-sim: {error:#}");
     }
-}
-
-/// Polls `check` until it finds something, at most `deadline`.
-pub fn wait_for<T>(
-    deadline: Duration,
-    what: &str,
-    mut check: impl FnMut() -> Result<Option<T>>,
-) -> Result<T> {
-    let started = Instant::now();
-    loop {
-        if let Some(found) = check()? {
-            return Ok(found);
-        }
-        if started.elapsed() > deadline {
-            bail!("gave up after {deadline:.1?} waiting for {what}");
-        }
-        std::thread::sleep(POLL);
-    }
-}
-
-/// Polls `check` until it holds, at most `deadline`.
-pub fn wait_until(
-    deadline: Duration,
-    what: &str,
-    mut check: impl FnMut() -> Result<bool>,
-) -> Result<()> {
-    wait_for(deadline, what, || Ok(check()?.then_some(())))
 }

@@ -4,7 +4,6 @@
 //! or says "No conversation found") and then fails fast on the request.
 
 use std::fs::File;
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -16,20 +15,11 @@ use super::sandbox::Sandbox;
 /// How long one refusal may take (the CLI answers "No conversation found" within seconds).
 const PROBE_DEADLINE: Duration = Duration::from_secs(45);
 
-/// The environment that keeps the CLI offline and quick to give up on the API.
-pub fn offline_env(port: u16) -> Vec<(&'static str, String)> {
-    vec![
-        ("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}")),
-        ("ANTHROPIC_API_KEY", "dummy".to_string()),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_string()),
-        ("CLAUDE_CODE_MAX_RETRIES", "0".to_string()),
-    ]
-}
+pub use test_support::claude_offline::offline_env;
 
 /// A loopback port nothing listens on: bound, then released.
 pub fn closed_port() -> Result<u16> {
-    let listener = TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
-    Ok(listener.local_addr()?.port())
+    test_support::claude_offline::closed_port().context("cannot bind a loopback port")
 }
 
 /// What the real CLI answers to `claude -p --resume <held>` run in `cwd` (outside any pane, so

@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
+use test_support::process::{is_alive, ps};
 
 /// The longest socket path a Unix socket address holds (108 bytes with the final NUL on Linux).
 const MAX_SOCKET_PATH: usize = 100;
@@ -19,8 +20,12 @@ const MAX_SOCKET_PATH: usize = 100;
 pub enum Agent<'a> {
     /// The stand-in agent (this program, dispatching on a hidden task).
     StandIn,
-    /// The real Claude Code CLI, driven offline by the stand-in (see `stand_in::run_real`).
-    Real { cli: &'a Path, port: u16 },
+    /// The real Claude Code CLI, driven offline by the stand-in (see `stand_in::run_real`),
+    /// with `env` (`real::offline_env`) exported.
+    Real {
+        cli: &'a Path,
+        env: &'a [(&'static str, String)],
+    },
 }
 
 #[derive(Debug)]
@@ -37,7 +42,8 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// Creates `<base>/<run id>/` (base: `<target>/reboot-sim`, see `crate::sandbox_base`) with
+    /// Creates `<base>/<run id>/` (base: `<target>/reboot-sim`, see
+    /// `crate::workspace::sandbox_base`) with
     /// its dirs and binaries: a copy of the release `crash-resume`, a copy of this program (the
     /// stand-in), and the `claude` wrapper.
     pub fn create(base: &Path, crash_resume: &Path) -> Result<Sandbox> {
@@ -128,8 +134,8 @@ impl Sandbox {
             Agent::StandIn => {
                 format!("#!/bin/sh\nexec {stand_in} reboot-sim {task} \"$@\"\n")
             }
-            Agent::Real { cli, port } => {
-                let offline = super::real::offline_env(port)
+            Agent::Real { cli, env } => {
+                let offline = env
                     .iter()
                     .map(|(name, value)| format!("{name}={}", sh_quote(value)))
                     .collect::<Vec<_>>()
@@ -240,7 +246,7 @@ impl Sandbox {
                 kill(pid);
             }
         }
-        super::wait_until(deadline, "the killed processes to be gone", || {
+        super::wait::wait_until(deadline, "the killed processes to be gone", || {
             Ok(pids.iter().all(|&pid| !is_alive(pid)))
         })
     }
@@ -249,21 +255,8 @@ impl Sandbox {
 /// `tmux -L <socket> -f /dev/null ARGS` run from `command` (its environment and dir); its
 /// stdout, trimmed.
 pub fn run_tmux(mut command: Command, socket: &str, args: &[&str]) -> Result<String> {
-    let output = command
-        .args(["-L", socket, "-f", "/dev/null"])
-        .args(args)
-        .output()
-        .context("cannot run tmux; install tmux and retry")?;
-    if !output.status.success() {
-        bail!(
-            "tmux {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&output.stdout)
-        .trim_end()
-        .to_string())
+    command.args(["-L", socket, "-f", "/dev/null"]);
+    test_support::tmux::run(command, args).map_err(anyhow::Error::msg)
 }
 
 /// SIGKILL, by pid (errors ignored: the process may have exited).
@@ -274,35 +267,6 @@ pub fn kill(pid: u32) {
     {
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
     }
-}
-
-/// Alive: it exists and is not a zombie (a dead process nobody reaped yet).
-pub fn is_alive(pid: u32) -> bool {
-    let state = if cfg!(target_os = "linux") {
-        fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|stat| Some(stat.rsplit_once(')')?.1.trim_start().to_string()))
-    } else {
-        ps(&["-o", "stat=", "-p", &pid.to_string()])
-    };
-    state.is_some_and(|state| !state.is_empty() && !state.starts_with(['Z', 'X']))
-}
-
-/// Every process's pid: the numbered dirs of `/proc` on Linux, `ps -A` elsewhere (macOS).
-pub fn all_pids() -> Vec<u32> {
-    if cfg!(target_os = "linux") {
-        return fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
-            .collect();
-    }
-    ps(&["-A", "-o", "pid="])
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|pid| pid.parse().ok())
-        .collect()
 }
 
 /// A process's environment as NUL-separated `NAME=value` entries: `/proc/<pid>/environ` on
@@ -320,19 +284,6 @@ fn environment(pid: u32) -> Option<Vec<u8>> {
             .join("\0")
             .into_bytes(),
     )
-}
-
-/// `ps ARGS`, its stdout trimmed; `None` when it fails.
-fn ps(args: &[&str]) -> Option<String> {
-    let output = Command::new("ps")
-        .args(args)
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
 pub fn create_dir(dir: &Path) -> Result<()> {

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, anyhow};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use test_support::transcript::ClaudeLine;
 
 /// The hidden task the `claude` wrapper runs: `xtask reboot-sim stand-in-claude ARGS`.
 pub const TASK: &str = "stand-in-claude";
@@ -262,40 +263,24 @@ impl Agent {
 
     /// Appends the prompt and an answer to the transcript, creating it on the first prompt.
     fn answer(&self, session: &mut Session, prompt: &str) -> Result<()> {
-        let user = self.line(session, "user", &json!({"role": "user", "content": prompt}));
+        let id = format!("msg_{}", hex(&random_bytes::<12>()?));
+        let user = self.line(session, |line| line.user(prompt));
         let answer = format!("(stand-in) noted: {prompt}");
-        let assistant = self.line(
-            session,
-            "assistant",
-            &json!({
-                "id": format!("msg_{}", hex(&random_bytes::<12>()?)),
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5-20250929",
-                "content": [{"type": "text", "text": answer}],
-                "stop_reason": "end_turn",
-                "stop_sequence": null,
-                "usage": {"input_tokens": 12, "output_tokens": 8},
-            }),
-        );
+        let assistant = self.line(session, |line| line.assistant(&id, &answer));
         self.append(&session.id, &[user, assistant])
     }
 
-    /// A transcript line as the CLI writes it, linked to the previous one.
-    fn line(&self, session: &mut Session, kind: &str, message: &Value) -> Value {
+    /// A transcript line as the CLI writes it (`build` picks its kind), linked to the previous
+    /// one.
+    fn line(&self, session: &mut Session, build: impl FnOnce(&ClaudeLine<'_>) -> Value) -> Value {
         let uuid = new_session_id().unwrap_or_default();
-        let line = json!({
-            "parentUuid": session.last_uuid,
-            "isSidechain": false,
-            "userType": "external",
-            "cwd": self.cwd,
-            "sessionId": session.id,
-            "version": "2.1.328",
-            "gitBranch": "",
-            "type": kind,
-            "message": message,
-            "uuid": uuid,
-            "timestamp": rfc3339_now(),
+        let timestamp = rfc3339_now();
+        let line = build(&ClaudeLine {
+            session: &session.id,
+            cwd: Path::new(&self.cwd),
+            uuid: &uuid,
+            parent: session.last_uuid.as_deref(),
+            timestamp: &timestamp,
         });
         session.last_uuid = Some(uuid);
         line

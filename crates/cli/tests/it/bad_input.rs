@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::*;
 use predicates::str::{contains, is_empty};
 
-use crate::{BIN, Sandbox, check, crash_resume, record, sandboxed};
+use test_support::sandbox::open_to_others;
+
+use crate::{Sandbox, check, crash_resume, crash_resume_as_nobody, record};
 
 /// A sandbox whose index holds one entry, `S`.
 fn with_one_entry() -> (Sandbox, Vec<u8>) {
@@ -260,15 +262,7 @@ fn make_read_only(env: &Sandbox) -> ReadOnly {
         owner: (metadata.uid(), metadata.gid()),
     };
     if rustix::process::geteuid().is_root() {
-        for ancestor in env.root().ancestors().skip(1) {
-            let mode = fs::metadata(ancestor).unwrap().mode();
-            assert!(
-                mode & 0o001 != 0,
-                "{} is not traversable by others (mode {mode:o}); nobody cannot reach the sandbox",
-                ancestor.display()
-            );
-        }
-        fs::set_permissions(env.root(), fs::Permissions::from_mode(0o755)).unwrap();
+        open_to_others(env.root());
         chown_tree(&dir, (NOBODY, NOBODY)).unwrap();
     }
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o555)).unwrap();
@@ -278,17 +272,7 @@ fn make_read_only(env: &Sandbox) -> ReadOnly {
 /// The binary as the user the read-only test runs it as (nobody when the tests run as root).
 fn crash_resume_unprivileged(env: &Sandbox) -> assert_cmd::Command {
     if rustix::process::geteuid().is_root() {
-        let mut command = sandboxed(env, "setpriv");
-        command.args([
-            "--reuid",
-            "65534",
-            "--regid",
-            "65534",
-            "--clear-groups",
-            "--",
-            BIN,
-        ]);
-        assert_cmd::Command::from_std(command)
+        assert_cmd::Command::from_std(crash_resume_as_nobody(env))
     } else {
         crash_resume(env)
     }

@@ -9,7 +9,9 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::Sandbox;
-use crate::harness::{agent_command, codex_home, git_work_dir, hook_log, run_hook};
+use crate::harness::{
+    agent_command, codex_home, git_work_dir, hook_log, plan_by_surface, restore, run_hook,
+};
 
 const SESSION: &str = "01a23094-3121-70a0-bec0-cf272c3675d9";
 
@@ -187,19 +189,10 @@ fn restore_says_why_a_codex_session_is_or_is_not_offered() {
     )
     .assert_silent_success("quit");
 
-    let output = agent_command(&env, crate::BIN)
-        .args(["--json", "restore", "--all"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let plan: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let plan = plan_by_surface(&restore(&env, true, &["--all"]).stdout);
     let why = |surface: &str| {
-        plan["surfaces"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|item| item["surface"] == surface)
-            .unwrap_or_else(|| panic!("{surface} in {plan}"))["why"]
+        plan.get(surface)
+            .unwrap_or_else(|| panic!("{surface} in {plan:?}"))["why"]
             .as_str()
             .unwrap()
             .to_string()

@@ -9,7 +9,7 @@
 //!   one only, saying why.
 //!
 //! Everything runs in a network namespace with loopback alone: the tmux server is started in
-//! it by `codex_offline.py` (`crates/preflight/tests/support`, which serves the Responses API mock on 127.0.0.1), so every pane,
+//! it by `codex_offline.py` (`crates/test-support/src`, which serves the Responses API mock on 127.0.0.1), so every pane,
 //! every Codex process and the daemon are there too, and the launcher kills each of them by pid
 //! when the test lets go of it. The test drives tmux through its socket from outside.
 
@@ -20,13 +20,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-#[path = "../../../preflight/tests/support/codex_offline.rs"]
-mod codex_offline;
+use test_support::codex_offline;
 
 use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, agent_command, codex_home, crash_resume_agent, hook_log,
-    make_dir, server_name, tmux_tmpdir,
+    make_dir, plan_by_surface, restore, server_name, tmux_tmpdir, wait_within,
 };
 
 /// How long a Codex screen may take to appear (its start-up is seconds on a loaded machine).
@@ -101,18 +100,8 @@ impl Drop for OfflineTmux {
     }
 }
 
-fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(
-            started.elapsed() < SCREEN_DEADLINE,
-            "gave up after {SCREEN_DEADLINE:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait_for<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    wait_within(SCREEN_DEADLINE, what, probe)
 }
 
 fn screen_shows(server: &TmuxServer, target: &str, text: &str) {
@@ -343,20 +332,11 @@ fn no_daemon_records_each_pane_and_quit_is_an_end_a_killed_pane_is_not() {
     );
 
     // restore offers B (its rollout resumes) and leaves A out, saying why for each.
-    let output = agent_command(&env, crate::BIN)
-        .args(["--json", "restore", "--all"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let plan = plan_by_surface(&restore(&env, true, &["--all"]).stdout);
     let item = |surface: &str| {
-        plan["surfaces"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|item| item["surface"] == surface)
+        plan.get(surface)
             .cloned()
-            .unwrap_or_else(|| panic!("{surface} in {plan}"))
+            .unwrap_or_else(|| panic!("{surface} in {plan:?}"))
     };
     let b = item(surface_b);
     assert_eq!(b["verdict"], "resume", "{b}");

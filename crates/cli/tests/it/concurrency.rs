@@ -7,7 +7,7 @@ use predicates::prelude::*;
 use predicates::str::{contains, is_empty};
 use rustix::process::Signal;
 
-use crate::{Reaped, Sandbox, check, crash_resume, crash_resume_std, record};
+use crate::{Sandbox, check, crash_resume, crash_resume_std, record, stopped_lock_holder};
 
 #[test]
 fn hundred_concurrent_records_all_land() {
@@ -65,16 +65,7 @@ fn stopped_lock_holder_makes_writers_fail_clearly_and_loses_nothing() {
     record(&env, "A", "sid-a", "REPO");
     record(&env, "B", "sid-b", "REPO");
 
-    let holder = Reaped::new(
-        crash_resume_std(&env)
-            .env("CRASH_RESUME_FAULT", "locked:stop")
-            .args(["record", "held", "sid-held", "REPO"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    holder.wait_until_stopped();
+    let holder = stopped_lock_holder(&env);
     let pid = holder.pid();
     let before = env.index_bytes().unwrap();
 

@@ -16,10 +16,12 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use rustix::process::Signal;
 use serde_json::{Map, Value, json};
+
+use test_support::process::spawn_piped;
 
 use crate::{DAY, Sandbox, crash_resume, crash_resume_std, entry, now_millis, parse_index, record};
 
@@ -224,13 +226,7 @@ fn run(env: &Sandbox, operation: Operation, fault: Option<&str>) -> (Output, (u6
         command.env("CRASH_RESUME_FAULT", fault);
     }
     let started = now_millis();
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
+    let (child, mut input) = spawn_piped(&mut command);
     if let Some(stdin) = stdin {
         input.write_all(stdin.as_bytes()).unwrap();
     }

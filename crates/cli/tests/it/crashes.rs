@@ -14,7 +14,8 @@ use rustix::process::Signal;
 use serde_json::Value;
 
 use crate::{
-    Reaped, Sandbox, XorShift, check, crash_resume, crash_resume_std, parse_index, record, seed,
+    Reaped, Sandbox, XorShift, check, crash_resume, crash_resume_std, parse_index, record,
+    sandbox_with, seed,
 };
 
 /// The named points of the write path (index-store's `faults::Point`), in order.
@@ -264,9 +265,7 @@ fn no_stray_file_is_left_after_the_write_that_follows_a_crash() {
     // A writer that dies mid-write leaves a temp file and, past `locked`, the JavaScript
     // tool's lock dir; the next successful write removes both.
     for point in FAULT_POINTS {
-        let env = Sandbox::default();
-        record(&env, "A", "sid-a", "REPO");
-        record(&env, "B", "sid-b", "REPO");
+        let env = sandbox_with(&[("A", "sid-a", "REPO"), ("B", "sid-b", "REPO")]);
         let status = crash_resume_std(&env)
             .env("CRASH_RESUME_FAULT", format!("{point}:abort"))
             .args(["record", "C", "sid-c", "REPO"])
@@ -286,9 +285,7 @@ fn no_stray_file_is_left_after_the_write_that_follows_a_crash() {
 
 #[test]
 fn failing_at_each_fault_point_reports_failure_and_keeps_the_index() {
-    let env = Sandbox::default();
-    record(&env, "A", "sid-a", "REPO");
-    record(&env, "B", "sid-b", "REPO");
+    let env = sandbox_with(&[("A", "sid-a", "REPO"), ("B", "sid-b", "REPO")]);
     for point in FAULT_POINTS.into_iter().filter(|point| !replaced_at(point)) {
         let before = env.index_bytes().unwrap();
         let backup_before = fs::read(env.backup_path()).unwrap();
@@ -323,8 +320,7 @@ fn failing_at_each_fault_point_reports_failure_and_keeps_the_index() {
 fn a_failure_after_the_rename_does_not_claim_the_index_was_left_as_it_was() {
     // The last point of the write path is after the new index is renamed into place (only the
     // directory fsync is left). A failure there must not tell the user the index is unchanged.
-    let env = Sandbox::default();
-    record(&env, "A", "sid-a", "REPO");
+    let env = sandbox_with(&[("A", "sid-a", "REPO")]);
     let before = env.index_bytes().unwrap();
     let assert = crash_resume(&env)
         .env("CRASH_RESUME_FAULT", "renamed:fail")
@@ -347,8 +343,7 @@ fn a_failure_after_the_rename_does_not_claim_the_index_was_left_as_it_was() {
 
 #[test]
 fn store_errors_name_their_cause_once() {
-    let env = Sandbox::default();
-    record(&env, "A", "sid-a", "REPO");
+    let env = sandbox_with(&[("A", "sid-a", "REPO")]);
     let assert = crash_resume(&env)
         .env("CRASH_RESUME_FAULT", "temp-synced:fail")
         .args(["record", "C", "sid-c", "REPO"])
@@ -364,10 +359,11 @@ fn store_errors_name_their_cause_once() {
 
 #[test]
 fn corrupt_index_is_kept_aside_and_the_latest_acknowledged_generation_restored() {
-    let env = Sandbox::default();
-    record(&env, "A", "sid-a", "REPO");
-    record(&env, "B", "sid-b", "REPO");
-    record(&env, "C", "sid-c", "REPO");
+    let env = sandbox_with(&[
+        ("A", "sid-a", "REPO"),
+        ("B", "sid-b", "REPO"),
+        ("C", "sid-c", "REPO"),
+    ]);
     let backup = parse_index(&fs::read(env.backup_path()).unwrap(), &env.backup_path());
     let backup_surfaces: Vec<String> = backup["entries"]
         .as_object()
@@ -426,9 +422,7 @@ fn corrupt_index_is_kept_aside_and_the_latest_acknowledged_generation_restored()
 
 #[test]
 fn corrupt_index_found_by_a_read_is_repaired_too() {
-    let env = Sandbox::default();
-    record(&env, "A", "sid-a", "REPO");
-    record(&env, "B", "sid-b", "REPO");
+    let env = sandbox_with(&[("A", "sid-a", "REPO"), ("B", "sid-b", "REPO")]);
     env.write_index_bytes(b"{ not json");
     check(
         &env,

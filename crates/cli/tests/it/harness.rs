@@ -5,13 +5,14 @@
 
 use std::ffi::OsString;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
+use test_support::tmux;
+use test_support::transcript::{ClaudeLine, jsonl};
 
 use crate::{BIN, Sandbox, sandboxed};
 
@@ -79,41 +80,50 @@ pub fn crash_resume_agent(env: &Sandbox) -> Command {
 pub fn restore_apply(env: &Sandbox, socket: &str) -> Command {
     let mut command = crash_resume_agent(env);
     command
-        .args([
-            "--json",
-            "restore",
-            "--apply",
-            "tmux",
-            "--tmux-socket",
-            socket,
-        ])
+        .args(test_support::restore_apply_args(socket))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     command
 }
 
-/// What one run of the hook did.
-#[derive(Debug)]
-pub struct HookRun {
-    pub status: ExitStatus,
-    pub stdout: String,
-    pub stderr: String,
+/// `crash-resume [--json] restore ARGS`, which must succeed.
+pub fn restore(env: &Sandbox, json: bool, args: &[&str]) -> Output {
+    let mut command = crash_resume_agent(env);
+    if json {
+        command.arg("--json");
+    }
+    let output = command
+        .arg("restore")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "restore {args:?} ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
 }
 
-impl HookRun {
-    /// Exit 0 and nothing on stdout, whatever happened: what every hook run must do.
-    pub fn assert_silent_success(&self, what: &str) {
-        assert_eq!(
-            self.status.code(),
-            Some(0),
-            "{what}: the hook exits 0 ({}), stderr: {}",
-            self.status,
-            self.stderr
-        );
-        assert_eq!(self.stdout, "", "{what}: the hook prints nothing on stdout");
-    }
+/// The surfaces of a `crash-resume --json restore` output (`stdout`), by id; checks that it is
+/// a version 1 plan.
+pub fn plan_by_surface(stdout: &[u8]) -> std::collections::BTreeMap<String, Value> {
+    let document: Value = serde_json::from_slice(stdout).unwrap();
+    assert_eq!(document["version"], 1, "{document}");
+    document["surfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| (item["surface"].as_str().unwrap().to_string(), item.clone()))
+        .collect()
 }
+
+/// What one run of the hook did.
+pub use test_support::process::{Ran as HookRun, run_with_stdin, spawn_piped};
+pub use test_support::sandbox::mkfifo;
 
 /// Runs `crash-resume hook <agent>` with `payload` on stdin (closed after it) and the extra
 /// variables `vars` (an empty value removes the variable).
@@ -133,26 +143,6 @@ pub fn with_vars(mut command: Command, vars: &[(&str, &str)]) -> Command {
         }
     }
     command
-}
-
-/// Runs `command` with `input` written to its stdin, which is then closed.
-pub fn run_with_stdin(mut command: Command, input: &str) -> HookRun {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the hook");
-    let mut stdin = child.stdin.take().unwrap();
-    // The hook may stop reading after one JSON value; a broken pipe is not a failure here.
-    let _ = stdin.write_all(input.as_bytes());
-    drop(stdin);
-    let output = child.wait_with_output().expect("wait for the hook");
-    HookRun {
-        status: output.status,
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
 }
 
 /// A Claude Code hook payload: the fields every event carries, plus `extra` (`source`,
@@ -220,18 +210,6 @@ pub fn wait_for_hook_retries(env: &Sandbox) {
     });
 }
 
-/// Makes a FIFO at `path` (that no one will ever write to).
-pub fn mkfifo(path: &Path) {
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        path,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from(0o600),
-        0,
-    )
-    .unwrap();
-}
-
 /// Makes `dir` (and its parents).
 pub fn make_dir(dir: &Path) -> PathBuf {
     fs::create_dir_all(dir).unwrap_or_else(|error| panic!("create {}: {error}", dir.display()));
@@ -263,35 +241,25 @@ pub fn write_transcript(config_dir: &Path, cwd: &Path, session: &str, age: Durat
     .expect("a UUID session has a transcript path");
     let path = PathBuf::from(path.into_string());
     make_dir(path.parent().unwrap());
-    let user = json!({
-        "parentUuid": null,
-        "isSidechain": false,
-        "userType": "external",
-        "cwd": cwd,
-        "sessionId": session,
-        "version": "2.1.328",
-        "type": "user",
-        "message": { "role": "user", "content": "hi" },
-        "uuid": "5a1e0000-0000-4000-8000-000000000001",
-        "timestamp": "2026-11-30T10:00:00.000Z",
-    });
-    let assistant = json!({
-        "parentUuid": "5a1e0000-0000-4000-8000-000000000001",
-        "isSidechain": false,
-        "userType": "external",
-        "cwd": cwd,
-        "sessionId": session,
-        "version": "2.1.328",
-        "type": "assistant",
-        "message": {
-            "role": "assistant",
-            "model": "claude-opus-4-5",
-            "content": [ { "type": "text", "text": "Hello! What shall we work on?" } ],
-        },
-        "uuid": "5a1e0000-0000-4000-8000-000000000002",
-        "timestamp": "2026-11-30T10:00:02.000Z",
-    });
-    fs::write(&path, format!("{user}\n{assistant}\n")).expect("write the transcript");
+    let user_uuid = "5a1e0000-0000-4000-8000-000000000001";
+    let user = ClaudeLine {
+        session,
+        cwd,
+        uuid: user_uuid,
+        parent: None,
+        timestamp: "2026-11-30T10:00:00.000Z",
+    };
+    let assistant = ClaudeLine {
+        uuid: "5a1e0000-0000-4000-8000-000000000002",
+        parent: Some(user_uuid),
+        timestamp: "2026-11-30T10:00:02.000Z",
+        ..user
+    };
+    let lines = [
+        user.user("hi"),
+        assistant.assistant("msg_01", "Hello! What shall we work on?"),
+    ];
+    fs::write(&path, jsonl(&lines)).expect("write the transcript");
     let file = fs::File::options().write(true).open(&path).unwrap();
     file.set_modified(SystemTime::now() - age)
         .expect("set the transcript's mtime");
@@ -349,15 +317,20 @@ pub fn claude_runs(env: &Sandbox) -> Vec<String> {
 }
 
 /// Calls `probe` until it returns `Some`, failing the test after [`DEADLINE`].
-pub fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+pub fn wait_until<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    wait_within(DEADLINE, what, probe)
+}
+
+/// Calls `probe` until it returns `Some`, failing the test after `deadline`.
+pub fn wait_within<T>(deadline: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     let started = Instant::now();
     loop {
         if let Some(found) = probe() {
             return found;
         }
         assert!(
-            started.elapsed() < DEADLINE,
-            "gave up after {DEADLINE:?} waiting for {what}"
+            started.elapsed() < deadline,
+            "gave up after {deadline:?} waiting for {what}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -565,19 +538,7 @@ impl TmuxServer {
 
     /// `tmux:<session>:<window>.<pane>` and the command running there, for every pane, sorted.
     pub fn panes(&self) -> Vec<(String, String)> {
-        let Ok(listing) = self.try_tmux(&[
-            "list-panes",
-            "-a",
-            "-F",
-            "tmux:#{session_name}:#{window_index}.#{pane_index} #{pane_current_command}",
-        ]) else {
-            return Vec::new();
-        };
-        let mut panes: Vec<(String, String)> = listing
-            .lines()
-            .filter_map(|line| line.split_once(' '))
-            .map(|(surface, command)| (surface.to_string(), command.to_string()))
-            .collect();
+        let mut panes = tmux::list_panes(|args| self.try_tmux(args), "#{pane_current_command}");
         panes.sort();
         panes
     }
@@ -613,22 +574,7 @@ impl TmuxServer {
     }
 
     pub fn try_tmux(&self, args: &[&str]) -> Result<String, String> {
-        let output = self
-            .client()
-            .args(args)
-            .output()
-            .map_err(|error| format!("cannot run tmux: {error}"))?;
-        if output.status.success() {
-            Ok(String::from_utf8_lossy(&output.stdout)
-                .trim_end()
-                .to_string())
-        } else {
-            Err(format!(
-                "tmux {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr).trim()
-            ))
-        }
+        tmux::run(self.client(), args)
     }
 
     /// One format of the pane at `target`.

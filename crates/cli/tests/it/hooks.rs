@@ -8,7 +8,6 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use rustix::process::Signal;
@@ -17,9 +16,9 @@ use serde_json::{Value, json};
 use crate::harness::{
     HookRun, PANE_SHELL, PanePlace, TmuxServer, Vars, bin_dir, claude_dir, claude_payload,
     codex_home, crash_resume_agent, git_work_dir, hook_log, make_dir, run_hook, run_with_stdin,
-    server_name, session_end, session_start, shell_word, uuid, wait_until, with_vars,
+    server_name, session_end, session_start, shell_word, spawn_piped, uuid, wait_until, with_vars,
 };
-use crate::{HOUR, Reaped, Sandbox, crash_resume_std, now_millis};
+use crate::{HOUR, Reaped, Sandbox, now_millis, stopped_lock_holder};
 
 /// One hook event of a Claude Code session's life, and the entry it leaves:
 /// (event, its `source` or `reason`, the payload's session, the session the surface holds
@@ -603,22 +602,16 @@ fn codex_notify_payload_as_an_argument_with_thread_id() {
         "input-messages": ["rename the module"],
         "last-assistant-message": "Done.",
     });
-    let mut child = crash_resume_agent(&env)
-        .args(["hook", "codex", &payload.to_string()])
-        .env("CRASH_RESUME_SURFACE", "notify-pane")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdin_kept_open = child.stdin.take();
+    let (mut child, stdin_kept_open) = spawn_piped(
+        crash_resume_agent(&env)
+            .args(["hook", "codex", &payload.to_string()])
+            .env("CRASH_RESUME_SURFACE", "notify-pane"),
+    );
     let status = wait_until("the codex hook to exit", || child.try_wait().unwrap());
     drop(stdin_kept_open);
-    let output = child.wait_with_output().unwrap();
     HookRun {
         status,
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        ..HookRun::from(child.wait_with_output().unwrap())
     }
     .assert_silent_success("notify");
     let entry = env.entry("notify-pane").expect("recorded");
@@ -643,30 +636,26 @@ fn codex_notify_payload_as_an_argument_with_thread_id() {
 fn fifty_hooks_at_once_for_fifty_surfaces() {
     let env = Sandbox::default();
     let cwd = git_work_dir(&env, "proj", "");
-    let hooks: Vec<(usize, std::process::Child)> = (0..50)
+    let hooks: Vec<(usize, std::process::Child, std::process::ChildStdin)> = (0..50)
         .map(|n| {
             // A hook holds its agent up for 2 s at most, whatever CRASH_RESUME_LOCK_TIMEOUT
             // says; 50 durable writes in a row can take longer than that on a loaded test
             // machine, and a hook that gives up hands its record to a background retry. This
             // test is about every write landing, directly or through a retry.
-            let child = crash_resume_agent(&env)
-                .args(["hook", "claude"])
-                .env("CRASH_RESUME_LOCK_TIMEOUT", "30s")
-                .env("CRASH_RESUME_SURFACE", format!("surface-{n}"))
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn a hook");
-            (n, child)
+            let (child, stdin) = spawn_piped(
+                crash_resume_agent(&env)
+                    .args(["hook", "claude"])
+                    .env("CRASH_RESUME_LOCK_TIMEOUT", "30s")
+                    .env("CRASH_RESUME_SURFACE", format!("surface-{n}")),
+            );
+            (n, child, stdin)
         })
         .collect();
     // Every hook runs before any gets its payload: they all start reading, then race for the
     // lock.
     let hooks: Vec<(usize, std::process::Child)> = hooks
         .into_iter()
-        .map(|(n, mut child)| {
-            let mut stdin = child.stdin.take().unwrap();
+        .map(|(n, child, mut stdin)| {
             stdin
                 .write_all(session_start(&uuid(n as u32), &cwd, "startup").as_bytes())
                 .unwrap();
@@ -674,13 +663,8 @@ fn fifty_hooks_at_once_for_fifty_surfaces() {
         })
         .collect();
     for (n, child) in hooks {
-        let output = child.wait_with_output().unwrap();
-        HookRun {
-            status: output.status,
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
-        .assert_silent_success(&format!("hook {n}"));
+        HookRun::from(child.wait_with_output().unwrap())
+            .assert_silent_success(&format!("hook {n}"));
     }
     let entries = wait_until(
         "every record, directly or through a background retry",
@@ -824,7 +808,7 @@ fn a_hook_over_a_corrupt_index_records_and_logs_the_repair() {
 #[test]
 fn a_hook_blocked_by_a_stopped_lock_holder_hands_off_and_the_record_lands_later() {
     let env = Sandbox::default();
-    let holder = stopped_holder(&env);
+    let holder = stopped_lock_holder(&env);
     let cwd = git_work_dir(&env, "proj", "");
     run_hook(
         &env,
@@ -873,15 +857,11 @@ fn a_hook_whose_stdin_stays_open_records_after_one_json_value() {
         ("followed by a newline", vec![payload.as_str(), "\n"]),
     ] {
         let surface = format!("open-{}", case.replace(' ', "-"));
-        let mut child = crash_resume_agent(&env)
-            .args(["hook", "claude"])
-            .env("CRASH_RESUME_SURFACE", &surface)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
+        let (mut child, mut stdin) = spawn_piped(
+            crash_resume_agent(&env)
+                .args(["hook", "claude"])
+                .env("CRASH_RESUME_SURFACE", &surface),
+        );
         for chunk in chunks {
             // Once the hook has its value it may exit before a later chunk: a broken pipe then.
             let _ = stdin.write_all(chunk.as_bytes());
@@ -891,11 +871,9 @@ fn a_hook_whose_stdin_stays_open_records_after_one_json_value() {
             child.try_wait().unwrap()
         });
         drop(stdin);
-        let output = child.wait_with_output().unwrap();
         HookRun {
             status,
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            ..HookRun::from(child.wait_with_output().unwrap())
         }
         .assert_silent_success(case);
         // Had it waited for EOF, it would have given up at its stdin deadline, recording nothing.
@@ -918,22 +896,16 @@ fn a_hook_whose_stdin_stays_open_records_after_one_json_value() {
 #[test]
 fn a_hook_whose_stdin_stays_open_and_empty_gives_up_and_logs_it() {
     let env = Sandbox::default();
-    let mut child = crash_resume_agent(&env)
-        .args(["hook", "claude"])
-        .env("CMUX_SURFACE_ID", "abc")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdin_kept_open = child.stdin.take();
+    let (mut child, stdin_kept_open) = spawn_piped(
+        crash_resume_agent(&env)
+            .args(["hook", "claude"])
+            .env("CMUX_SURFACE_ID", "abc"),
+    );
     let status = wait_until("the hook to give up on stdin", || child.try_wait().unwrap());
     drop(stdin_kept_open);
-    let output = child.wait_with_output().unwrap();
     HookRun {
         status,
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        ..HookRun::from(child.wait_with_output().unwrap())
     }
     .assert_silent_success("stdin open and empty");
     let log = hook_log(&env);
@@ -1007,26 +979,11 @@ fn release_and_wait_for_retry(env: &Sandbox, holder: Reaped, surface: &str) -> V
     })
 }
 
-/// A record writer stopped while it holds the lock.
-fn stopped_holder(env: &Sandbox) -> Reaped {
-    let holder = Reaped::new(
-        crash_resume_std(env)
-            .env("CRASH_RESUME_FAULT", "locked:stop")
-            .args(["record", "held", "sid-held", "REPO"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    holder.wait_until_stopped();
-    holder
-}
-
 #[test]
 fn the_hook_honours_lock_timeout_and_a_bad_value_costs_no_record() {
     let env = Sandbox::default();
     let cwd = git_work_dir(&env, "proj", "");
-    let holder = stopped_holder(&env);
+    let holder = stopped_lock_holder(&env);
     let command = crash_resume_agent(&env);
     let mut command = with_vars(command, &[("CMUX_SURFACE_ID", "abc")]);
     command.args(["--lock-timeout", "150ms", "hook", "claude"]);
@@ -1065,7 +1022,7 @@ fn the_hook_honours_lock_timeout_and_a_bad_value_costs_no_record() {
 fn a_payload_of_any_size_reaches_the_retry_and_never_its_command_line() {
     let env = Sandbox::default();
     let cwd = git_work_dir(&env, "proj", "");
-    let holder = stopped_holder(&env);
+    let holder = stopped_lock_holder(&env);
     // Far past what a command line may hold (about 128 KiB for one argument).
     let prompt = "a prompt the user typed, private ".repeat(16 * 1024);
     let payload = claude_payload(

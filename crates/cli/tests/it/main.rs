@@ -31,10 +31,6 @@ mod tables;
 mod tmux_restore;
 mod traps;
 
-use std::ffi::OsStr;
-use std::fs;
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Output};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -43,7 +39,9 @@ use assert_cmd::assert::Assert;
 use predicates::Predicate;
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 use serde_json::{Value, json};
-use tempfile::TempDir;
+pub use test_support::process::process_state;
+pub use test_support::random::{XorShift, seed};
+pub use test_support::sandbox::{Sandbox, parse_index, sandboxed};
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_crash-resume");
@@ -53,223 +51,25 @@ pub const MINUTE: u64 = 60 * SECOND;
 pub const HOUR: u64 = 60 * MINUTE;
 pub const DAY: u64 = 24 * HOUR;
 
-/// Variables that would let the environment of whoever runs the tests leak into them.
-const REMOVED_VARIABLES: [&str; 14] = [
-    "CRASH_RESUME_PROFILE",
-    "CRASH_RESUME_LOCK_TIMEOUT",
-    "CRASH_RESUME_ALLOW_VOLATILE",
-    "CRASH_RESUME_FAULT",
-    "CRASH_RESUME_SURFACE",
-    "CLAUDE_CONFIG_DIR",
-    "CODEX_HOME",
-    "CMUX_SURFACE_ID",
-    "TMUX",
-    "TMUX_PANE",
-    "ZELLIJ_PANE_ID",
-    "ZELLIJ_SESSION_NAME",
-    "WEZTERM_PANE",
-    "KITTY_WINDOW_ID",
-];
-
-/// Where sandboxes go: `CARGO_TARGET_TMPDIR`, unless the build dir is itself on a volatile path
-/// (a clone under `/tmp`), which the store refuses, or, when the tests run as root, sits under a
-/// dir that other users cannot traverse (a checkout under `/root`, mode 0700), where the tests
-/// that run the binary as nobody could not reach it; then `/var/tmp`, which survives reboots.
-pub fn scratch_base() -> PathBuf {
-    let preferred = camino::Utf8Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let durable = index_store::durability(preferred) == index_store::Durability::Durable;
-    if durable && (!rustix::process::geteuid().is_root() || traversable_by_others(preferred)) {
-        return preferred.into();
-    }
-    let base = PathBuf::from("/var/tmp/crash-resume-tests");
-    fs::create_dir_all(&base).expect("create /var/tmp/crash-resume-tests");
-    base
-}
-
-/// `path` and every dir above it let other users through (`o+x`).
-fn traversable_by_others(path: &camino::Utf8Path) -> bool {
-    path.ancestors()
-        .all(|ancestor| fs::metadata(ancestor).is_ok_and(|metadata| metadata.mode() & 0o001 != 0))
-}
-
-/// One test's own directory (under [`scratch_base`], a durable filesystem: the store refuses
-/// `/tmp`), with a home, state and config dir and an index path inside it.
-#[derive(Debug)]
-pub struct Sandbox {
-    root: PathBuf,
-    _dir: TempDir,
-}
-
-impl Default for Sandbox {
-    fn default() -> Sandbox {
-        let dir = tempfile::Builder::new()
-            .prefix("sandbox-")
-            .tempdir_in(scratch_base())
-            .expect("create the sandbox dir");
-        let root = dir
-            .path()
-            .canonicalize()
-            .expect("canonicalize the sandbox dir");
-        for sub in ["home", "state", "config"] {
-            fs::create_dir(root.join(sub)).expect("create a sandbox subdir");
-        }
-        Sandbox { root, _dir: dir }
-    }
-}
-
-impl Sandbox {
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    pub fn home(&self) -> PathBuf {
-        self.root.join("home")
-    }
-
-    pub fn state_home(&self) -> PathBuf {
-        self.root.join("state")
-    }
-
-    pub fn config_home(&self) -> PathBuf {
-        self.root.join("config")
-    }
-
-    /// The directory the index lives in (created by the first write).
-    pub fn index_dir(&self) -> PathBuf {
-        self.root.join("index")
-    }
-
-    /// The index file every command of this sandbox uses (`CRASH_RESUME_INDEX_PATH`).
-    pub fn index_path(&self) -> PathBuf {
-        self.index_dir().join("index.json")
-    }
-
-    pub fn backup_path(&self) -> PathBuf {
-        self.index_dir().join("index.json.bak")
-    }
-
-    /// The index file's bytes, `None` when there is none.
-    pub fn index_bytes(&self) -> Option<Vec<u8>> {
-        match fs::read(self.index_path()) {
-            Ok(bytes) => Some(bytes),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-            Err(error) => panic!("cannot read {}: {error}", self.index_path().display()),
-        }
-    }
-
-    /// The index file parsed, checked to be a version 1 index.
-    pub fn index(&self) -> Value {
-        let bytes = self.index_bytes().expect("the index file exists");
-        parse_index(&bytes, &self.index_path())
-    }
-
-    /// The entries object of the index file.
-    pub fn entries(&self) -> serde_json::Map<String, Value> {
-        match self.index().get("entries") {
-            Some(Value::Object(entries)) => entries.clone(),
-            other => panic!("the index has no entries object: {other:?}"),
-        }
-    }
-
-    /// One entry of the index file.
-    pub fn entry(&self, surface: &str) -> Option<Value> {
-        self.entries().get(surface).cloned()
-    }
-
-    /// Writes a version 1 index holding `entries` (as [`entry`] builds them), as the JavaScript
-    /// tool would have.
-    pub fn write_index(&self, entries: &[Value]) {
-        let entries: serde_json::Map<String, Value> = entries
-            .iter()
-            .map(|entry| {
-                (
-                    entry["surfaceId"].as_str().unwrap().to_string(),
-                    entry.clone(),
-                )
-            })
-            .collect();
-        let document = json!({ "version": 1, "entries": entries });
-        self.write_index_bytes(&serde_json::to_vec_pretty(&document).unwrap());
-    }
-
-    pub fn write_index_bytes(&self, bytes: &[u8]) {
-        fs::create_dir_all(self.index_dir()).unwrap();
-        fs::write(self.index_path(), bytes).unwrap();
-    }
-
-    /// The names of the files in the index dir, sorted.
-    pub fn index_dir_files(&self) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(self.index_dir())
-            .map(|listing| {
-                listing
-                    .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
-    }
-
-    /// Temp files of the write path left in the index dir (`.index.json.*.tmp`).
-    pub fn temp_files(&self) -> Vec<String> {
-        self.index_dir_files()
-            .into_iter()
-            .filter(|name| name.starts_with(".index.json.") && name.ends_with(".tmp"))
-            .collect()
-    }
-
-    /// The copies of a corrupt index kept aside (`index.json.corrupt-*`).
-    pub fn corrupt_copies(&self) -> Vec<String> {
-        self.index_dir_files()
-            .into_iter()
-            .filter(|name| name.starts_with("index.json.corrupt-"))
-            .collect()
-    }
-}
-
-/// Parses an index file's bytes and checks it is a version 1 index with an entries object.
-pub fn parse_index(bytes: &[u8], path: &Path) -> Value {
-    let value: Value = serde_json::from_slice(bytes).unwrap_or_else(|error| {
-        panic!(
-            "index {} is not JSON ({error}): {:?}",
-            path.display(),
-            String::from_utf8_lossy(bytes)
-        )
-    });
-    assert_eq!(
-        value["version"],
-        json!(1),
-        "index {} version",
-        path.display()
-    );
-    assert!(
-        value["entries"].is_object(),
-        "index {} entries: {value}",
-        path.display()
-    );
-    value
-}
-
-/// A `std` command for `program` with the sandbox's environment: the index path, home, state
-/// and config dirs inside the sandbox, and nothing from the caller's crash-resume settings.
-pub fn sandboxed(env: &Sandbox, program: impl AsRef<OsStr>) -> std::process::Command {
-    let mut command = std::process::Command::new(program);
-    command
-        .current_dir(env.root())
-        .env("CRASH_RESUME_INDEX_PATH", env.index_path())
-        .env("HOME", env.home())
-        .env("XDG_STATE_HOME", env.state_home())
-        .env("XDG_CONFIG_HOME", env.config_home())
-        .env("NO_COLOR", "1");
-    for variable in REMOVED_VARIABLES {
-        command.env_remove(variable);
-    }
-    command
-}
-
 /// The binary under test, in the sandbox's environment.
 pub fn crash_resume(env: &Sandbox) -> Command {
     Command::from_std(sandboxed(env, BIN))
+}
+
+/// The binary under test run as the user nobody (uid and gid 65534, through `setpriv`; the
+/// tests must run as root), in the sandbox's environment.
+pub fn crash_resume_as_nobody(env: &Sandbox) -> std::process::Command {
+    let mut command = sandboxed(env, "setpriv");
+    command.args([
+        "--reuid",
+        "65534",
+        "--regid",
+        "65534",
+        "--clear-groups",
+        "--",
+        BIN,
+    ]);
+    command
 }
 
 /// The binary under test as a `std` command, for spawning many or signalling one.
@@ -302,6 +102,16 @@ pub fn record(env: &Sandbox, surface: &str, session: &str, repo: &str) {
         .stdout(format!("recorded {surface} → {session} ({repo})\n"));
 }
 
+/// A new sandbox whose index holds `records` (surface, session, repo), each written by
+/// [`record`].
+pub fn sandbox_with(records: &[(&str, &str, &str)]) -> Sandbox {
+    let env = Sandbox::default();
+    for (surface, session, repo) in records {
+        record(&env, surface, session, repo);
+    }
+    env
+}
+
 /// The current time in epoch milliseconds, as the index stores it.
 pub fn now_millis() -> u64 {
     SystemTime::now()
@@ -328,22 +138,20 @@ pub fn entry(
     })
 }
 
-/// The one-letter state of a process (`T` when stopped, `Z` a zombie): from `/proc/<pid>/stat`
-/// on Linux, from `ps -o stat=` where there is no `/proc` (macOS).
-pub fn process_state(pid: u32) -> Option<char> {
-    if cfg!(target_os = "linux") {
-        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        return stat.rsplit_once(')')?.1.trim_start().chars().next();
-    }
-    let output = std::process::Command::new("ps")
-        .args(["-o", "stat=", "-p", &pid.to_string()])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    String::from_utf8_lossy(&output.stdout)
-        .trim()
-        .chars()
-        .next()
+/// `record held sid-held REPO` stopped (SIGSTOP) while it holds the index lock; stdout and
+/// stderr piped.
+pub fn stopped_lock_holder(env: &Sandbox) -> Reaped {
+    let holder = Reaped::new(
+        crash_resume_std(env)
+            .env("CRASH_RESUME_FAULT", "locked:stop")
+            .args(["record", "held", "sid-held", "REPO"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    holder.wait_until_stopped();
+    holder
 }
 
 /// A child that is killed and reaped if the test ends (or panics) before it is.
@@ -414,39 +222,4 @@ impl Drop for Reaped {
             let _ = child.wait();
         }
     }
-}
-
-/// A small deterministic PRNG (xorshift64*), seeded per run so a failure can be replayed.
-#[derive(Debug)]
-pub struct XorShift(u64);
-
-impl XorShift {
-    pub fn new(seed: u64) -> XorShift {
-        XorShift(seed | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// A number in `0..bound`.
-    pub fn below(&mut self, bound: u64) -> u64 {
-        self.next_u64() % bound
-    }
-}
-
-/// The seed of this run: `CRASH_RESUME_TEST_SEED` to replay one, else the clock.
-pub fn seed() -> u64 {
-    std::env::var("CRASH_RESUME_TEST_SEED")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or_else(|| {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        })
 }

@@ -15,9 +15,15 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 
-use crate::{BIN, DAY, Sandbox, XorShift, entry, now_millis, parse_index, record, sandboxed, seed};
+use test_support::process::spawn_piped;
+use test_support::sandbox::open_to_others;
+
+use crate::{
+    BIN, DAY, Sandbox, XorShift, crash_resume_as_nobody, entry, now_millis, parse_index, record,
+    sandboxed, seed,
+};
 
 use Condition::{Directory, ReadOnlyDir, SymlinkElsewhere, SymlinkLoop, Unreadable};
 use Effect::{Unchanged, Written};
@@ -211,17 +217,7 @@ fn run(
     stdin: &[u8],
 ) -> Output {
     let mut command = if as_nobody {
-        let mut command = sandboxed(env, "setpriv");
-        command.args([
-            "--reuid",
-            "65534",
-            "--regid",
-            "65534",
-            "--clear-groups",
-            "--",
-            BIN,
-        ]);
-        command
+        crash_resume_as_nobody(env)
     } else {
         sandboxed(env, BIN)
     };
@@ -232,14 +228,10 @@ fn run(
     for (name, value) in vars {
         command.env(name, value);
     }
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (child, mut input) = spawn_piped(&mut command);
     // Only a hook reads it; others may be gone before it is written.
-    let _ = child.stdin.take().unwrap().write_all(stdin);
+    let _ = input.write_all(stdin);
+    drop(input);
     child.wait_with_output().unwrap()
 }
 
@@ -494,15 +486,7 @@ impl Permissions {
             fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
         };
         if as_root {
-            for ancestor in env.root().ancestors().skip(1) {
-                let mode = fs::metadata(ancestor).unwrap().mode();
-                assert!(
-                    mode & 0o001 != 0,
-                    "{} is not traversable by others (mode {mode:o}); nobody cannot reach the sandbox",
-                    ancestor.display()
-                );
-            }
-            fs::set_permissions(env.root(), fs::Permissions::from_mode(0o755)).unwrap();
+            open_to_others(env.root());
         }
         let settings_dir = settings_path(env).parent().unwrap().to_path_buf();
         change(&settings_dir, 0o755);

@@ -3,6 +3,7 @@
 //! is reported as held elsewhere and never resumed; a transcript close to Claude Code's
 //! retention cut-off is flagged.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -13,8 +14,8 @@ use predicates::str::{contains, is_empty};
 use serde_json::{Value, json};
 
 use crate::harness::{
-    claude_dir, claude_resume_command, crash_resume_agent, git_work_dir, run_hook, session_end,
-    session_start, uuid, write_transcript,
+    claude_dir, claude_resume_command, crash_resume_agent, git_work_dir, plan_by_surface, restore,
+    run_hook, session_end, session_start, uuid, write_transcript,
 };
 use crate::{Reaped, Sandbox};
 
@@ -44,42 +45,13 @@ fn end(env: &Sandbox, surface: &str, session: &str, cwd: &Path, reason: &str) {
 }
 
 /// `crash-resume --json restore ARGS`, which must succeed; its surfaces by id.
-fn restore_json(env: &Sandbox, args: &[&str]) -> serde_json::Map<String, Value> {
-    let output = crash_resume_agent(env)
-        .args(["--json", "restore"])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "restore {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(document["version"], 1, "{document}");
-    document["surfaces"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|item| (item["surface"].as_str().unwrap().to_string(), item.clone()))
-        .collect()
+fn restore_json(env: &Sandbox, args: &[&str]) -> BTreeMap<String, Value> {
+    plan_by_surface(&restore(env, true, args).stdout)
 }
 
 /// `crash-resume restore ARGS` in text, which must succeed; its lines by surface.
 fn restore_text(env: &Sandbox, args: &[&str]) -> Vec<(String, String)> {
-    let output = crash_resume_agent(env)
-        .arg("restore")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "restore {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout)
+    String::from_utf8(restore(env, false, args).stdout)
         .unwrap()
         .lines()
         .map(|line| {
@@ -89,7 +61,7 @@ fn restore_text(env: &Sandbox, args: &[&str]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn surfaces(plan: &serde_json::Map<String, Value>) -> Vec<&str> {
+fn surfaces(plan: &BTreeMap<String, Value>) -> Vec<&str> {
     plan.keys().map(String::as_str).collect()
 }
 

@@ -8,7 +8,8 @@ use predicates::str::{contains, is_empty};
 use serde_json::{Value, json};
 
 use crate::{
-    DAY, HOUR, MINUTE, Sandbox, check, crash_resume, entry, now_millis, record, sandboxed,
+    DAY, HOUR, MINUTE, Sandbox, check, crash_resume, entry, now_millis, record, sandbox_with,
+    sandboxed,
 };
 
 #[test]
@@ -180,10 +181,11 @@ fn index_survives_a_simulated_reboot() {
 
 #[test]
 fn resume_commands_per_profile() {
-    let env = Sandbox::default();
-    record(&env, "orc", "sid-orc", "orchestrator");
-    record(&env, "golem", "sid-golem", "golems");
-    record(&env, "mixed", "sid-mixed", "MyRepo");
+    let env = sandbox_with(&[
+        ("orc", "sid-orc", "orchestrator"),
+        ("golem", "sid-golem", "golems"),
+        ("mixed", "sid-mixed", "MyRepo"),
+    ]);
 
     // (how the profile is chosen, surface, expected command)
     let cases: [(Option<&str>, Option<&str>, &str, &str); 8] = [

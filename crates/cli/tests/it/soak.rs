@@ -22,11 +22,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use rustix::process::Signal;
 use serde_json::{Value, json};
+
+use test_support::process::spawn_piped;
 
 use crate::harness::wait_for_hook_retries;
 use crate::{Sandbox, XorShift, crash_resume_std, now_millis, parse_index, record, seed};
@@ -376,13 +378,7 @@ impl Worker<'_> {
         if payload.is_some() {
             command.args(["hook", "claude"]);
         }
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
+        let (child, mut stdin) = spawn_piped(&mut command);
         if let Some(payload) = payload {
             // A writer killed before it reads its payload closes the pipe: that is fine.
             let _ = stdin.write_all(payload.to_string().as_bytes());

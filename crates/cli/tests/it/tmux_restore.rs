@@ -18,42 +18,15 @@ use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, claude_dir, claude_resume_command, claude_runs,
     crash_resume_agent, git_work_dir, install_claude_stand_in, install_claude_stand_in_that_stays,
-    restore_apply, server_name, session_start, uuid, wait_until, write_transcript,
+    plan_by_surface, restore, restore_apply, server_name, session_start, uuid, wait_until,
+    write_transcript,
 };
 
 const HOUR: Duration = Duration::from_secs(3600);
 
-/// `crash-resume [--json] restore ARGS`, which must succeed.
-fn restore(env: &Sandbox, json: bool, args: &[&str]) -> Output {
-    let mut command = crash_resume_agent(env);
-    if json {
-        command.arg("--json");
-    }
-    let output = command
-        .arg("restore")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "restore {args:?} ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 /// The surfaces of a `--json` restore's output, by id.
 fn surfaces(output: &Output) -> BTreeMap<String, Value> {
-    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(document["version"], 1, "{document}");
-    document["surfaces"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|item| (item["surface"].as_str().unwrap().to_string(), item.clone()))
-        .collect()
+    plan_by_surface(&output.stdout)
 }
 
 /// One run of the stand-in `claude`: where it ran and how it was started.
@@ -113,16 +86,8 @@ fn expected_run(env: &Sandbox, place: &PanePlace, cwd: &Path, session: &str) -> 
 /// The process tmux started in each pane (`pane_pid`), by surface: a restore that re-opens a
 /// pane replaces it.
 fn pane_pids(server: &TmuxServer) -> BTreeMap<String, String> {
-    server
-        .tmux(&[
-            "list-panes",
-            "-a",
-            "-F",
-            "tmux:#{session_name}:#{window_index}.#{pane_index} #{pane_pid}",
-        ])
-        .lines()
-        .filter_map(|line| line.split_once(' '))
-        .map(|(surface, pid)| (surface.to_string(), pid.to_string()))
+    test_support::tmux::list_panes(|args| server.try_tmux(args), "#{pane_pid}")
+        .into_iter()
         .collect()
 }
 

@@ -13,7 +13,9 @@ use std::time::{Duration, SystemTime};
 use predicates::prelude::*;
 use predicates::str::{contains, is_empty};
 
-use crate::harness::{claude_dir, git_work_dir, hook_log, make_dir, mkfifo, session_start, uuid};
+use crate::harness::{
+    claude_dir, git_work_dir, hook_log, make_dir, mkfifo, run_with_stdin, session_start, uuid,
+};
 use crate::{Sandbox, check, crash_resume, crash_resume_std, record};
 
 const PRECIOUS: &str = "a file of the user's, not ours to touch\n";
@@ -58,23 +60,11 @@ fn symlinks_at_the_lock_files_and_the_log_are_never_followed() {
     make_dir(&env.index_dir());
     symlink(&victim, env.index_dir().join("hook.log")).unwrap();
     let cwd = git_work_dir(&env, "proj", "");
-    let output = crash_resume_std(&env)
-        .args(["hook", "claude"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(session_start(&uuid(1), &cwd, "startup").as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap();
+    let mut hook = crash_resume_std(&env);
+    hook.args(["hook", "claude"]);
+    let output = run_with_stdin(hook, &session_start(&uuid(1), &cwd, "startup"));
     assert!(output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("no surface"));
+    assert!(output.stderr.contains("no surface"));
     assert_untouched(&victim);
 
     // The backup is replaced by a rename: a link there is replaced, its target left alone.

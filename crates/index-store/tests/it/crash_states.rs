@@ -24,7 +24,7 @@ use index_core::Index;
 use index_store::faults::{FileOp, record_file_ops};
 use index_store::{Store, StoreOptions, Warning};
 
-use crate::{rec, temp_dir};
+use crate::{quarantined_from_backup, rec, temp_dir};
 
 /// The time every update of these tests runs at, so the generations are byte for byte the same
 /// from one run to the next.
@@ -643,16 +643,7 @@ fn a_torn_index_is_kept_aside_and_the_backup_generation_used() {
         fs::write(store.path(), &bytes).unwrap();
         fs::write(store.backup_path(), &backup).unwrap();
         let snapshot = store.load().unwrap();
-        let [
-            Warning::Quarantined {
-                moved_to,
-                from_backup: true,
-                ..
-            },
-        ] = &snapshot.warnings[..]
-        else {
-            panic!("{context}: {:?}", snapshot.warnings);
-        };
+        let moved_to = quarantined_from_backup(&snapshot.warnings, &context);
         assert_eq!(fs::read(moved_to).unwrap(), bytes, "{context}");
         assert_eq!(snapshot.index, backup_generation, "{context}");
         assert_eq!(

@@ -4,21 +4,17 @@
 use std::process::Command;
 
 use index_store::{StoreError, Warning};
+use test_support::process::stdout_of;
 
 use crate::{fixture, rec, store_at, temp_dir};
 
 fn node_tool(args: &[&str]) -> String {
-    let output = Command::new("node")
-        .arg(fixture("js-tool.mjs").as_str())
-        .args(args)
-        .output()
-        .expect("node runs (Node.js is part of the test machine)");
-    assert!(
-        output.status.success(),
-        "node {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    stdout_of(
+        Command::new("node")
+            .arg(fixture("js-tool.mjs").as_str())
+            .args(args),
+        "Node.js is part of the test machine",
+    )
 }
 
 #[test]

@@ -9,16 +9,14 @@ mod store;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use index_core::{Record, Repo, SessionId, SurfaceId};
-use index_store::{Store, StoreOptions};
+use index_store::{Store, StoreOptions, Warning};
+use test_support::sandbox::durable_or_var_tmp;
 
 /// A throwaway directory under the build dir (not `/tmp`, which the store refuses; when the
-/// build dir itself is on a volatile path, under `/var/tmp`).
+/// build dir itself is on a volatile path, under `/var/tmp/crash-resume-tests`).
 pub fn temp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
-    let preferred = Utf8PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let base = match index_store::durability(&preferred) {
-        index_store::Durability::Durable => preferred,
-        index_store::Durability::Volatile(_) => Utf8PathBuf::from("/var/tmp"),
-    };
+    let base = durable_or_var_tmp(env!("CARGO_TARGET_TMPDIR").as_ref(), "tests");
+    std::fs::create_dir_all(&base).unwrap();
     let dir = tempfile::Builder::new()
         .prefix("store-")
         .tempdir_in(base)
@@ -43,4 +41,20 @@ pub fn fixture(name: &str) -> Utf8PathBuf {
     Utf8PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
+}
+
+/// Where a load moved the unreadable index aside when it fell back to the backup: its one
+/// warning, which must say so (`context` names the case otherwise).
+pub fn quarantined_from_backup<'a>(warnings: &'a [Warning], context: &str) -> &'a Utf8Path {
+    let [
+        Warning::Quarantined {
+            moved_to,
+            from_backup: true,
+            ..
+        },
+    ] = warnings
+    else {
+        panic!("{context}: expected one quarantine warning, got {warnings:?}");
+    };
+    moved_to
 }

@@ -8,7 +8,7 @@ use index_store::{
     Durability, Store, StoreError, StoreOptions, Warning, durability, durability_with,
 };
 
-use crate::{rec, store_at, temp_dir};
+use crate::{quarantined_from_backup, rec, store_at, temp_dir};
 
 fn names_in(dir: &camino::Utf8Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -139,19 +139,7 @@ fn a_corrupt_index_is_kept_aside_and_the_backup_is_used() {
     std::fs::write(&path, b"{\"version\":1,\"entries\":{\"p1\":").unwrap();
 
     let snapshot = store.load().unwrap();
-    let [
-        Warning::Quarantined {
-            moved_to,
-            from_backup: true,
-            ..
-        },
-    ] = &snapshot.warnings[..]
-    else {
-        panic!(
-            "expected one quarantine warning, got {:?}",
-            snapshot.warnings
-        );
-    };
+    let moved_to = quarantined_from_backup(&snapshot.warnings, "a corrupt index");
     assert!(
         moved_to.as_str().contains("index.json.corrupt-"),
         "{moved_to}"

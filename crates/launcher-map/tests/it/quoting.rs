@@ -5,6 +5,7 @@ use std::process::Command;
 use camino::Utf8PathBuf;
 use launcher_map::{Context, Target};
 use proptest::prelude::*;
+use test_support::process::stdout_of;
 
 use crate::{S, check, registry, render_in};
 
@@ -146,13 +147,7 @@ fn run_sh(line: &str, home: Option<&Utf8PathBuf>) -> String {
     if let Some(home) = home {
         sh.env("HOME", home);
     }
-    let output = sh.output().expect("these tests need a POSIX `sh` on PATH");
-    assert!(
-        output.status.success(),
-        "{line}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    stdout_of(&mut sh, "these tests need a POSIX `sh` on PATH")
 }
 
 #[test]

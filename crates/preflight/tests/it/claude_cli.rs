@@ -41,7 +41,6 @@
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Read as _;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -52,6 +51,9 @@ use camino::{Utf8Path, Utf8PathBuf};
 use preflight::claude::{self, Reachability};
 use preflight::{Input, Verdict};
 use serde_json::{Value, json};
+use test_support::claude_offline::{closed_port, offline_env};
+use test_support::process::clean_command;
+use test_support::transcript::{ClaudeLine, jsonl};
 
 /// The prompt sent on resume: the line the CLI appends is found by it.
 const PROBE: &str = "crash-resume conformance probe: reply with one word";
@@ -241,7 +243,7 @@ fn preflight_agrees_with_the_real_cli() {
         .enumerate()
         .map(|(index, case)| prepare(&base, index, case))
         .collect();
-    let port = closed_port();
+    let port = closed_port().expect("bind a loopback port");
 
     let started = Instant::now();
     let runs = run_all(&cli, &prepared, port);
@@ -348,12 +350,6 @@ fn cli_version(cli: &Path) -> String {
         output.status
     );
     String::from_utf8_lossy(&output.stdout).trim().to_string()
-}
-
-/// A loopback port nothing listens on: bound, then released.
-fn closed_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
-    listener.local_addr().expect("the bound port").port()
 }
 
 fn prepare(base: &Utf8Path, index: usize, case: &'static Case) -> Prepared {
@@ -484,54 +480,31 @@ fn write_transcript(path: &Utf8Path, transcript: Transcript, session: &str, cwd:
 
 /// A user line as the CLI writes it.
 fn user_line(session: &str, cwd: &Utf8Path, uuid: &str) -> Value {
-    json!({
-        "parentUuid": null,
-        "isSidechain": false,
-        "userType": "external",
-        "cwd": cwd,
-        "sessionId": session,
-        "version": "2.1.328",
-        "gitBranch": "",
-        "type": "user",
-        "message": {"role": "user", "content": "Summarise the README in one sentence."},
-        "uuid": uuid,
-        "timestamp": "2026-01-05T09:30:00.000Z",
-    })
+    ClaudeLine {
+        session,
+        cwd: cwd.as_std_path(),
+        uuid,
+        parent: None,
+        timestamp: "2026-01-05T09:30:00.000Z",
+    }
+    .user("Summarise the README in one sentence.")
 }
 
 /// An assistant line as the CLI writes it.
 fn assistant_line(session: &str, cwd: &Utf8Path, uuid: &str, parent: Option<&str>) -> Value {
-    json!({
-        "parentUuid": parent,
-        "isSidechain": false,
-        "userType": "external",
-        "cwd": cwd,
-        "sessionId": session,
-        "version": "2.1.328",
-        "gitBranch": "",
-        "message": {
-            "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-5-20250929",
-            "content": [{"type": "text", "text": "The README explains how to resume a crashed pane."}],
-            "stop_reason": "end_turn",
-            "stop_sequence": null,
-            "usage": {"input_tokens": 12, "output_tokens": 11},
-        },
-        "requestId": "req_011CUzN8ZqyJ3Xqg2oEwXr5T",
-        "type": "assistant",
-        "uuid": uuid,
-        "timestamp": "2026-01-05T09:30:02.000Z",
-    })
-}
-
-fn jsonl(lines: &[Value]) -> Vec<u8> {
-    lines
-        .iter()
-        .map(|line| format!("{line}\n"))
-        .collect::<String>()
-        .into_bytes()
+    let mut line = ClaudeLine {
+        session,
+        cwd: cwd.as_std_path(),
+        uuid,
+        parent,
+        timestamp: "2026-01-05T09:30:02.000Z",
+    }
+    .assistant(
+        "msg_01XFDUDYJgAACzvnptvVoYEL",
+        "The README explains how to resume a crashed pane.",
+    );
+    line["requestId"] = json!("req_011CUzN8ZqyJ3Xqg2oEwXr5T");
+    line
 }
 
 /// Runs the CLI on every case, a few at a time.
@@ -565,22 +538,14 @@ fn run_cli(cli: &Path, case: &Prepared, port: u16) -> Run {
     let stdout_file = fs::File::create(&stdout_path)
         .unwrap_or_else(|error| panic!("cannot create {stdout_path}: {error}"));
     let started = Instant::now();
-    let mut child = Command::new(cli)
+    let mut child = clean_command(cli)
         .args(["-p", "--resume", &case.session, PROBE])
         .current_dir(&case.cwd)
-        .env_clear()
-        .env(
-            "PATH",
-            std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
-        )
         .env("PWD", &case.cwd)
         .env("HOME", &case.home)
         .env("TMPDIR", case.root.join("tmp"))
         .env("CLAUDE_CONFIG_DIR", &case.config)
-        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .envs(offline_env(port))
         // Git, when the CLI runs it, does not look past the case's dir into this checkout.
         .env("GIT_CEILING_DIRECTORIES", &case.root)
         .stdin(Stdio::null())

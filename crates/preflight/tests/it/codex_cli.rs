@@ -2,7 +2,7 @@
 //! `cargo xtask codex-cli install`), one test per row of the table in `preflight::codex`.
 //!
 //! Every Codex run is offline: `unshare -n` gives it a network namespace with loopback alone,
-//! and `tests/support/codex_offline.py` brings loopback up, serves a mock of the Responses API on
+//! and `codex_offline.py` (in the test-support crate) brings loopback up, serves a mock of the Responses API on
 //! 127.0.0.1, runs Codex, then kills by pid every process left in the namespace. Codex reaches
 //! the mock through a custom provider in `$CODEX_HOME/config.toml`:
 //!
@@ -32,8 +32,9 @@ use serde_json::Value;
 
 // Shared with the CLI's capture test and reboot-sim; the tmux server is theirs alone.
 #[allow(dead_code)]
-#[path = "../support/codex_offline.rs"]
-mod codex_offline;
+use test_support::codex_offline;
+use test_support::process::clean_command;
+use test_support::transcript::CODEX_VERSION;
 
 /// The prompt sent on resume: found in the rollout when Codex resumed.
 const PROBE: &str = "crash-resume conformance probe";
@@ -90,7 +91,7 @@ impl CodexCase {
 
     /// The offline run of `codex <args>` in the project dir, with a clean environment.
     pub fn command(&self, cli: &Path, args: &[&str]) -> Command {
-        let mut command = Command::new("unshare");
+        let mut command = clean_command("unshare");
         command
             .arg("-n")
             .arg("--")
@@ -102,11 +103,6 @@ impl CodexCase {
             .arg(cli)
             .args(args)
             .current_dir(&self.project)
-            .env_clear()
-            .env(
-                "PATH",
-                std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
-            )
             .env("HOME", &self.home)
             .env("CODEX_HOME", &self.codex_home)
             .env("MOCK_API_KEY", "dummy")
@@ -403,7 +399,7 @@ fn storage_is_as_measured() {
     assert_eq!(first["type"], "session_meta");
     assert_eq!(first["payload"]["session_id"], session.as_str());
     assert_eq!(first["payload"]["cwd"], case.project.as_str());
-    assert_eq!(first["payload"]["cli_version"], "0.171.0");
+    assert_eq!(first["payload"]["cli_version"], CODEX_VERSION);
     assert!(case.codex_home.join("thread_history_1.sqlite").is_file());
     assert_eq!(case.requests(), vec!["POST /v1/responses".to_string()]);
 }

@@ -6,17 +6,7 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 
 use safe_open::{Symlinks, open_private_append, open_read, read, read_head, read_tail};
-
-fn mkfifo(path: &Path) {
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        path,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from(0o600),
-        0,
-    )
-    .unwrap();
-}
+use test_support::sandbox::mkfifo;
 
 #[test]
 fn a_fifo_is_refused_without_waiting_for_a_writer() {

@@ -1,6 +1,5 @@
 //! The offline setup for the real Codex CLI, shared by every place that runs it: the preflight's
-//! conformance test, the CLI's capture test and `cargo xtask reboot-sim --real-codex` (each
-//! includes this file with `#[path]`).
+//! conformance test, the CLI's capture test and `cargo xtask reboot-sim --real-codex`.
 //!
 //! Codex runs in a network namespace with loopback alone (`unshare -n`), under
 //! `codex_offline.py` (its text is `LAUNCHER`), which brings loopback up, serves a mock of the

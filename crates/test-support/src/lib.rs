@@ -1,0 +1,40 @@
+//! What the tests of crash-resume share, so that each piece is written once: the CLI's
+//! integration tests (`crates/cli/tests/it`), the preflight's tests (`crates/preflight/tests`)
+//! and the reboot simulation (`cargo xtask reboot-sim`).
+//!
+//! - [`sandbox`]: one test's own directory with a home, state and config dir and an index
+//!   path, on a durable filesystem that other users can reach; a command confined to it.
+//! - [`process`]: a program run with stdin, and what `/proc` (or `ps`) says about a process.
+//! - [`transcript`]: the pinned agent versions and Claude Code transcript lines as the CLI
+//!   writes them.
+//! - [`random`]: a small generator that replays from its seed.
+//! - [`records`]: index records and sizes for the benchmarks.
+//! - [`tmux`]: commands to a private tmux server and its panes by surface id.
+//! - [`claude_offline`] and [`codex_offline`]: the offline setups for the real agent CLIs.
+//!
+//! Test code only: `publish = false`, a dev-dependency of the crates and a dependency of the
+//! xtask. Helpers panic on failure (a failed test), except where the xtask needs an answer.
+
+#![warn(missing_docs)]
+
+pub mod claude_offline;
+pub mod codex_offline;
+pub mod process;
+pub mod random;
+pub mod records;
+pub mod sandbox;
+pub mod tmux;
+pub mod transcript;
+
+/// The arguments of `crash-resume --json restore --apply tmux --tmux-socket SOCKET`: the
+/// restore that brings every pane back on the private tmux server named `socket`.
+pub fn restore_apply_args(socket: &str) -> [&str; 6] {
+    [
+        "--json",
+        "restore",
+        "--apply",
+        "tmux",
+        "--tmux-socket",
+        socket,
+    ]
+}
