@@ -18,7 +18,6 @@ mod surface;
 mod table;
 mod tmux;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -43,14 +42,13 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             let code = failure.exit_code();
-            let mut stderr = std::io::stderr().lock();
-            let _ = match &failure {
+            match &failure {
                 Failure::Failed(error) | Failure::Usage(error) => {
-                    writeln!(stderr, "error: {}", error_text(error))
+                    output::print_message(&format!("error: {}", error_text(error)));
                 }
-                Failure::NotFound(message) if message.is_empty() => Ok(()),
-                Failure::NotFound(message) => writeln!(stderr, "{message}"),
-            };
+                Failure::NotFound(message) if message.is_empty() => {}
+                Failure::NotFound(message) => output::print_message(message),
+            }
             ExitCode::from(code)
         }
     }

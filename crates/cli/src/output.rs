@@ -252,6 +252,14 @@ pub fn print_line(text: &str) -> Result<(), Failure> {
         .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout")))
 }
 
+/// A message for people (an error, a warning, a note) on stderr: the one place every message
+/// goes through, so no control character a value carried (a path, a payload's field) reaches
+/// the terminal ([`index_core::text::escape_message`]). Best effort: stderr may be closed.
+pub fn print_message(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "{}", index_core::text::escape_message(text));
+}
+
 pub fn print_json(value: &impl Serialize) -> Result<(), Failure> {
     let text =
         serde_json::to_string_pretty(value).map_err(|error| Failure::Failed(error.into()))?;
