@@ -2,6 +2,7 @@
 //! are shown in the index file's own format.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::anyhow;
@@ -260,7 +261,37 @@ pub fn print_message(text: &str) {
     let _ = writeln!(stderr, "{}", index_core::text::escape_message(text));
 }
 
+/// Whether this run has printed its `--json` document (so a failure after it adds none).
+static DOCUMENT_PRINTED: AtomicBool = AtomicBool::new(false);
+
+/// A failure under `--json`, when the command printed no document of its own: the message
+/// said on stderr, and the exit code of the README's table.
+#[derive(Debug, Serialize)]
+pub struct ErrorDocument<'a> {
+    version: u32,
+    error: ErrorInfo<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct ErrorInfo<'a> {
+    message: &'a str,
+    exit_code: u8,
+}
+
+/// Under `--json`, one document on every exit: the error document for a failure that printed
+/// none (a refused entry, an index that cannot be read, invalid input).
+pub fn print_error_json(message: &str, exit_code: u8) {
+    if DOCUMENT_PRINTED.load(Ordering::SeqCst) {
+        return;
+    }
+    let _ = print_json(&ErrorDocument {
+        version: OUTPUT_VERSION,
+        error: ErrorInfo { message, exit_code },
+    });
+}
+
 pub fn print_json(value: &impl Serialize) -> Result<(), Failure> {
+    DOCUMENT_PRINTED.store(true, Ordering::SeqCst);
     let text =
         serde_json::to_string_pretty(value).map_err(|error| Failure::Failed(error.into()))?;
     print_line(&text)
