@@ -301,3 +301,15 @@ pub fn print_json(value: &impl Serialize) -> Result<(), Failure> {
 pub fn format_age(age: Millis) -> humantime::FormattedDuration {
     humantime::format_duration(Duration::from_secs(age / 1000))
 }
+
+/// An age said to be past `limit`: to the second when that still shows it past the limit,
+/// else to the millisecond (`1s 500ms` past `1s`, `3ms` past `1ms`), so the message never
+/// contradicts itself.
+pub fn format_age_past(age: Millis, limit: Duration) -> humantime::FormattedDuration {
+    let seconds = Duration::from_secs(age / 1000);
+    humantime::format_duration(if seconds > limit {
+        seconds
+    } else {
+        Duration::from_millis(age)
+    })
+}
