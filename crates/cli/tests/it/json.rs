@@ -209,7 +209,7 @@ fn every_failing_command_prints_one_versioned_json_document() {
     );
     // What the review found: nothing for a surface to preflight, and a refused entry.
     error_of(&env, &["preflight", "nosuch"], 4);
-    let mut refused = crate::entry("bad", "sid-bad", "REPO", now_millis(), now_millis());
+    let mut refused = entry("bad", "sid-bad", "REPO", now_millis(), now_millis());
     refused["cwd"] = json!("/var/tmp/\u{1b}]0;x\u{7}");
     env.write_index(&[refused]);
     let document = error_of(&env, &["resume-cmd", "bad"], 1);
