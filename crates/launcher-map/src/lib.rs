@@ -3,9 +3,9 @@
 //!
 //! ```
 //! use camino::Utf8PathBuf;
-//! use launcher_map::{Context, Registry, Target};
+//! use launcher_map::{RenderContext, Registry, Target};
 //!
-//! let cx = Context { home: Some(Utf8PathBuf::from("/home/u")) };
+//! let cx = RenderContext { home: Some(Utf8PathBuf::from("/home/u")) };
 //! let target = Target {
 //!     session: "01J-orc-lead-xyz",
 //!     cwd: Some("~/my proj"),
@@ -31,7 +31,7 @@
 //!
 //! Every value is shell-quoted (a value that needs no quoting stays bare); a NUL byte, which no
 //! shell word can hold, is an error. A leading `~` in a recorded path is replaced by
-//! [`Context::home`] first, since a quoted `~` does not expand; with no home known, the `~/` is
+//! [`RenderContext::home`] first, since a quoted `~` does not expand; with no home known, the `~/` is
 //! left bare for the shell to expand.
 //!
 //! The built-in `golems` profile reproduces the JavaScript crash-resume-index exactly:
@@ -97,7 +97,7 @@ mod template;
 
 pub use error::{ConfigError, RenderError, TemplateError};
 pub use registry::{DEFAULT_PROVIDER, Registry};
-pub use target::{Context, Target};
+pub use target::{RenderContext, Target};
 
 /// The examples of the crate's README.md, compiled and run as doc tests so they stay true.
 #[cfg(doctest)]

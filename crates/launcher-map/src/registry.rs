@@ -9,7 +9,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use crate::config::{self, ConfigFile};
 use crate::error::{ConfigError, RenderError};
 use crate::launcher::{Launcher, Profile, ProviderDefault};
-use crate::target::{Context, Target};
+use crate::target::{RenderContext, Target};
 use crate::template::Values;
 
 /// The provider assumed when a session has none recorded (the JavaScript tool knew only Claude).
@@ -136,7 +136,7 @@ impl Registry {
 
     /// The one shell line that resumes `target`. Every value in it is shell-quoted; recorded
     /// paths have a leading `~` expanded to `cx.home`.
-    pub fn render(&self, target: &Target<'_>, cx: &Context) -> Result<String, RenderError> {
+    pub fn render(&self, target: &Target<'_>, cx: &RenderContext) -> Result<String, RenderError> {
         let provider = target
             .provider
             .map(str::trim)

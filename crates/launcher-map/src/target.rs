@@ -22,7 +22,7 @@ pub struct Target<'a> {
 /// The facts of the environment that rendering needs; the CLI fills them in, tests give their
 /// own.
 #[derive(Debug, Clone, Default)]
-pub struct Context {
+pub struct RenderContext {
     /// The user's home dir, for expanding `~` in recorded paths; `None` leaves `~/` to the shell.
     pub home: Option<Utf8PathBuf>,
 }

@@ -10,9 +10,9 @@
 //! use preflight::{Input, Verdict, preflight};
 //!
 //! let outcome = preflight(&Input {
-//!     provider: "claude".into(),
+//!     provider: Some("claude".into()),
 //!     session: Some("3f2c...".into()),
-//!     cwd: "/home/u/project".into(),
+//!     cwd: Some("/home/u/project".into()),
 //!     config_dir: Some("/home/u/.claude".into()),
 //!     ..Input::default()
 //! });
@@ -40,12 +40,14 @@ pub const MAX_CHAIN_HOPS: usize = 16;
 /// or from flags.
 #[derive(Debug, Clone, Default)]
 pub struct Input {
-    /// The provider: `claude`, `codex`, or another name. Empty: it cannot resume by id.
-    pub provider: String,
+    /// The provider: `claude`, `codex`, or another name. `None` (or blank): it cannot resume by
+    /// id.
+    pub provider: Option<String>,
     /// The id the next spawn would attempt to `--resume` ("held"), if any.
     pub session: Option<String>,
-    /// The session's working dir as recorded; `~` and symlinks are resolved here.
-    pub cwd: String,
+    /// The session's working dir as recorded; `~` and symlinks are resolved here. `None` (or
+    /// blank): not known.
+    pub cwd: Option<String>,
     /// The provider's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`). Empty: nothing to check.
     pub config_dir: Option<String>,
     /// The session whose conversation the pane shows, when no id is held.
@@ -312,18 +314,17 @@ fn non_empty(value: &Option<String>) -> Option<&str> {
 
 fn decide(input: &Input, trail: &mut Trail, cache: &claude::Cache) -> Decision {
     let home = input.home.as_deref();
-    let provider = input.provider.trim();
+    let Some(provider) = non_empty(&input.provider) else {
+        trail.step(
+            StepId::Provider,
+            false,
+            "this provider cannot resume a session by id",
+        );
+        return Decision::new(Verdict::Unknown, None);
+    };
     let is_codex = match provider {
         "claude" => false,
         "codex" => true,
-        "" => {
-            trail.step(
-                StepId::Provider,
-                false,
-                "this provider cannot resume a session by id",
-            );
-            return Decision::new(Verdict::Unknown, None);
-        }
         other => {
             trail.step(
                 StepId::Provider,
@@ -345,7 +346,14 @@ fn decide(input: &Input, trail: &mut Trail, cache: &claude::Cache) -> Decision {
     let config_dir = paths::expand_home(config_dir, home);
     let disk = if is_codex {
         Disk::Codex { home: config_dir }
-    } else if input.cwd.trim().is_empty() {
+    } else if let Some(cwd) = non_empty(&input.cwd) {
+        let cwd = cache.resolve_working_dir(cwd, home);
+        Disk::Claude {
+            project_dir: claude::project_dir(&config_dir, &cwd),
+            config_dir,
+            cache,
+        }
+    } else {
         trail.step(StepId::Provider, true, provider);
         trail.step(
             StepId::Transcript,
@@ -353,13 +361,6 @@ fn decide(input: &Input, trail: &mut Trail, cache: &claude::Cache) -> Decision {
             "no working dir known: nothing to check against",
         );
         return Decision::new(Verdict::Unknown, None);
-    } else {
-        let cwd = cache.resolve_working_dir(&input.cwd, home);
-        Disk::Claude {
-            project_dir: claude::project_dir(&config_dir, &cwd),
-            config_dir,
-            cache,
-        }
     };
     trail.step(
         StepId::Provider,
@@ -568,9 +569,9 @@ pub fn transcript_modified(input: &Input) -> Option<std::time::SystemTime> {
     let home = input.home.as_deref();
     let session = non_empty(&input.session)?;
     let config_dir = paths::expand_home(non_empty(&input.config_dir)?, home);
-    let path = match input.provider.trim() {
-        "claude" if !input.cwd.trim().is_empty() => {
-            let cwd = claude::resolve_working_dir(&input.cwd, home);
+    let path = match (non_empty(&input.provider)?, non_empty(&input.cwd)) {
+        ("claude", Some(cwd)) => {
+            let cwd = claude::resolve_working_dir(cwd, home);
             let project_dir = claude::project_dir(&config_dir, &cwd);
             // One `stat` where the CLI looks first; the wider look-up only when it is not there.
             let derived = claude::transcript_path(&project_dir, session)?;
@@ -579,7 +580,7 @@ pub fn transcript_modified(input: &Input) -> Option<std::time::SystemTime> {
             }
             claude::locate(&config_dir, &project_dir, session).path
         }
-        "codex" => codex::find_rollout(&config_dir, session)?,
+        ("codex", _) => codex::find_rollout(&config_dir, session)?,
         _ => return None,
     };
     std::fs::metadata(path).ok()?.modified().ok()

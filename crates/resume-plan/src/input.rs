@@ -57,9 +57,9 @@ pub fn preflight_input_excluding(
 pub fn entry_input(entry: &Entry, env: &Environment) -> preflight::Input {
     let provider = provider_of(entry);
     preflight::Input {
-        provider: provider.to_string(),
+        provider: Some(provider.to_string()),
         session: Some(entry.session.to_string()),
-        cwd: entry.cwd.clone().unwrap_or_default(),
+        cwd: entry.cwd.clone(),
         config_dir: entry
             .config_dir
             .clone()

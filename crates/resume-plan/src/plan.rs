@@ -120,7 +120,7 @@ impl<'a> Planner<'a> {
         let outcome = preflight::preflight_with(&input, &self.cache);
         self.excluded = std::mem::take(&mut input.excluded);
         self.excluded.extend(own);
-        let provider = input.provider.clone();
+        let provider = input.provider.clone().unwrap_or_default();
         let config_dir = input
             .config_dir
             .as_deref()
@@ -132,7 +132,7 @@ impl<'a> Planner<'a> {
         let retention = match (&session, &config_dir, provider.as_str()) {
             (Some(session), Some(config_dir), "claude") => preflight::claude_transcript_path_with(
                 config_dir.as_str(),
-                &input.cwd,
+                input.cwd.as_deref().unwrap_or_default(),
                 session,
                 input.home.as_deref(),
                 &self.cache,

@@ -38,7 +38,10 @@ pub fn render(
     session: &str,
     home: Option<Utf8PathBuf>,
 ) -> Result<String, RenderError> {
-    registry.render(&target(entry, session), &launcher_map::Context { home })
+    registry.render(
+        &target(entry, session),
+        &launcher_map::RenderContext { home },
+    )
 }
 
 /// Like [`render`], but a provider without a launcher gives no command instead of an error.

@@ -35,8 +35,8 @@ pub fn run(cx: &Context, args: PreflightArgs) -> Outcome {
                 ),
                 session: session.map(SessionId::into_string),
                 history_session: history.map(SessionId::into_string),
-                cwd: cwd.unwrap_or_default(),
-                provider: args.provider,
+                cwd,
+                provider: Some(args.provider),
                 chain: Vec::new(),
                 home: cx.home(),
             }
