@@ -176,17 +176,11 @@ fn every_failing_command_prints_one_versioned_json_document() {
     let fifo = env.root().join("fifo.json");
     test_support::sandbox::mkfifo(&fifo);
     let fifo = fifo.to_str().unwrap();
-    for command in [
-        &["record", "S", "SID", "REPO"][..],
-        &["lookup", "S"],
-        &["resume-cmd", "S"],
-        &["touch", "S"],
-        &["forget", "S"],
-        &["prune", "1h"],
-        &["list"],
-        &["preflight", "S"],
-        &["restore"],
-    ] {
+    // Every command that reads the index: `path` only names it, and the hooks print nothing.
+    for command in crate::matrix::COMMANDS
+        .into_iter()
+        .filter(|command| !matches!(command[0], "path" | "hook"))
+    {
         let args = [&["--path", fifo][..], command].concat();
         let document = error_of(&env, &args, 1);
         let message = document["error"]["message"].as_str().unwrap();
