@@ -21,19 +21,3 @@ pub fn offline_env(port: u16) -> Vec<(&'static str, String)> {
         ("CLAUDE_CODE_MAX_RETRIES", "0".to_string()),
     ]
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_port_is_closed_and_the_env_points_at_it() {
-        let port = closed_port().unwrap();
-        // Released: it can be bound again. (Connecting to it is no test: a connect to a free
-        // port in the ephemeral range can pick that same port as its source and connect to
-        // itself.)
-        assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
-        let env = offline_env(port);
-        assert_eq!(env[0].1, format!("http://127.0.0.1:{port}"));
-    }
-}
