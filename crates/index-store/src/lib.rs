@@ -101,6 +101,20 @@ pub enum StoreError {
     },
     #[error("cannot lock {path}: {cause}")]
     Lock { path: Utf8PathBuf, cause: io::Error },
+    /// The JavaScript tool's lock dir is stale but cannot be removed (it is not empty), so
+    /// neither that tool nor this one can take it; waited out like [`StoreError::LockTimeout`].
+    #[error(
+        "index at {path} cannot be locked: a lock dir {lock_dir} ({made}) that is not empty is \
+         in the way and cannot be removed ({cause}); remove it if no crash-resume-index process \
+         runs, then write again. Nothing was written; gave up after {waited:.1?}"
+    )]
+    LockDirInTheWay {
+        path: Utf8PathBuf,
+        lock_dir: Utf8PathBuf,
+        made: String,
+        cause: io::Error,
+        waited: Duration,
+    },
     #[error(
         "{path} is a symlink to {target}, and {reason}, so another user could point it \
          elsewhere; it was not followed. Replace the link with the file itself, or give the \
