@@ -9,7 +9,7 @@ use clap::CommandFactory;
 use etcetera::BaseStrategy;
 use index_core::text::escape;
 use index_core::{Entry, Millis, Provider, Record, Repo, Role, SessionId, SurfaceId};
-use index_store::{Durability, Store, StoreOptions, Warning};
+use index_store::{Durability, Forgotten, Store, StoreOptions, Warning};
 use launcher_map::{Context, Registry, RenderError, Target};
 
 use crate::Failure;
@@ -535,42 +535,58 @@ fn touch(global: &Global, surface: &str) -> Outcome {
 }
 
 fn forget(global: &Global, surface: &str) -> Outcome {
-    let updated = open_store(global)?.update(|index| index.forget(surface))?;
+    let updated = open_store(global)?.forget(surface)?;
     report(&updated.warnings);
     if global.json {
         print_json(&output::Forgotten::new(surface, updated.value.as_ref()))?;
     }
-    let Some(entry) = updated.value else {
-        return Err(Failure::NotFound(format!(
-            "no entry for surface {surface}; nothing forgotten"
-        )));
-    };
-    if !global.json {
-        print_line(&format!(
+    let text = match updated.value {
+        None => {
+            return Err(Failure::NotFound(format!(
+                "no entry for surface {surface}; nothing forgotten"
+            )));
+        }
+        Some(Forgotten::Entry(entry)) => format!(
             "forgot {} → {} ({})",
             escape(entry.surface.as_str()),
             escape(entry.session.as_str()),
             escape(entry.repo.as_str())
-        ))?;
+        ),
+        Some(Forgotten::Unusable(_)) => format!(
+            "forgot {}, an entry that could not be used (kept as it was in the file until now)",
+            escape(surface)
+        ),
+    };
+    if !global.json {
+        print_line(&text)?;
     }
     Ok(())
 }
 
 fn prune(global: &Global, max_age: &str) -> Outcome {
     let max_age = millis(parse_duration(max_age, "max age")?);
-    let updated = open_store(global)?
-        .update(|index| index.prune_inactive(max_age, now(), conversation_active))?;
+    let updated = open_store(global)?.prune(max_age, now(), conversation_active)?;
     report(&updated.warnings);
+    let pruned = updated.value;
     if global.json {
-        return print_json(&output::Pruned::new(&updated.value));
+        return print_json(&output::Pruned::new(&pruned));
     }
-    let mut text = format!("pruned {} entries", updated.value.len());
-    for entry in &updated.value {
+    let mut text = format!(
+        "pruned {} entries",
+        pruned.entries.len() + pruned.unusable.len()
+    );
+    for entry in &pruned.entries {
         text.push_str(&format!(
             "\n{}\t{}\t{}",
             escape(entry.surface.as_str()),
             escape(entry.session.as_str()),
             escape(entry.repo.as_str())
+        ));
+    }
+    for surface in &pruned.unusable {
+        text.push_str(&format!(
+            "\n{}\t(an entry that could not be used)",
+            escape(surface)
         ));
     }
     print_line(&text)

@@ -20,6 +20,7 @@ pub mod faults;
 pub mod format;
 mod location;
 mod lock;
+mod removal;
 mod sync;
 
 use std::fs;
@@ -37,6 +38,7 @@ pub use format::{Document, FORMAT_VERSION, Problem};
 pub use location::{
     Durability, default_index_path, durability, durability_with, resolve as resolve_path,
 };
+pub use removal::{Forgotten, Pruned};
 
 /// How a [`Store`] behaves.
 #[derive(Debug, Clone)]
@@ -372,6 +374,32 @@ impl Store {
         &self,
         change: impl FnOnce(&mut Index) -> T,
     ) -> Result<Updated<T>, StoreError> {
+        self.update_document(|document| change(&mut document.index))
+    }
+
+    /// Drops the entry of `surface` under the lock: the usable one, or else one kept verbatim
+    /// because it could not be used (which `resume-cmd` refuses); `None` when there is neither.
+    pub fn forget(&self, surface: &str) -> Result<Updated<Option<Forgotten>>, StoreError> {
+        self.update_document(|document| removal::forget(document, surface))
+    }
+
+    /// Drops, under the lock, every entry not active within `max_age`
+    /// ([`Index::prune_inactive`]), and every unusable one whose readable timestamps
+    /// (`captured_at`, `last_active`) are all older than that; one with none readable stays.
+    pub fn prune(
+        &self,
+        max_age: index_core::Millis,
+        now: index_core::Millis,
+        conversation_active: impl Fn(&index_core::Entry) -> Option<index_core::Millis>,
+    ) -> Result<Updated<Pruned>, StoreError> {
+        self.update_document(|document| removal::prune(document, max_age, now, conversation_active))
+    }
+
+    /// [`Store::update`] of the whole document, unusable entries included.
+    fn update_document<T>(
+        &self,
+        change: impl FnOnce(&mut Document) -> T,
+    ) -> Result<Updated<T>, StoreError> {
         self.ensure_dir()?;
         let lock_path = self.lock_path();
         let shared_dir = self.shared_lock_path();
@@ -388,7 +416,7 @@ impl Store {
 
     fn update_locked<T>(
         &self,
-        change: impl FnOnce(&mut Index) -> T,
+        change: impl FnOnce(&mut Document) -> T,
     ) -> Result<Updated<T>, StoreError> {
         faults::reach(faults::Point::Locked).map_err(|source| StoreError::Write {
             path: self.path.clone(),
@@ -411,8 +439,9 @@ impl Store {
                 (document, None)
             }
         };
+        let value = change(&mut document);
+        // After the change: an unusable entry it dropped is no longer a problem of the file.
         warnings.extend(self.problems(&document));
-        let value = change(&mut document.index);
         let bytes = format::serialize(&document);
         let written = previous.as_deref() != Some(bytes.as_slice());
         if written {
@@ -437,6 +466,10 @@ impl Store {
         document
             .problems
             .iter()
+            .filter(|problem| match problem {
+                Problem::UnusableEntry { surface, .. } => document.unusable.contains_key(surface),
+                Problem::DuplicateSession { .. } => true,
+            })
             .map(|problem| Warning::Problem {
                 path: self.path.clone(),
                 problem: problem.clone(),
