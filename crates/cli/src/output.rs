@@ -98,7 +98,7 @@ pub struct Forgotten<'a> {
 impl<'a> Forgotten<'a> {
     pub fn new(surface: &'a str, forgotten: Option<&'a index_store::Forgotten>) -> Self {
         let (entry, unusable) = match forgotten {
-            Some(index_store::Forgotten::Entry(entry)) => (Some(entry), None),
+            Some(index_store::Forgotten::Entry(entry)) => (Some(entry.as_ref()), None),
             Some(index_store::Forgotten::Unusable(raw)) => (None, Some(raw)),
             None => (None, None),
         };

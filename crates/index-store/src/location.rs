@@ -28,7 +28,7 @@ pub(crate) fn utf8(path: PathBuf) -> Result<Utf8PathBuf, StoreError> {
 }
 
 /// Makes `path` absolute and follows a symlink at its end (a dotfile manager may link the
-/// index elsewhere); the directory part leads where [`real_location`] says, resolved even where
+/// index elsewhere); the directory part leads where `real_location` says, resolved even where
 /// it does not exist yet.
 ///
 /// A symlink is followed only when it is safe to, by the rule OpenSSH applies to its files:

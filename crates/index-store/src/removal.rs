@@ -14,7 +14,7 @@ use crate::format::{self, Document};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Forgotten {
     /// A usable entry.
-    Entry(Entry),
+    Entry(Box<Entry>),
     /// An entry kept verbatim because it could not be used: its stored JSON.
     Unusable(Value),
 }
@@ -32,7 +32,7 @@ pub struct Pruned {
 pub(crate) fn forget(document: &mut Document, surface: &str) -> Option<Forgotten> {
     let unusable = document.unusable.remove(surface);
     match document.index.forget(surface) {
-        Some(entry) => Some(Forgotten::Entry(entry)),
+        Some(entry) => Some(Forgotten::Entry(Box::new(entry))),
         None => unusable.map(Forgotten::Unusable),
     }
 }
