@@ -523,10 +523,7 @@ fn unusable_entries_can_be_forgotten_and_pruned_by_their_readable_age() {
             "previous_sessions": ["-x"],
         })
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64;
+    let now = crate::now_millis();
     env.write_index(&[
         unusable("t", 2.into()),
         unusable("old", 2.into()),
@@ -555,27 +552,13 @@ fn unusable_entries_can_be_forgotten_and_pruned_by_their_readable_age() {
         is_empty(),
         contains("nothing forgotten"),
     );
-    let pruned = crash_resume(&env)
-        .args(["--json", "prune", "1d"])
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let pruned: serde_json::Value = serde_json::from_slice(&pruned).unwrap();
+    let pruned = crate::json::json_of(&env, &["prune", "1d"], 0);
     assert_eq!(pruned["pruned"], serde_json::json!([]));
     assert_eq!(pruned["pruned_unusable"], serde_json::json!(["old"]));
     assert!(env.entry("old").is_none());
     assert!(env.entry("recent").is_some(), "active within the age");
     assert!(env.entry("ageless").is_some(), "no readable time: kept");
-    let forgotten = crash_resume(&env)
-        .args(["--json", "forget", "ageless"])
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let forgotten: serde_json::Value = serde_json::from_slice(&forgotten).unwrap();
+    let forgotten = crate::json::json_of(&env, &["forget", "ageless"], 0);
     assert_eq!(forgotten["forgotten"], serde_json::Value::Null);
     assert_eq!(forgotten["forgotten_unusable"]["surfaceId"], "ageless");
     assert!(env.entry("ageless").is_none());
