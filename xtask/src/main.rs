@@ -3,9 +3,10 @@
 //!
 //! - `test`: every test of the workspace: installs the pinned Claude Code CLI (the conformance
 //!   test runs it), then nextest for unit, integration and property tests, then the doc tests
-//!   (nextest does not run those), then each criterion benchmark once.
+//!   (nextest does not run those), then `resume-check`, then each criterion benchmark once.
 //! - `reboot-sim`: the whole crash-and-resume story in a sandbox (see `reboot_sim`).
 //! - `bench-cli`: the release binary timed end to end (see `bench_cli`).
+//! - `resume-check`: `resume-plan`'s example answers as the binary does (see `resume_check`).
 //! - `claude-cli install`: installs the pinned Claude Code CLI into the build dir and prints the
 //!   path of its executable (see `claude_cli`).
 //! - `codex-cli install`: the same for the pinned Codex CLI (see `codex_cli`).
@@ -16,6 +17,7 @@ mod bench_cli;
 mod claude_cli;
 mod codex_cli;
 mod reboot_sim;
+mod resume_check;
 mod workspace;
 
 use anyhow::{Result, bail};
@@ -32,6 +34,7 @@ fn main() -> Result<()> {
         "codex-cli" => codex_cli_task(&rest),
         "reboot-sim" => reboot_sim::run(&rest),
         "bench-cli" => bench_cli::run(&rest),
+        "resume-check" => resume_check::run_check(),
         _ => {
             eprintln!("{USAGE}");
             bail!("unknown task {task:?}")
@@ -47,6 +50,7 @@ tasks:
                         the whole crash-and-resume story in a sandbox, checked pane by pane
   bench-cli [--runs N] [--plan]  time the release binary end to end (median, p95) at 1k and 10k
                         entries, and the restore plan from 1k to 10k (--plan: only that)
+  resume-check          resume-plan's example against `crash-resume --json restore --all`
   claude-cli install    install the pinned Claude Code CLI into the build dir, print its path
   codex-cli install     install the pinned Codex CLI into the build dir, print its path";
 
@@ -90,6 +94,7 @@ fn test(extra: &[String]) -> Result<()> {
         .args(["--features", "preflight/real-cli,crash-resume/real-cli"])
         .args(extra))?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
+    resume_check::run_check()?;
     // The criterion benchmarks, each run once, so they cannot rot.
     run(cargo().args(["test", "--workspace", "--benches"]))
 }

@@ -209,7 +209,7 @@ pub enum HookCommand {
   crash-resume hook install claude --settings ~/.claude-work/settings.json --dry-run")]
     Install {
         #[arg(value_enum)]
-        agent: crate::hook::Agent,
+        agent: Agent,
         /// The hook file [default: claude: $CLAUDE_CONFIG_DIR/settings.json, else
         /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json]
         #[arg(long, value_name = "FILE")]
@@ -236,4 +236,21 @@ pub struct RestoreArgs {
     /// The tmux server's socket name (`tmux -L NAME`) [default: the default server, or $TMUX's]
     #[arg(long, value_name = "NAME", env = "CRASH_RESUME_TMUX_SOCKET")]
     pub tmux_socket: Option<String>,
+}
+
+/// The agents whose hooks this binary understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    Claude,
+    Codex,
+}
+
+impl Agent {
+    /// The provider name the index records for this agent.
+    pub fn provider(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+        }
+    }
 }

@@ -1,10 +1,16 @@
 //! The `--json` documents: a stable, versioned API. Every document carries `"version"`; entries
 //! are shown in the index file's own format.
 
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::anyhow;
 use camino::Utf8Path;
-use index_core::{Entry, Recorded as CoreRecorded, SessionId, SurfaceId, Value};
+use index_core::{Entry, Millis, Recorded as CoreRecorded, SessionId, SurfaceId, Value};
 use index_store::Durability;
 use serde::Serialize;
+
+use crate::error::Failure;
 
 /// The version of these documents; bumped on any incompatible change.
 pub const OUTPUT_VERSION: u32 = 1;
@@ -250,4 +256,22 @@ pub fn preflight_text(outcome: &preflight::Outcome) -> String {
     }
     text.push_str(&format!(" in {:.2} ms", outcome.duration_ms));
     text
+}
+
+pub fn print_line(text: &str) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{text}")
+        .and_then(|()| stdout.flush())
+        .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout")))
+}
+
+pub fn print_json(value: &impl Serialize) -> Result<(), Failure> {
+    let text =
+        serde_json::to_string_pretty(value).map_err(|error| Failure::Failed(error.into()))?;
+    print_line(&text)
+}
+
+/// An age for people, to the second: `3h 2m 5s`.
+pub fn format_age(age: Millis) -> humantime::FormattedDuration {
+    humantime::format_duration(Duration::from_secs(age / 1000))
 }

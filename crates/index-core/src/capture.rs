@@ -19,10 +19,15 @@ pub enum SurfaceHint {
 /// A program with panes whose pane id the environment carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Multiplexer {
+    /// cmux (`CMUX_SURFACE_ID`).
     Cmux,
+    /// tmux (`TMUX_PANE`).
     Tmux,
+    /// Zellij (`ZELLIJ_PANE_ID`).
     Zellij,
+    /// WezTerm (`WEZTERM_PANE`).
     Wezterm,
+    /// kitty (`KITTY_WINDOW_ID`).
     Kitty,
 }
 
@@ -67,6 +72,7 @@ impl Multiplexer {
 /// A process above the agent in the process tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ancestor {
+    /// The process id.
     pub pid: u32,
     /// The executable's base name.
     pub name: String,
@@ -85,6 +91,7 @@ pub struct SurfaceEvidence {
 /// Which surface the agent runs in, or why none can be named.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SurfaceDecision {
+    /// A surface named from this hint.
     Named(SurfaceHint),
     /// No multiplexer variable is set.
     Unnamed,
@@ -225,19 +232,34 @@ pub fn decide_surface(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HookEvent {
     /// A session started: `startup`, `resume`, `clear`, `compact`, `fork` (or none given).
-    SessionStart { source: Option<String> },
+    SessionStart {
+        /// What started it, as the agent reported it.
+        source: Option<String>,
+    },
     /// A session ended; `clean` when the user exited or logged out (a crash sends nothing).
-    SessionEnd { reason: Option<String>, clean: bool },
+    SessionEnd {
+        /// Why, in words.
+        reason: Option<String>,
+        /// Whether the user ended it on purpose.
+        clean: bool,
+    },
     /// Any other event (a prompt submitted, a turn stopped): the session is alive.
-    Activity { name: String },
+    Activity {
+        /// The event's name, such as `Stop`.
+        name: String,
+    },
 }
 
 /// An agent hook's payload, as far as capture needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookPayload {
+    /// The session id.
     pub session: String,
+    /// The working dir the agent runs in.
     pub cwd: Option<String>,
+    /// Where the agent writes the conversation.
     pub transcript_path: Option<String>,
+    /// What happened.
     pub event: HookEvent,
 }
 

@@ -18,10 +18,15 @@ pub const MAX_ID_BYTES: usize = 512;
 /// Which kind of id a value was meant to be; used in error messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdKind {
+    /// A surface id.
     Surface,
+    /// A session id.
     Session,
+    /// A repo name.
     Repo,
+    /// A role.
     Role,
+    /// A provider name.
     Provider,
     /// The working dir a session runs in (not an id, but held to the same character rule).
     WorkingDir,
@@ -47,20 +52,47 @@ impl fmt::Display for IdKind {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum InvalidId {
     #[error("{kind} is empty; give a non-empty value")]
-    Empty { kind: IdKind },
+    /// The value is empty.
+    Empty {
+        /// Which kind of value.
+        kind: IdKind,
+    },
     #[error("{kind} is only whitespace; give a non-blank value")]
-    Blank { kind: IdKind },
+    /// The value holds only spaces.
+    Blank {
+        /// Which kind of value.
+        kind: IdKind,
+    },
     #[error("{kind} contains a control character (U+{code:04X}) at byte {at}; remove it")]
-    Control { kind: IdKind, code: u32, at: usize },
+    /// The value holds a control character.
+    Control {
+        /// Which kind of value.
+        kind: IdKind,
+        /// The control character's code point.
+        code: u32,
+        /// Its byte offset.
+        at: usize,
+    },
     #[error("{kind} is {len} bytes long; at most {max} bytes are allowed", max = MAX_ID_BYTES)]
-    TooLong { kind: IdKind, len: usize },
+    /// The value is longer than allowed.
+    TooLong {
+        /// Which kind of value.
+        kind: IdKind,
+        /// The value's length in bytes.
+        len: usize,
+    },
     #[error(
         "{kind} begins with '-', so an agent would read it as an option; give the id the agent printed"
     )]
-    OptionLike { kind: IdKind },
+    /// A session id that begins with `-`, which a command line would take for an option.
+    OptionLike {
+        /// Which kind of value.
+        kind: IdKind,
+    },
 }
 
 impl InvalidId {
+    /// Which kind of value was refused.
     pub fn kind(&self) -> IdKind {
         match *self {
             InvalidId::Empty { kind }
@@ -129,10 +161,12 @@ macro_rules! id_type {
                 Ok(Self(CompactString::from(value)))
             }
 
+            /// The value as text.
             pub fn as_str(&self) -> &str {
                 &self.0
             }
 
+            /// The value as an owned string.
             pub fn into_string(self) -> String {
                 self.0.into_string()
             }

@@ -8,6 +8,8 @@
 //! a surface keeps the ids it held before (its session chain, newest last, bounded), and one
 //! session is bound to at most one surface.
 
+#![deny(missing_docs)]
+
 pub mod capture;
 mod ids;
 pub mod text;
@@ -28,15 +30,19 @@ pub const MAX_PREVIOUS_SESSIONS: usize = 16;
 /// One surface's record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
+    /// The surface the session runs in.
     pub surface: SurfaceId,
     /// The session the surface holds now: the head of its chain.
     pub session: SessionId,
+    /// The repo the session works in.
     pub repo: Repo,
+    /// The session's role, such as `lead`, if one was given.
     pub role: Option<Role>,
     /// First sight of the surface.
     pub captured_at: Millis,
     /// Bumped by every record and touch; absent in some older files.
     pub last_active: Option<Millis>,
+    /// The agent CLI, such as `claude` or `codex`, if recorded.
     pub provider: Option<Provider>,
     /// The working dir the session was launched in, as recorded (unexpanded).
     pub cwd: Option<String>,
@@ -108,12 +114,19 @@ impl Entry {
 /// The input of [`Index::record`]. Optional fields that are `None` keep the entry's prior value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
+    /// The surface the session runs in.
     pub surface: SurfaceId,
+    /// The session id.
     pub session: SessionId,
+    /// The repo the session works in.
     pub repo: Repo,
+    /// The session's role, such as `lead`, if one was given.
     pub role: Option<Role>,
+    /// The agent CLI, such as `claude` or `codex`, if recorded.
     pub provider: Option<Provider>,
+    /// The working dir, if recorded.
     pub cwd: Option<String>,
+    /// The provider's config dir, if recorded.
     pub config_dir: Option<String>,
 }
 
@@ -159,7 +172,9 @@ pub struct Recorded {
 /// the same session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conflict {
+    /// The entry that was dropped.
     pub dropped: Entry,
+    /// The surface that now holds the session.
     pub kept: SurfaceId,
 }
 
@@ -360,6 +375,7 @@ impl Index {
         }
     }
 
+    /// The entry of `surface`, if any.
     pub fn lookup(&self, surface: &str) -> Option<&Entry> {
         self.entries.get(surface)
     }
@@ -422,10 +438,12 @@ impl Index {
         entries
     }
 
+    /// How many entries the index holds.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether the index holds no entry.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

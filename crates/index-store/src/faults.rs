@@ -30,7 +30,10 @@ pub enum Point {
     Renamed,
 }
 
+// Used by the fault points, which only the `fault-injection` feature compiles in.
+#[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
 impl Point {
+    /// Every point, in the order the write path reaches them.
     pub const ALL: [Point; 5] = [
         Point::Locked,
         Point::TempWritten,
@@ -39,6 +42,7 @@ impl Point {
         Point::Renamed,
     ];
 
+    /// The point's name in `CRASH_RESUME_FAULT`.
     pub fn name(self) -> &'static str {
         match self {
             Point::Locked => "locked",

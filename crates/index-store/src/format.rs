@@ -25,19 +25,32 @@ pub const FORMAT_VERSION: u64 = 1;
 
 /// Per-entry field names, as the JavaScript tool wrote them, then our additions.
 pub mod field {
+    /// The surface id.
     pub const SURFACE: &str = "surfaceId";
+    /// The session id.
     pub const SESSION: &str = "sessionId";
+    /// The repo.
     pub const REPO: &str = "repo";
+    /// The role.
     pub const ROLE: &str = "role";
+    /// When the entry was recorded.
     pub const CAPTURED_AT: &str = "captured_at";
+    /// When the session was last seen active.
     pub const LAST_ACTIVE: &str = "last_active";
+    /// The provider.
     pub const PROVIDER: &str = "provider";
+    /// The working dir.
     pub const CWD: &str = "cwd";
+    /// The provider's config dir.
     pub const CONFIG_DIR: &str = "config_dir";
+    /// The surface's earlier session ids, oldest first.
     pub const PREVIOUS_SESSIONS: &str = "previous_sessions";
+    /// When the session ended cleanly.
     pub const ENDED_AT: &str = "ended_at";
+    /// When a restore last claimed the surface.
     pub const RESTORE_CLAIMED_AT: &str = "restore_claimed_at";
 
+    /// Every field this version knows.
     pub const KNOWN: [&str; 12] = [
         SURFACE,
         SESSION,
@@ -66,6 +79,7 @@ pub enum ParseError {
 /// An index file as read: the usable index plus everything needed to write the rest back.
 #[derive(Debug, Clone, Default)]
 pub struct Document {
+    /// The index the file holds.
     pub index: Index,
     /// Entries that could not be used (missing or invalid required fields), kept verbatim.
     pub unusable: Map<String, Value>,
@@ -79,11 +93,19 @@ pub struct Document {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Problem {
     /// An entry kept verbatim but not used.
-    UnusableEntry { surface: String, reason: String },
+    UnusableEntry {
+        /// The entry's surface.
+        surface: String,
+        /// Why it could not be used.
+        reason: String,
+    },
     /// Two entries held one session; the older was dropped.
     DuplicateSession {
+        /// The session id.
         session: String,
+        /// The surface whose entry was dropped.
         dropped: String,
+        /// The surface that keeps the session.
         kept: String,
     },
 }
@@ -110,8 +132,16 @@ pub fn parse_one(bytes: &[u8], surface: &str) -> Option<Option<Entry>> {
     fast::parse_one(bytes, surface)
 }
 
-/// The general path of [`parse`] alone (public so tests can hold the fast path to it).
-pub fn parse_general(bytes: &[u8]) -> Result<Document, ParseError> {
+/// The general path of [`parse`] alone, for tests that hold the fast path to it: a test hook,
+/// public only with the `fault-injection` feature, and hidden from the docs.
+#[cfg(feature = "fault-injection")]
+#[doc(hidden)]
+pub fn parse_general_for_tests(bytes: &[u8]) -> Result<Document, ParseError> {
+    parse_general(bytes)
+}
+
+/// The general path of [`parse`] alone.
+pub(crate) fn parse_general(bytes: &[u8]) -> Result<Document, ParseError> {
     let Some(mut top) = members(bytes)? else {
         return Err(ParseError::Corrupt(
             "the top level is not a JSON object".into(),
@@ -380,26 +410,39 @@ fn previous_sessions(object: &Map<String, Value>) -> Result<Vec<SessionId>, Stri
 #[derive(Debug, Serialize)]
 pub struct EntryV1<'a> {
     #[serde(rename = "surfaceId")]
+    /// The surface id.
     pub surface_id: &'a str,
     #[serde(rename = "sessionId")]
+    /// The session id.
     pub session_id: &'a str,
+    /// The repo.
     pub repo: &'a str,
+    /// The role, if any.
     pub role: Option<&'a str>,
+    /// When the entry was recorded.
     pub captured_at: Millis,
+    /// When the session was last seen active.
     pub last_active: Millis,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The provider, if recorded.
     pub provider: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The working dir, if recorded.
     pub cwd: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The config dir, if recorded.
     pub config_dir: Option<&'a str>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    /// Earlier session ids, oldest first.
     pub previous_sessions: Vec<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// When the session ended cleanly.
     pub ended_at: Option<Millis>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// When a restore last claimed the surface.
     pub restore_claimed_at: Option<Millis>,
     #[serde(flatten)]
+    /// Fields this version does not know, written back as they were.
     pub unknown_fields: &'a Map<String, Value>,
 }
 

@@ -16,7 +16,15 @@
 //!   `<index>.corrupt-<time>` (never deleted or overwritten), the backup generation is used when
 //!   there is one, and the caller gets a [`Warning`] saying where it went.
 
+#![deny(missing_docs)]
+
+// The crash points and file-operation recording are test hooks: public only with the
+// `fault-injection` feature that tests enable, and hidden from the docs even then.
+#[cfg(feature = "fault-injection")]
+#[doc(hidden)]
 pub mod faults;
+#[cfg(not(feature = "fault-injection"))]
+mod faults;
 pub mod format;
 mod location;
 mod lock;
@@ -36,7 +44,7 @@ use thiserror::Error;
 
 pub use format::{Document, FORMAT_VERSION, Problem};
 pub use location::{
-    Durability, default_index_path, durability, durability_with, resolve as resolve_path,
+    Durability, FILE_NAME, default_index_path, durability, durability_with, resolve as resolve_path,
 };
 pub use removal::{Forgotten, Pruned};
 
@@ -65,44 +73,93 @@ pub enum StoreError {
         "index path {path} is {reason}, which a reboot wipes; choose a durable path with --path \
          or CRASH_RESUME_INDEX_PATH, or pass --allow-volatile to accept that"
     )]
-    Volatile { path: Utf8PathBuf, reason: String },
+    /// The index is on a filesystem a reboot wipes.
+    Volatile {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// Why, in words.
+        reason: String,
+    },
     #[error("index path {} is not valid UTF-8; choose a path with a UTF-8 name", path.display())]
-    NotUtf8 { path: PathBuf },
+    /// The path is not UTF-8.
+    NotUtf8 {
+        /// The file concerned.
+        path: PathBuf,
+    },
     #[error(
         "cannot find the home directory to place the index in; set HOME, XDG_STATE_HOME or --path"
     )]
+    /// No home dir to place the default index in.
     NoHome,
     #[error("index path {path} is a directory; give the path of the index file itself")]
-    IsDirectory { path: Utf8PathBuf },
+    /// The path is a directory.
+    IsDirectory {
+        /// The file concerned.
+        path: Utf8PathBuf,
+    },
     #[error("cannot read index at {path}: {cause}")]
-    Read { path: Utf8PathBuf, cause: io::Error },
+    /// The index could not be read.
+    Read {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// The I/O error.
+        cause: io::Error,
+    },
     #[error(
         "cannot write {path}: {cause}; the index was left as it was: make the directory \
          writable, free some disk space, or choose another path with --path"
     )]
-    Write { path: Utf8PathBuf, cause: io::Error },
+    /// The index could not be written.
+    Write {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// The I/O error.
+        cause: io::Error,
+    },
     #[error(
         "the new {path} is in place but could not be synced to disk ({cause}); it may not \
          survive a power cut: check the disk, then run the command again"
     )]
-    NotDurable { path: Utf8PathBuf, cause: io::Error },
+    /// The write went through but could not be made durable (a sync failed).
+    NotDurable {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// The I/O error.
+        cause: io::Error,
+    },
     #[error(
         "index at {path} has format version {found}, newer than this crash-resume reads (up to \
          {supported}); upgrade crash-resume. The file was left untouched",
         supported = FORMAT_VERSION
     )]
-    NewerVersion { path: Utf8PathBuf, found: u64 },
+    /// The file was written by a newer version.
+    NewerVersion {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// The version the file declares.
+        found: u64,
+    },
     #[error(
         "index at {path} is locked by another process ({holder}); gave up after {waited:.1?}. \
          Nothing was written; try again once it finishes"
     )]
+    /// Another process held the lock past the deadline.
     LockTimeout {
+        /// The file concerned.
         path: Utf8PathBuf,
+        /// Who holds the lock: its pid and state, as far as known.
         holder: String,
+        /// How long the wait was.
         waited: Duration,
     },
     #[error("cannot lock {path}: {cause}")]
-    Lock { path: Utf8PathBuf, cause: io::Error },
+    /// The lock could not be taken.
+    Lock {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// The I/O error.
+        cause: io::Error,
+    },
     /// The JavaScript tool's lock dir is stale but cannot be removed (it is not empty), so
     /// neither that tool nor this one can take it; waited out like [`StoreError::LockTimeout`].
     #[error(
@@ -111,10 +168,15 @@ pub enum StoreError {
          runs, then write again. Nothing was written; gave up after {waited:.1?}"
     )]
     LockDirInTheWay {
+        /// The index file.
         path: Utf8PathBuf,
+        /// The lock dir in the way.
         lock_dir: Utf8PathBuf,
+        /// When it was made, as words ("made 21.0s ago").
         made: String,
+        /// Why it could not be removed.
         cause: io::Error,
+        /// How long the writer waited.
         waited: Duration,
     },
     #[error(
@@ -122,9 +184,13 @@ pub enum StoreError {
          elsewhere; it was not followed. Replace the link with the file itself, or give the \
          target's path instead"
     )]
+    /// A symlink on the path that another user could point elsewhere; it was not followed.
     UnsafeSymlink {
+        /// The symlink.
         path: Utf8PathBuf,
+        /// Where it points.
         target: Utf8PathBuf,
+        /// Why it is unsafe, in words.
         reason: String,
     },
 }
@@ -134,22 +200,36 @@ pub enum StoreError {
 pub enum Warning {
     /// The index did not parse; it was moved aside.
     Quarantined {
+        /// The file concerned.
         path: Utf8PathBuf,
+        /// Where the corrupt file was kept.
         moved_to: Utf8PathBuf,
+        /// Why, in words.
         reason: String,
+        /// Whether the index was rebuilt from the backup.
         from_backup: bool,
     },
     /// The index did not parse and could not be replaced by the repaired one (for example a
     /// read-only dir). `kept_copy` is the copy kept aside, when one could be made.
     CorruptInPlace {
+        /// The file concerned.
         path: Utf8PathBuf,
+        /// Why, in words.
         reason: String,
+        /// Whether the index was rebuilt from the backup.
         from_backup: bool,
+        /// Why the repaired index could not replace it.
         why_not_moved: String,
+        /// The copy kept aside, when one could be made.
         kept_copy: Option<Utf8PathBuf>,
     },
     /// Part of the file could not be used.
-    Problem { path: Utf8PathBuf, problem: Problem },
+    Problem {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// What was wrong.
+        problem: Problem,
+    },
 }
 
 impl std::fmt::Display for Warning {
@@ -228,7 +308,9 @@ impl std::fmt::Display for Warning {
 /// An index as read, with what the caller should report.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
+    /// The index.
     pub index: Index,
+    /// What the caller should tell the user.
     pub warnings: Vec<Warning>,
 }
 
@@ -239,6 +321,7 @@ pub struct Updated<T> {
     pub value: T,
     /// Whether a new generation was written (an update that changed nothing writes nothing).
     pub written: bool,
+    /// What the caller should tell the user.
     pub warnings: Vec<Warning>,
 }
 
@@ -843,7 +926,7 @@ fn utf8_lossy(path: &std::path::Path) -> Utf8PathBuf {
 }
 
 fn temp_prefix(path: &Utf8Path) -> String {
-    format!(".{}.", path.file_name().unwrap_or(location::FILE_NAME))
+    format!(".{}.", path.file_name().unwrap_or(FILE_NAME))
 }
 
 fn sidecar(path: &Utf8Path, suffix: &str) -> Utf8PathBuf {

@@ -144,6 +144,7 @@ fn unsafe_link(_link: &Path, _metadata: &std::fs::Metadata) -> Option<String> {
 /// Whether the index at a path would survive a reboot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Durability {
+    /// It survives a reboot.
     Durable,
     /// On a filesystem a reboot wipes; the text says why.
     Volatile(String),
@@ -165,7 +166,7 @@ const VOLATILE_PREFIXES: [&str; 8] = [
 /// Decides whether the index at `path` would survive a reboot. Both the path as given (made
 /// absolute) and its real location (symlinks followed, the file's own too) are checked: a
 /// symlink in `/tmp` goes with `/tmp` wherever it points, and a durable-looking name may lead
-/// into `/tmp`. Volatile is a path under one of [`VOLATILE_PREFIXES`] or the temp dir
+/// into `/tmp`. Volatile is a path under one of the volatile dirs (`/tmp`, `/dev/shm`, `/run`, and macOS's) or the temp dir
 /// (`$TMPDIR`, as [`std::env::temp_dir`] reads it), or one on tmpfs or ramfs as `statfs`
 /// reports for the real location's nearest existing ancestor.
 pub fn durability(path: &Utf8Path) -> Durability {

@@ -22,6 +22,7 @@ pub enum Forgotten {
 /// What [`crate::Store::prune`] dropped, each list sorted by surface.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Pruned {
+    /// Usable entries not active within the age.
     pub entries: Vec<Entry>,
     /// Surfaces of unusable entries whose readable timestamps were all older than the age.
     pub unusable: Vec<String>,

@@ -4,10 +4,10 @@ use std::hint::black_box;
 
 use camino::Utf8PathBuf;
 use criterion::{Criterion, criterion_group, criterion_main};
-use launcher_map::{Context, Registry, Target};
+use launcher_map::{Registry, RenderContext, Target};
 
 fn bench(c: &mut Criterion) {
-    let cx = Context {
+    let cx = RenderContext {
         home: Some(Utf8PathBuf::from("/home/u")),
     };
     let target = Target {

@@ -3,12 +3,80 @@
 
 use std::collections::BTreeMap;
 
-use camino::Utf8Path;
+use camino::{Utf8Path, Utf8PathBuf};
 use serde::Deserialize;
 
-use crate::error::ConfigError;
-use crate::registry::{Launcher, Profile, ProviderDefault, Registry};
+use crate::error::{ConfigError, toml_key};
+use crate::launcher::{Launcher, Profile, ProviderDefault};
 use crate::template::{Template, is_shell_name};
+
+/// A launcher config, read and validated; the registry applies it
+/// ([`crate::Registry`]'s `apply`).
+#[derive(Debug)]
+pub(crate) struct ConfigFile {
+    /// The file it was read from, for errors.
+    pub(crate) origin: Utf8PathBuf,
+    /// Provider defaults, each to be merged over the one of the same name.
+    pub(crate) providers: Vec<(String, ProviderPatch)>,
+    /// Repo launchers, keyed by repo name trimmed and lower-cased.
+    pub(crate) repos: BTreeMap<String, Launcher>,
+    /// Profiles, each replacing the one of the same name.
+    pub(crate) profiles: Vec<(String, Profile)>,
+    /// The profile the file selects.
+    pub(crate) profile: Option<String>,
+}
+
+/// A provider default as a file gives it: fields left out keep the values of the provider it
+/// overrides.
+#[derive(Debug)]
+pub(crate) struct ProviderPatch {
+    origin: Utf8PathBuf,
+    label: String,
+    template: Option<Template>,
+    config_env: Option<String>,
+    default_config_dir: Option<String>,
+    cd: Option<bool>,
+}
+
+impl ProviderPatch {
+    /// The provider default this patch makes over `overridden` (the provider of the same name
+    /// so far, if any).
+    pub(crate) fn merge(
+        self,
+        overridden: Option<&ProviderDefault>,
+    ) -> Result<ProviderDefault, ConfigError> {
+        let template = match (self.template, overridden) {
+            (Some(template), _) => template,
+            (None, Some(overridden)) => overridden.launcher.template.clone(),
+            (None, None) => {
+                return Err(ConfigError::Invalid {
+                    path: self.origin,
+                    key: self.label,
+                    reason: "has no `command`; give the command that resumes a session, such as \
+                             \"tool --resume {session}\""
+                        .to_owned(),
+                });
+            }
+        };
+        Ok(ProviderDefault {
+            launcher: Launcher {
+                label: self.label,
+                template,
+                cd: self
+                    .cd
+                    .or(overridden.map(|overridden| overridden.launcher.cd))
+                    .unwrap_or(true),
+                provider: None,
+            },
+            config_env: self
+                .config_env
+                .or_else(|| overridden.and_then(|overridden| overridden.config_env.clone())),
+            default_config_dir: self.default_config_dir.or_else(|| {
+                overridden.and_then(|overridden| overridden.default_config_dir.clone())
+            }),
+        })
+    }
+}
 
 /// The only format version there is; a file may say `version = 1`.
 const VERSION: u32 = 1;
@@ -55,11 +123,7 @@ struct ProfileEntry {
 /// Applies the launcher config `text` (read from `origin`) on top of `registry`.
 ///
 /// Nothing is changed when the file is refused.
-pub(crate) fn apply(
-    registry: &mut Registry,
-    text: &str,
-    origin: &Utf8Path,
-) -> Result<(), ConfigError> {
+pub(crate) fn parse(text: &str, origin: &Utf8Path) -> Result<ConfigFile, ConfigError> {
     let file: File = toml::from_str(text).map_err(|source| syntax_error(text, origin, source))?;
     let cx = Origin(origin);
     if let Some(version) = file.version.filter(|&version| version != VERSION) {
@@ -71,30 +135,27 @@ pub(crate) fn apply(
             ),
         ));
     }
-
-    let mut next = registry.clone();
-    for (name, entry) in file.providers {
-        let merged = cx.provider(&name, entry, next.providers.get(&name))?;
-        next.providers.insert(name, merged);
-    }
-    next.repos.extend(cx.repos("repos", file.repos)?);
-    for (name, entry) in file.profiles {
-        let key = format!("profiles.{}", toml_key(&name));
-        let profile = cx.profile(&key, entry)?;
-        next.profiles.insert(name, profile);
-    }
-    if let Some(name) = file.profile {
-        if !next.profiles.contains_key(&name) {
-            return Err(ConfigError::UnknownProfile {
-                known: next.profile_names(),
-                name,
-                file: Some(origin.to_owned()),
-            });
-        }
-        next.profile = Some(name);
-    }
-    *registry = next;
-    Ok(())
+    let providers = file
+        .providers
+        .into_iter()
+        .map(|(name, entry)| Ok((name.clone(), cx.provider(&name, entry)?)))
+        .collect::<Result<_, ConfigError>>()?;
+    let repos = cx.repos("repos", file.repos)?;
+    let profiles = file
+        .profiles
+        .into_iter()
+        .map(|(name, entry)| {
+            let key = format!("profiles.{}", toml_key(&name));
+            Ok((name, cx.profile(&key, entry)?))
+        })
+        .collect::<Result<_, ConfigError>>()?;
+    Ok(ConfigFile {
+        origin: origin.to_owned(),
+        providers,
+        repos,
+        profiles,
+        profile: file.profile,
+    })
 }
 
 fn syntax_error(text: &str, origin: &Utf8Path, source: toml::de::Error) -> ConfigError {
@@ -136,33 +197,18 @@ impl Origin<'_> {
         })
     }
 
-    /// A provider default; fields left out keep the values of the provider it overrides.
-    fn provider(
-        self,
-        name: &str,
-        entry: ProviderEntry,
-        overridden: Option<&ProviderDefault>,
-    ) -> Result<ProviderDefault, ConfigError> {
+    /// A provider default as the file gives it; fields left out are filled from the provider
+    /// it overrides when it is applied ([`ProviderPatch::merge`]).
+    fn provider(self, name: &str, entry: ProviderEntry) -> Result<ProviderPatch, ConfigError> {
         let key = format!("providers.{}", toml_key(name));
         if name.trim().is_empty() {
             return Err(self.invalid(key, "is not a provider name; name the provider".to_owned()));
         }
-        let template = match (&entry.command, overridden) {
-            (Some(command), _) => self.template(&key, command)?,
-            (None, Some(overridden)) => overridden.launcher.template.clone(),
-            (None, None) => {
-                return Err(self.invalid(
-                    key,
-                    "has no `command`; give the command that resumes a session, such as \
-                     \"tool --resume {session}\""
-                        .to_owned(),
-                ));
-            }
-        };
-        let config_env = entry
+        if let Some(env) = entry
             .config_env
-            .or_else(|| overridden.and_then(|overridden| overridden.config_env.clone()));
-        if let Some(env) = config_env.as_deref().filter(|env| !is_shell_name(env)) {
+            .as_deref()
+            .filter(|env| !is_shell_name(env))
+        {
             return Err(self.invalid(
                 format!("{key}.config_env"),
                 format!(
@@ -171,20 +217,16 @@ impl Origin<'_> {
                 ),
             ));
         }
-        Ok(ProviderDefault {
-            launcher: Launcher {
-                label: key,
-                template,
-                cd: entry
-                    .cd
-                    .or(overridden.map(|overridden| overridden.launcher.cd))
-                    .unwrap_or(true),
-                provider: None,
-            },
-            config_env,
-            default_config_dir: entry.default_config_dir.or_else(|| {
-                overridden.and_then(|overridden| overridden.default_config_dir.clone())
-            }),
+        Ok(ProviderPatch {
+            template: entry
+                .command
+                .map(|command| self.template(&key, &command))
+                .transpose()?,
+            origin: self.0.to_owned(),
+            label: key,
+            config_env: entry.config_env,
+            default_config_dir: entry.default_config_dir,
+            cd: entry.cd,
         })
     }
 
@@ -247,18 +289,5 @@ impl Origin<'_> {
                 .map(|no_repo| self.launcher(format!("{key}.no_repo"), no_repo))
                 .transpose()?,
         })
-    }
-}
-
-/// A name as it would be written in a TOML key: bare when it can be, quoted otherwise.
-pub(crate) fn toml_key(name: &str) -> String {
-    let bare = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if bare {
-        name.to_owned()
-    } else {
-        format!("{name:?}")
     }
 }

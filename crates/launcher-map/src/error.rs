@@ -8,8 +8,10 @@ pub enum ConfigError {
     /// The file exists but cannot be read.
     #[error("cannot read launcher config {path}: {source}; make it a readable file or remove it")]
     Read {
+        /// The launcher config file.
         path: Utf8PathBuf,
         #[source]
+        /// The I/O error.
         source: std::io::Error,
     },
     /// The file is not TOML, or not the launcher format (a wrong type, an unknown key).
@@ -17,9 +19,13 @@ pub enum ConfigError {
         "launcher config {path} is invalid at line {line}, column {column}: {message}; fix the file"
     )]
     Syntax {
+        /// The launcher config file.
         path: Utf8PathBuf,
+        /// The line, from 1.
         line: usize,
+        /// The column, from 1.
         column: usize,
+        /// What the TOML parser said.
         message: String,
         /// The parser's own error (its message is `message`, stated once above; not a
         /// `source`, so that a printed chain does not state the cause twice).
@@ -28,18 +34,22 @@ pub enum ConfigError {
     /// A launcher's `command` cannot be used as a template.
     #[error("launcher config {path}: `{key}` {problem}")]
     Template {
+        /// The launcher config file.
         path: Utf8PathBuf,
         /// The TOML key of the command, such as `repos.api.command`.
         key: String,
         #[source]
+        /// What is wrong with the template.
         problem: TemplateError,
     },
     /// A value that is well-formed TOML but makes no sense as a launcher setting.
     #[error("launcher config {path}: `{key}` {reason}")]
     Invalid {
+        /// The launcher config file.
         path: Utf8PathBuf,
         /// The TOML key at fault.
         key: String,
+        /// What is wrong, in words.
         reason: String,
     },
     /// A profile was asked for by name (`--profile`, or `profile = ...` in a launcher config)
@@ -49,10 +59,12 @@ pub enum ConfigError {
          [profiles.{}] in launchers.toml",
         file.as_ref().map(|file| format!(" (chosen by `profile` in {file})")).unwrap_or_default(),
         known.join(", "),
-        crate::config::toml_key(name)
+        toml_key(name)
     )]
     UnknownProfile {
+        /// The name asked for.
         name: String,
+        /// The names that exist.
         known: Vec<String>,
         /// The launcher config that chose it; `None` when it came from the command line.
         file: Option<Utf8PathBuf>,
@@ -65,23 +77,33 @@ pub enum TemplateError {
     #[error(
         "cannot be split into words (an unclosed quote or a trailing backslash?); fix its quoting"
     )]
+    /// The command cannot be split into words (an unclosed quote).
     Unsplittable,
     #[error("is empty; give the command that resumes a session")]
+    /// The command is empty.
     Empty,
     #[error("contains a NUL byte, which no shell command can carry; remove it")]
+    /// The command holds a NUL byte.
     Nul,
     #[error(
         "uses an unknown placeholder `{{{name}}}`; use {{session}}, {{repo}}, {{repo_lower}}, \
          {{cwd}} or {{config_dir}}, or write `{{{{` and `}}}}` for literal braces"
     )]
-    UnknownPlaceholder { name: String },
+    /// A placeholder that is not one of the known fields.
+    UnknownPlaceholder {
+        /// The name asked for.
+        name: String,
+    },
     #[error("has a `{{` without a closing `}}`; write `{{{{` for a literal brace")]
+    /// A `{` without its `}`.
     UnclosedBrace,
     #[error("has a `}}` without an opening `{{`; write `}}}}` for a literal brace")]
+    /// A `}` without its `{`.
     StrayBrace,
     #[error(
         "does not use {{session}}, so it cannot resume a session; add {{session}} where the session id goes"
     )]
+    /// The command does not use `{session}`.
     NoSession,
 }
 
@@ -93,7 +115,10 @@ pub enum RenderError {
         "no launcher for provider `{provider}`; add a [providers.{provider}] launcher (or a \
          [repos.<repo>] one) to launchers.toml"
     )]
-    NoLauncher { provider: String },
+    NoLauncher {
+        /// The provider that has no launcher.
+        provider: String,
+    },
     /// A value contains a NUL byte, which no shell word can hold.
     #[error(
         "the {value} contains a NUL byte, which no shell command can carry; fix the recorded value"
@@ -110,7 +135,22 @@ pub enum RenderError {
     MissingValue {
         /// The launcher's key in launchers.toml, such as `repos.api`.
         launcher: String,
+        /// The placeholder, such as `{cwd}`.
         placeholder: &'static str,
+        /// The value it needs, such as `working dir`.
         value: &'static str,
     },
+}
+
+/// A name as it would be written in a TOML key: bare when it can be, quoted otherwise.
+pub(crate) fn toml_key(name: &str) -> String {
+    let bare = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        name.to_owned()
+    } else {
+        format!("{name:?}")
+    }
 }

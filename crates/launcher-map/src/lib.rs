@@ -3,9 +3,9 @@
 //!
 //! ```
 //! use camino::Utf8PathBuf;
-//! use launcher_map::{Context, Registry, Target};
+//! use launcher_map::{RenderContext, Registry, Target};
 //!
-//! let cx = Context { home: Some(Utf8PathBuf::from("/home/u")) };
+//! let cx = RenderContext { home: Some(Utf8PathBuf::from("/home/u")) };
 //! let target = Target {
 //!     session: "01J-orc-lead-xyz",
 //!     cwd: Some("~/my proj"),
@@ -31,7 +31,7 @@
 //!
 //! Every value is shell-quoted (a value that needs no quoting stays bare); a NUL byte, which no
 //! shell word can hold, is an error. A leading `~` in a recorded path is replaced by
-//! [`Context::home`] first, since a quoted `~` does not expand; with no home known, the `~/` is
+//! [`RenderContext::home`] first, since a quoted `~` does not expand; with no home known, the `~/` is
 //! left bare for the shell to expand.
 //!
 //! The built-in `golems` profile reproduces the JavaScript crash-resume-index exactly:
@@ -86,39 +86,18 @@
 //! `no_repo`), the provider's default. A profile defined in the file replaces a built-in one of
 //! the same name.
 
+#![deny(missing_docs)]
+
 mod config;
 mod error;
+mod launcher;
 mod registry;
+mod target;
 mod template;
-
-use camino::Utf8PathBuf;
 
 pub use error::{ConfigError, RenderError, TemplateError};
 pub use registry::{DEFAULT_PROVIDER, Registry};
-
-/// What is known of the session to resume, as plain values, so that a program can use this
-/// crate without `index-core`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Target<'a> {
-    /// The agent CLI, such as `claude` or `codex`; `None` (or blank) means [`DEFAULT_PROVIDER`].
-    pub provider: Option<&'a str>,
-    /// The session id to resume.
-    pub session: &'a str,
-    /// The repo the session works in; used to choose a launcher. Blank counts as `None`.
-    pub repo: Option<&'a str>,
-    /// The working dir the session ran in, as recorded (`~` is expanded). Empty counts as `None`.
-    pub cwd: Option<&'a str>,
-    /// The provider's config dir, as recorded (`~` is expanded). Empty counts as `None`.
-    pub config_dir: Option<&'a str>,
-}
-
-/// The facts of the environment that rendering needs; the CLI fills them in, tests give their
-/// own.
-#[derive(Debug, Clone, Default)]
-pub struct Context {
-    /// The user's home dir, for expanding `~` in recorded paths; `None` leaves `~/` to the shell.
-    pub home: Option<Utf8PathBuf>,
-}
+pub use target::{RenderContext, Target};
 
 /// The examples of the crate's README.md, compiled and run as doc tests so they stay true.
 #[cfg(doctest)]

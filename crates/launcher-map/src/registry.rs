@@ -3,94 +3,20 @@
 
 use std::collections::BTreeMap;
 
+use agent_paths::expand_home;
 use camino::{Utf8Path, Utf8PathBuf};
-use preflight::paths::expand_home;
 
+use crate::config::{self, ConfigFile};
 use crate::error::{ConfigError, RenderError};
-use crate::template::{Field, Template, Values, Word};
-use crate::{Context, Target, config};
+use crate::launcher::{Launcher, Profile, ProviderDefault};
+use crate::target::{RenderContext, Target};
+use crate::template::Values;
 
 /// The provider assumed when a session has none recorded (the JavaScript tool knew only Claude).
-pub const DEFAULT_PROVIDER: &str = "claude";
+pub const DEFAULT_PROVIDER: &str = agent_paths::DEFAULT_PROVIDER;
 
 /// The built-in launchers, in the `launchers.toml` format.
 const BUILTIN: &str = include_str!("builtin.toml");
-
-/// One way to resume a session: a command template, optionally run in the session's dir.
-#[derive(Debug, Clone)]
-pub(crate) struct Launcher {
-    /// Where it was defined, such as `repos.api`, for error messages.
-    pub(crate) label: String,
-    pub(crate) template: Template,
-    /// Prefix `cd <cwd> &&` when the working dir is known.
-    pub(crate) cd: bool,
-    /// Used only for sessions of this provider; `None` for any.
-    pub(crate) provider: Option<String>,
-}
-
-impl Launcher {
-    fn applies_to(&self, provider: &str) -> bool {
-        self.provider.as_deref().is_none_or(|only| only == provider)
-    }
-
-    /// The whole line: `[cd <cwd> && ][<env>=<config dir> ]<command>`.
-    fn render(&self, values: &Values<'_>, config_env: Option<&str>) -> Result<String, RenderError> {
-        let mut line = String::new();
-        if let Some(cwd) = values.cwd.as_deref().filter(|_| self.cd) {
-            line.push_str("cd ");
-            if cwd.starts_with('-') {
-                line.push_str("-- ");
-            }
-            Word::field(Field::Cwd).render(values, &self.label, &mut line)?;
-            line.push_str(" && ");
-        }
-        if let Some(env) = config_env {
-            Word::assignment(env, Field::ConfigDir).render(values, &self.label, &mut line)?;
-            line.push(' ');
-        }
-        self.template.render(values, &self.label, &mut line)?;
-        Ok(line)
-    }
-}
-
-/// A provider's default launcher and how it finds its config dir.
-#[derive(Debug, Clone)]
-pub(crate) struct ProviderDefault {
-    pub(crate) launcher: Launcher,
-    /// The environment variable that points the provider at a config dir.
-    pub(crate) config_env: Option<String>,
-    /// The config dir the provider uses when `config_env` is unset, as written (`~/.claude`).
-    pub(crate) default_config_dir: Option<String>,
-}
-
-impl ProviderDefault {
-    /// The variable to set, when the session's config dir is known and not the default one.
-    fn config_env_for(&self, config_dir: Option<&str>, home: Option<&Utf8Path>) -> Option<&str> {
-        let config_env = self.config_env.as_deref()?;
-        let config_dir = config_dir?;
-        let is_default = self.default_config_dir.as_deref().is_some_and(|default| {
-            let default = expand_home(default, home);
-            same_dir(config_dir, default.as_str())
-        });
-        (!is_default).then_some(config_env)
-    }
-}
-
-/// Equal paths, ignoring trailing slashes.
-fn same_dir(a: &str, b: &str) -> bool {
-    a.trim_end_matches('/') == b.trim_end_matches('/')
-}
-
-/// A named set of launchers, chosen with `--profile` or the config's `profile` key.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Profile {
-    /// Keyed by repo name, trimmed and lower-cased.
-    pub(crate) repos: BTreeMap<String, Launcher>,
-    /// For sessions with a repo that `repos` does not list.
-    pub(crate) fallback: Option<Launcher>,
-    /// For sessions without a repo.
-    pub(crate) no_repo: Option<Launcher>,
-}
 
 /// Which command resumes which session: the built-in defaults, plus a `launchers.toml` if any.
 ///
@@ -121,12 +47,15 @@ impl Registry {
             profiles: BTreeMap::new(),
             profile: None,
         };
-        config::apply(
-            &mut registry,
-            BUILTIN,
-            Utf8Path::new("<built-in launchers>"),
-        )
-        .expect("the built-in launchers are a valid launcher config");
+        config::parse(BUILTIN, Utf8Path::new("<built-in launchers>"))
+            .and_then(|file| registry.apply(file))
+            .expect("the built-in launchers are a valid launcher config");
+        for facts in agent_paths::PROVIDERS {
+            if let Some(default) = registry.providers.get_mut(facts.name) {
+                default.config_env = Some(facts.config_env.to_owned());
+                default.default_config_dir = Some(facts.default_config_dir.to_owned());
+            }
+        }
         registry
     }
 
@@ -134,7 +63,7 @@ impl Registry {
     /// path named in errors.
     pub fn from_toml(text: &str, origin: &Utf8Path) -> Result<Registry, ConfigError> {
         let mut registry = Registry::builtin();
-        config::apply(&mut registry, text, origin)?;
+        registry.apply(config::parse(text, origin)?)?;
         Ok(registry)
     }
 
@@ -155,6 +84,32 @@ impl Registry {
                 source,
             }),
         }
+    }
+
+    /// Applies a validated launcher config on top of this registry: its providers override
+    /// (field by field) the ones of the same name, its repo launchers are added, its profiles
+    /// replace those of the same name, and its `profile` is selected. Nothing is changed when
+    /// the file is refused.
+    pub(crate) fn apply(&mut self, file: ConfigFile) -> Result<(), ConfigError> {
+        let mut next = self.clone();
+        for (name, patch) in file.providers {
+            let merged = patch.merge(next.providers.get(&name))?;
+            next.providers.insert(name, merged);
+        }
+        next.repos.extend(file.repos);
+        next.profiles.extend(file.profiles);
+        if let Some(name) = file.profile {
+            if !next.profiles.contains_key(&name) {
+                return Err(ConfigError::UnknownProfile {
+                    known: next.profile_names(),
+                    name,
+                    file: Some(file.origin),
+                });
+            }
+            next.profile = Some(name);
+        }
+        *self = next;
+        Ok(())
     }
 
     /// Selects the profile named `name`, replacing the config's choice.
@@ -181,7 +136,7 @@ impl Registry {
 
     /// The one shell line that resumes `target`. Every value in it is shell-quoted; recorded
     /// paths have a leading `~` expanded to `cx.home`.
-    pub fn render(&self, target: &Target<'_>, cx: &Context) -> Result<String, RenderError> {
+    pub fn render(&self, target: &Target<'_>, cx: &RenderContext) -> Result<String, RenderError> {
         let provider = target
             .provider
             .map(str::trim)

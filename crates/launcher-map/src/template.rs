@@ -9,8 +9,8 @@
 
 use std::borrow::Cow;
 
+use agent_paths::expand_home;
 use camino::Utf8Path;
-use preflight::paths::expand_home;
 
 use crate::error::{RenderError, TemplateError};
 

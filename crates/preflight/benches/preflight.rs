@@ -58,9 +58,9 @@ fn folder(root: &Utf8Path, size: usize) -> Folder {
 
 fn input(folder: &Folder, held: &str) -> Input {
     Input {
-        provider: "claude".into(),
+        provider: Some("claude".into()),
         session: Some(held.into()),
-        cwd: folder.cwd.to_string(),
+        cwd: Some(folder.cwd.to_string()),
         config_dir: Some(folder.config.to_string()),
         ..Input::default()
     }

@@ -113,6 +113,7 @@ pub enum Reachability {
 }
 
 impl Reachability {
+    /// Whether the CLI would load it.
     pub fn is_reachable(self) -> bool {
         self == Reachability::Reachable
     }
@@ -251,6 +252,7 @@ fn trim_line(line: &[u8]) -> &[u8] {
 /// Where the CLI would load a session from, and what is there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
+    /// Whether the CLI would load it, and why not.
     pub reachability: Reachability,
     /// The transcript the CLI would load when reachable; else the path derived from the
     /// working dir.
@@ -276,7 +278,9 @@ pub fn is_uuid(session: &str) -> bool {
 /// A transcript found by the recovery scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
+    /// The session id.
     pub session: String,
+    /// Its size in bytes.
     pub size: u64,
 }
 
@@ -670,9 +674,11 @@ pub const DEFAULT_CLEANUP_DAYS: u64 = 30;
 pub const RETENTION_MARGIN_DAYS: u64 = 5;
 
 /// A transcript close to Claude Code's retention cut-off.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub struct RetentionRisk {
+    /// How old the transcript is, in days.
     pub age_days: u64,
+    /// Claude Code's `cleanupPeriodDays` (30 unless set).
     pub cleanup_period_days: u64,
 }
 

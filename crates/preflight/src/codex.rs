@@ -65,6 +65,7 @@ pub enum Reachability {
 }
 
 impl Reachability {
+    /// Whether the CLI would load it.
     pub fn is_reachable(self) -> bool {
         self == Reachability::Reachable
     }
@@ -99,9 +100,11 @@ pub enum Source {
 /// The answer for one session id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
+    /// Whether the CLI would load it, and why not.
     pub reachability: Reachability,
     /// The rollout judged, or where it was looked for.
     pub path: Utf8PathBuf,
+    /// Where the rollout was found.
     pub source: Source,
 }
 
@@ -122,8 +125,11 @@ impl Located {
 /// A session's row in the `threads` table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThreadRow {
+    /// The rollout file the row names.
     pub rollout_path: Utf8PathBuf,
+    /// The working dir the thread ran in.
     pub cwd: String,
+    /// Whether the thread is archived.
     pub archived: bool,
 }
 

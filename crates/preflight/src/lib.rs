@@ -10,14 +10,16 @@
 //! use preflight::{Input, Verdict, preflight};
 //!
 //! let outcome = preflight(&Input {
-//!     provider: "claude".into(),
+//!     provider: Some("claude".into()),
 //!     session: Some("3f2c...".into()),
-//!     cwd: "/home/u/project".into(),
+//!     cwd: Some("/home/u/project".into()),
 //!     config_dir: Some("/home/u/.claude".into()),
 //!     ..Input::default()
 //! });
 //! if outcome.verdict == Verdict::Resume { /* claude --resume <outcome.session_id> */ }
 //! ```
+
+#![deny(missing_docs)]
 
 pub mod claude;
 pub mod codex;
@@ -38,12 +40,14 @@ pub const MAX_CHAIN_HOPS: usize = 16;
 /// or from flags.
 #[derive(Debug, Clone, Default)]
 pub struct Input {
-    /// The provider: `claude`, `codex`, or another name. Empty: it cannot resume by id.
-    pub provider: String,
+    /// The provider: `claude`, `codex`, or another name. `None` (or blank): it cannot resume by
+    /// id.
+    pub provider: Option<String>,
     /// The id the next spawn would attempt to `--resume` ("held"), if any.
     pub session: Option<String>,
-    /// The session's working dir as recorded; `~` and symlinks are resolved here.
-    pub cwd: String,
+    /// The session's working dir as recorded; `~` and symlinks are resolved here. `None` (or
+    /// blank): not known.
+    pub cwd: Option<String>,
     /// The provider's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`). Empty: nothing to check.
     pub config_dir: Option<String>,
     /// The session whose conversation the pane shows, when no id is held.
@@ -57,7 +61,7 @@ pub struct Input {
 }
 
 /// The answer, as the spawn path would act on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// `--resume <session_id>` will load the conversation.
@@ -83,20 +87,35 @@ impl Verdict {
     }
 }
 
+impl std::fmt::Display for Verdict {
+    /// The wire name ([`Verdict::as_str`]).
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
 /// Stable ids of the steps (labels may change, ids do not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StepId {
+    /// Whether the provider can resume by id.
     Provider,
+    /// The held id.
     SessionId,
+    /// The session the pane shows, when no id is held.
     History,
+    /// The gate: the chain's head.
     Chain,
+    /// The transcript check.
     Transcript,
+    /// The recovery retry.
     Recovery,
+    /// The recovery scan, as evidence.
     Scan,
 }
 
 impl StepId {
+    /// The step's label for people.
     pub fn label(self) -> &'static str {
         match self {
             StepId::Provider => "Checking provider",
@@ -113,22 +132,31 @@ impl StepId {
 /// One labelled step of the sequence. `ok = false` is how the sequence narrows, not an error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Step {
+    /// The step.
     pub id: StepId,
+    /// The step's label for people.
     pub label: &'static str,
+    /// Whether the step passed.
     pub ok: bool,
+    /// What it found.
     pub detail: String,
+    /// How long it took, in milliseconds.
     pub duration_ms: f64,
 }
 
 /// The verdict, the session that would actually load, the evidence, and the steps.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
+    /// The verdict.
     pub verdict: Verdict,
+    /// The session that would load.
     pub session_id: Option<String>,
     /// What the recovery scan found on disk when the verdict does not use it (row 6): evidence
     /// only, never a verdict.
     pub recoverable_session_id: Option<String>,
+    /// The steps, in order.
     pub steps: Vec<Step>,
+    /// How long it took, in milliseconds.
     pub duration_ms: f64,
 }
 
@@ -286,18 +314,17 @@ fn non_empty(value: &Option<String>) -> Option<&str> {
 
 fn decide(input: &Input, trail: &mut Trail, cache: &claude::Cache) -> Decision {
     let home = input.home.as_deref();
-    let provider = input.provider.trim();
+    let Some(provider) = non_empty(&input.provider) else {
+        trail.step(
+            StepId::Provider,
+            false,
+            "this provider cannot resume a session by id",
+        );
+        return Decision::new(Verdict::Unknown, None);
+    };
     let is_codex = match provider {
         "claude" => false,
         "codex" => true,
-        "" => {
-            trail.step(
-                StepId::Provider,
-                false,
-                "this provider cannot resume a session by id",
-            );
-            return Decision::new(Verdict::Unknown, None);
-        }
         other => {
             trail.step(
                 StepId::Provider,
@@ -319,7 +346,14 @@ fn decide(input: &Input, trail: &mut Trail, cache: &claude::Cache) -> Decision {
     let config_dir = paths::expand_home(config_dir, home);
     let disk = if is_codex {
         Disk::Codex { home: config_dir }
-    } else if input.cwd.trim().is_empty() {
+    } else if let Some(cwd) = non_empty(&input.cwd) {
+        let cwd = cache.resolve_working_dir(cwd, home);
+        Disk::Claude {
+            project_dir: claude::project_dir(&config_dir, &cwd),
+            config_dir,
+            cache,
+        }
+    } else {
         trail.step(StepId::Provider, true, provider);
         trail.step(
             StepId::Transcript,
@@ -327,13 +361,6 @@ fn decide(input: &Input, trail: &mut Trail, cache: &claude::Cache) -> Decision {
             "no working dir known: nothing to check against",
         );
         return Decision::new(Verdict::Unknown, None);
-    } else {
-        let cwd = cache.resolve_working_dir(&input.cwd, home);
-        Disk::Claude {
-            project_dir: claude::project_dir(&config_dir, &cwd),
-            config_dir,
-            cache,
-        }
     };
     trail.step(
         StepId::Provider,
@@ -542,9 +569,9 @@ pub fn transcript_modified(input: &Input) -> Option<std::time::SystemTime> {
     let home = input.home.as_deref();
     let session = non_empty(&input.session)?;
     let config_dir = paths::expand_home(non_empty(&input.config_dir)?, home);
-    let path = match input.provider.trim() {
-        "claude" if !input.cwd.trim().is_empty() => {
-            let cwd = claude::resolve_working_dir(&input.cwd, home);
+    let path = match (non_empty(&input.provider)?, non_empty(&input.cwd)) {
+        ("claude", Some(cwd)) => {
+            let cwd = claude::resolve_working_dir(cwd, home);
             let project_dir = claude::project_dir(&config_dir, &cwd);
             // One `stat` where the CLI looks first; the wider look-up only when it is not there.
             let derived = claude::transcript_path(&project_dir, session)?;
@@ -553,7 +580,7 @@ pub fn transcript_modified(input: &Input) -> Option<std::time::SystemTime> {
             }
             claude::locate(&config_dir, &project_dir, session).path
         }
-        "codex" => codex::find_rollout(&config_dir, session)?,
+        ("codex", _) => codex::find_rollout(&config_dir, session)?,
         _ => return None,
     };
     std::fs::metadata(path).ok()?.modified().ok()

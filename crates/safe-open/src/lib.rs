@@ -15,6 +15,8 @@
 //! Reads are bounded where the caller asks: [`read_head`] and [`read_tail`] never read more
 //! than their cap, whatever the file's size (a sparse file of gigabytes included).
 
+#![deny(missing_docs)]
+
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom};
 #[cfg(unix)]
@@ -147,6 +149,7 @@ pub fn read(path: &Path, symlinks: Symlinks) -> io::Result<Vec<u8>> {
 /// What a bounded read found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Part {
+    /// The bytes read, at most the cap.
     pub bytes: Vec<u8>,
     /// The file's size when it was opened.
     pub file_size: u64,

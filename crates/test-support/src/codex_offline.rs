@@ -2,9 +2,9 @@
 //! conformance test, the CLI's capture test and `cargo xtask reboot-sim --real-codex`.
 //!
 //! Codex runs in a network namespace with loopback alone (`unshare -n`), under
-//! `codex_offline.py` (its text is [`LAUNCHER`]), which brings loopback up, serves a mock of the
-//! Responses API on 127.0.0.1:[`PORT`] and kills by pid every process left in the namespace when
-//! its command ends. Codex finds the mock through [`config_toml`].
+//! `codex_offline.py` (its text is `LAUNCHER`), which brings loopback up, serves a mock of the
+//! Responses API on 127.0.0.1:`PORT` and kills by pid every process left in the namespace when
+//! its command ends. Codex finds the mock through `config_toml`.
 
 use std::path::{Path, PathBuf};
 

@@ -5,30 +5,14 @@
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::cases::{Expect, Truth};
 use super::crash::Writer;
 use super::stand_in::{Event, Kind};
 
-/// One surface of `crash-resume --json restore`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct PlanItem {
-    pub surface: String,
-    pub held_session: String,
-    pub ended_cleanly: bool,
-    pub verdict: String,
-    pub session_id: Option<String>,
-    pub command: Option<String>,
-    pub held_elsewhere: Option<String>,
-    pub applied: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Plan {
-    pub surfaces: Vec<PlanItem>,
-}
+/// One surface of `crash-resume --json restore`, as the library that makes the plan defines it.
+pub use resume_plan::PlanItem;
 
 /// What the simulation saw, from the crash on.
 #[derive(Debug)]
@@ -187,7 +171,7 @@ fn pane_row(truth: &Truth, seen: &Observed, real: bool) -> Row {
             match planned {
                 None => problems.push("not in the restore plan".into()),
                 Some(item) => {
-                    if item.verdict != "fresh"
+                    if item.verdict.as_str() != "fresh"
                         || item.session_id.is_some()
                         || item.command.is_some()
                     {
@@ -225,7 +209,8 @@ fn pane_row(truth: &Truth, seen: &Observed, real: bool) -> Row {
             match planned {
                 None => problems.push("not in the restore plan".into()),
                 Some(item) => {
-                    if item.verdict != want || item.session_id.as_deref() != Some(session) {
+                    if item.verdict.as_str() != want || item.session_id.as_deref() != Some(session)
+                    {
                         problems.push(format!(
                             "planned {} {:?}, not {want} {session}",
                             item.verdict, item.session_id

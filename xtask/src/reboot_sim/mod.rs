@@ -317,7 +317,7 @@ fn list_index(sandbox: &Sandbox) -> Result<(Value, String)> {
 }
 
 fn parse_plan(text: &str) -> Result<Vec<PlanItem>> {
-    let plan: checks::Plan =
+    let plan: resume_plan::Plan =
         serde_json::from_str(text).with_context(|| format!("not a restore plan: {text}"))?;
     Ok(plan.surfaces)
 }

@@ -694,9 +694,16 @@ fn eight_workers_a_thousand_operations_random_kills_the_index_equals_the_model()
         &env.backup_path(),
     );
     let log = std::fs::read_to_string(env.index_dir().join("hook.log")).unwrap_or_default();
+    // Under load a hook may hand its record to a background retry (a warning, and the worker
+    // waited for the retry); anything else logged is a hook that failed.
+    let failed: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("error:") || line.contains("warning:"))
+        .filter(|line| !line.contains("handed to a background retry"))
+        .collect();
     assert!(
-        !log.contains("error:") && !log.contains("warning:"),
-        "seed {seed}: a hook that exited 0 failed: {log}"
+        failed.is_empty(),
+        "seed {seed}: a hook that exited 0 failed: {failed:#?}"
     );
 
     // Each worker's own surfaces: the entry is one of the states the model allows.

@@ -7,7 +7,7 @@ mod providers;
 mod quoting;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use launcher_map::{Context, Registry, RenderError, Target};
+use launcher_map::{Registry, RenderContext, RenderError, Target};
 
 /// The home dir every test renders with; never the real one.
 const HOME: &str = "/home/u";
@@ -24,8 +24,8 @@ const S: Target<'static> = Target {
 /// The path config errors name in these tests.
 const ORIGIN: &str = "/cfg/crash-resume/launchers.toml";
 
-fn cx() -> Context {
-    Context {
+fn cx() -> RenderContext {
+    RenderContext {
         home: Some(Utf8PathBuf::from(HOME)),
     }
 }

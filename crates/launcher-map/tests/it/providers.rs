@@ -1,6 +1,6 @@
 //! Provider defaults: the command, the `cd`, and the config-dir assignment.
 
-use launcher_map::{Context, Registry, RenderError, Target};
+use launcher_map::{Registry, RenderContext, RenderError, Target};
 
 use crate::{S, check, cx, render_in};
 
@@ -161,7 +161,7 @@ fn tilde_paths_are_expanded_before_quoting() {
 
 #[test]
 fn without_a_home_tilde_is_left_to_the_shell() {
-    let no_home = Context { home: None };
+    let no_home = RenderContext { home: None };
     let render = |target: Target<'_>| Registry::builtin().render(&target, &no_home).unwrap();
     assert_eq!(
         render(Target {

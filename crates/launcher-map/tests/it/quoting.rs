@@ -3,7 +3,7 @@
 use std::process::Command;
 
 use camino::Utf8PathBuf;
-use launcher_map::{Context, Target};
+use launcher_map::{RenderContext, Target};
 use proptest::prelude::*;
 use test_support::process::stdout_of;
 
@@ -199,7 +199,7 @@ fn a_real_shell_expands_a_bare_tilde() {
         config_dir: Some("~/.claude work"),
         ..S
     };
-    let line = file.render(&target, &Context { home: None }).unwrap();
+    let line = file.render(&target, &RenderContext { home: None }).unwrap();
     assert_eq!(
         line.split(" sh -c ").next(),
         Some("cd ~/'my proj' && CLAUDE_CONFIG_DIR=~/'.claude work'")

@@ -406,9 +406,9 @@ fn prepare(base: &Utf8Path, index: usize, case: &'static Case) -> Prepared {
     );
     let reachability = located.reachability;
     let outcome = preflight::preflight(&Input {
-        provider: "claude".into(),
+        provider: Some("claude".into()),
         session: Some(session.clone()),
-        cwd: cwd.to_string(),
+        cwd: Some(cwd.to_string()),
         config_dir: Some(config.to_string()),
         home: Some(home.clone()),
         ..Input::default()

@@ -170,9 +170,9 @@ impl CodexCase {
 
     pub fn preflight(&self, session: &str) -> preflight::Outcome {
         preflight(&Input {
-            provider: "codex".into(),
+            provider: Some("codex".into()),
             session: Some(session.into()),
-            cwd: self.project.to_string(),
+            cwd: Some(self.project.to_string()),
             config_dir: Some(self.codex_home.to_string()),
             ..Input::default()
         })

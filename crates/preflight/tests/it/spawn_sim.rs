@@ -31,17 +31,15 @@ const MAX_HOPS: usize = 16;
 /// Plays the spawn path for Claude against the filesystem: the verdict and the session that would
 /// actually load.
 fn simulate(input: &Input) -> (Verdict, Option<String>) {
-    if input.provider.is_empty() {
+    let Some(provider) = non_empty(input.provider.as_deref()) else {
         return (Verdict::Unknown, None);
-    }
-    assert_eq!(
-        input.provider, "claude",
-        "the simulator plays Claude Code only"
-    );
+    };
+    assert_eq!(provider, "claude", "the simulator plays Claude Code only");
     let Some(config_dir) = non_empty(input.config_dir.as_deref()) else {
         return (Verdict::Unknown, None);
     };
-    let cli = SimulatedCli::new(config_dir, &input.cwd, input.home.as_deref());
+    let cwd = input.cwd.as_deref().unwrap_or_default();
+    let cli = SimulatedCli::new(config_dir, cwd, input.home.as_deref());
     match non_empty(input.session.as_deref()) {
         Some(held) => spawn_with_held_id(&cli, held, input),
         None => spawn_without_held_id(&cli, input),
@@ -634,13 +632,9 @@ fn lay_out(scenario: &Scenario) -> World {
         chain.push(POOL[held].to_owned());
     }
     let input = Input {
-        provider: if scenario.provider_empty {
-            String::new()
-        } else {
-            "claude".to_owned()
-        },
+        provider: (!scenario.provider_empty).then(|| "claude".to_owned()),
         session: scenario.held.map(|index| POOL[index].to_owned()),
-        cwd,
+        cwd: Some(cwd),
         config_dir: config_input,
         history_session: scenario.history.map(|index| POOL[index].to_owned()),
         chain,

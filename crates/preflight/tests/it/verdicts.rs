@@ -51,9 +51,9 @@ impl Sandbox {
 
     fn input(&self, held: Option<&str>) -> Input {
         Input {
-            provider: "claude".into(),
+            provider: Some("claude".into()),
             session: held.map(str::to_string),
-            cwd: self.cwd().into_string(),
+            cwd: Some(self.cwd().into_string()),
             config_dir: Some(self.config().into_string()),
             ..Input::default()
         }
@@ -83,7 +83,7 @@ fn row_1_a_provider_without_resume_by_id_is_unknown() {
     sandbox.conversation("S", 1);
     for provider in ["", "gemini", "aider"] {
         let input = Input {
-            provider: provider.into(),
+            provider: Some(provider.into()),
             ..sandbox.input(Some("S"))
         };
         let outcome = check(&input, Verdict::Unknown, None);
@@ -304,7 +304,7 @@ fn a_symlinked_working_dir_is_resolved_as_the_cli_resolves_it() {
     let link = sandbox.root.join("link");
     std::os::unix::fs::symlink(sandbox.cwd(), &link).unwrap();
     let input = Input {
-        cwd: link.to_string(),
+        cwd: Some(link.to_string()),
         ..sandbox.input(Some("S"))
     };
     check(&input, Verdict::Resume, Some("S"));
@@ -316,7 +316,7 @@ fn tilde_in_the_working_and_config_dirs_is_expanded() {
     sandbox.conversation("S", 1);
     let home = sandbox.root.clone();
     let input = Input {
-        cwd: "~/work/my proj".into(),
+        cwd: Some("~/work/my proj".into()),
         config_dir: Some("~/config".into()),
         home: Some(home),
         ..sandbox.input(Some("S"))
@@ -341,9 +341,9 @@ fn codex_resumes_a_present_rollout_and_never_recovers() {
     codex_rollout(&home, "2026/11/30", "abc", "{\"type\":\"session_meta\"}\n");
     codex_rollout(&home, "2026/11/29", "empty", "");
     let input = |held: &str| Input {
-        provider: "codex".into(),
+        provider: Some("codex".into()),
         session: Some(held.into()),
-        cwd: "/anywhere".into(),
+        cwd: Some("/anywhere".into()),
         config_dir: Some(home.to_string()),
         ..Input::default()
     };
@@ -492,9 +492,9 @@ fn a_shared_cache_answers_a_batch_as_each_input_alone() {
         ] {
             for excluded in [BTreeSet::new(), BTreeSet::from([uuid(2)])] {
                 inputs.push(Input {
-                    provider: "claude".into(),
+                    provider: Some("claude".into()),
                     session: Some(held.clone()),
-                    cwd: dir.to_string(),
+                    cwd: Some(dir.to_string()),
                     config_dir: Some(config.to_string()),
                     excluded,
                     history_session: (n == 3).then(|| uuid(1)),

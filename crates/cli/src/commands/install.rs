@@ -27,9 +27,10 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::args::Global;
-use crate::hook::{Agent, config_dir};
-use crate::{Failure, commands, output};
+use crate::args::Agent;
+use crate::context::Context;
+use crate::error::Failure;
+use crate::output;
 
 /// The hook events crash-resume installs itself for.
 const EVENTS: [&str; 2] = ["SessionStart", "SessionEnd"];
@@ -57,8 +58,8 @@ fn next_steps(agent: Agent, path: &Utf8Path) -> Option<String> {
     }
 }
 
-pub fn install(
-    global: &Global,
+pub fn run(
+    cx: &Context,
     agent: Agent,
     settings: Option<String>,
     dry_run: bool,
@@ -71,17 +72,17 @@ pub fn install(
             )));
         }
         Some(path) => Utf8PathBuf::from(path),
-        None => Utf8PathBuf::from(config_dir(agent).map_err(Failure::Failed)?)
+        None => Utf8PathBuf::from(cx.config_dir(agent).map_err(Failure::Failed)?)
             .join(hook_file_name(agent)),
     };
-    let command = hook_command(global, agent)?;
+    let command = hook_command(cx, agent)?;
     let file = HookFile {
         path: &path,
         command: &command,
         events: &EVENTS,
         given,
     };
-    install_command_hooks(global, &file, dry_run, |path| next_steps(agent, path))
+    install_command_hooks(cx, &file, dry_run, |path| next_steps(agent, path))
 }
 
 /// A hooks file to add a command hook to.
@@ -99,7 +100,7 @@ pub struct HookFile<'a> {
 /// followed when it is safe to, so a dotfile manager's link stays a link), creating the file
 /// when it is missing; prints what it did, and `next_steps` for the file written, if any.
 pub fn install_command_hooks(
-    global: &Global,
+    cx: &Context,
     file: &HookFile<'_>,
     dry_run: bool,
     next_steps: impl FnOnce(&Utf8Path) -> Option<String>,
@@ -116,7 +117,7 @@ pub fn install_command_hooks(
         let merged = String::from_utf8_lossy(&bytes).into_owned();
         let merged =
             RawValue::from_string(merged).map_err(|error| Failure::Failed(error.into()))?;
-        commands::print_json(&output::Installed::new(
+        output::print_json(&output::Installed::new(
             path.as_str(),
             &added,
             file.command,
@@ -124,7 +125,7 @@ pub fn install_command_hooks(
             dry_run.then_some(&*merged),
         ))
     };
-    if dry_run && global.json {
+    if dry_run && cx.json {
         return report(false);
     }
     if dry_run {
@@ -136,16 +137,16 @@ pub fn install_command_hooks(
                 format!("would add {}", added.join(" and "))
             }
         );
-        return commands::print_line(String::from_utf8_lossy(&bytes).trim_end());
+        return output::print_line(String::from_utf8_lossy(&bytes).trim_end());
     }
     if let Some(note) = next_steps(&path) {
         eprintln!("{note}");
     }
-    if added.is_empty() && global.json {
+    if added.is_empty() && cx.json {
         return report(false);
     }
     if added.is_empty() {
-        return commands::print_line(&format!("already installed in {path}"));
+        return output::print_line(&format!("already installed in {path}"));
     }
     if let Some(dir) = path.parent().filter(|dir| !dir.as_str().is_empty()) {
         safe_open::create_private_dirs(dir.as_std_path())
@@ -153,14 +154,14 @@ pub fn install_command_hooks(
             .map_err(Failure::Failed)?;
     }
     let backup = index_store::replace_file(&path, &bytes)?;
-    if global.json {
+    if cx.json {
         return report(true);
     }
     let kept = match backup {
         Some(backup) => format!(" (the previous version is kept as {backup})"),
         None => String::new(),
     };
-    commands::print_line(&format!(
+    output::print_line(&format!(
         "installed {} hooks into {path}: {}{kept}",
         added.join(" and "),
         file.command
@@ -357,7 +358,7 @@ impl<'de> Visitor<'de> for UniqueKeys {
 
 /// The command the agent runs: this binary, by absolute path, with the index path when one was
 /// chosen, every word shell-quoted.
-fn hook_command(global: &Global, agent: Agent) -> Result<String, Failure> {
+fn hook_command(cx: &Context, agent: Agent) -> Result<String, Failure> {
     let exe = std::env::current_exe()
         .context("cannot find this program's path")
         .map_err(Failure::Failed)?;
@@ -366,7 +367,7 @@ fn hook_command(global: &Global, agent: Agent) -> Result<String, Failure> {
         .into_string()
         .map_err(|_| Failure::Failed(anyhow!("this program's path is not valid UTF-8")))?;
     let mut words = vec![exe];
-    if let Some(path) = &global.path {
+    if let Some(path) = &cx.path {
         let absolute = std::path::absolute(path)
             .map_err(|error| Failure::Failed(error.into()))?
             .into_os_string()

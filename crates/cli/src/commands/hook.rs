@@ -14,13 +14,15 @@ use std::io::Write;
 use std::process::Command as Process;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, anyhow, bail};
+use anyhow::{Context as _, anyhow};
 use camino::{Utf8Path, Utf8PathBuf};
+use index_core::Record;
 use index_core::capture::{HookEvent, HookPayload, parse_hook_payload};
-use index_core::{Provider, Record, Repo, Role, SessionId, SurfaceId};
-use index_store::{Store, StoreError, StoreOptions};
+use index_store::StoreError;
 
-use crate::args::Global;
+use crate::args::Agent;
+use crate::context::{self, Context, RETRY_VARIABLE};
+use crate::error::Failure;
 
 /// The longest a hook holds its agent up, whatever the settings say.
 pub const HOOK_BUDGET: Duration = Duration::from_secs(2);
@@ -34,30 +36,6 @@ const RETRY_STDIN_DEADLINE: Duration = Duration::from_secs(10);
 /// Past this size `hook.log` is rotated to `hook.log.1` (replacing the older one), so the two
 /// together stay within about twice this.
 const MAX_LOG_BYTES: u64 = 256 * 1024;
-
-/// The agents whose hooks this binary understands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Agent {
-    Claude,
-    Codex,
-}
-
-impl Agent {
-    pub fn provider(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-        }
-    }
-
-    /// The variable that names the agent's config dir, and its default under the home dir.
-    pub fn config_dir_variable(self) -> (&'static str, &'static str) {
-        match self {
-            Agent::Claude => ("CLAUDE_CONFIG_DIR", ".claude"),
-            Agent::Codex => ("CODEX_HOME", ".codex"),
-        }
-    }
-}
 
 /// An outcome that is not an error, with the level `hook.log` gives it: `info` for a condition
 /// that is part of normal use (a SessionEnd that arrives after tmux died: a crash ends every
@@ -96,21 +74,21 @@ impl std::fmt::Display for Notice {
 impl std::error::Error for Notice {}
 
 /// Runs the hook; every failure is logged, none is returned.
-pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
+pub fn run(cx: &Context, agent: Agent, payload_arg: Option<&str>) {
     let started = Instant::now();
-    let result = capture(global, agent, payload_arg, started);
+    let result = capture(cx, agent, payload_arg, started);
     let log_line = match &result {
         Ok(done) => format!("info: {done}"),
         Err(error) => match error.downcast_ref::<Notice>() {
             Some(notice) => format!("{}: {notice}", notice.level),
-            None => format!("error: {}", crate::error_text(error)),
+            None => format!("error: {}", crate::error::error_text(error)),
         },
     };
     let elapsed = started.elapsed();
     // Successes are not logged unless slow: the log is for what needs telling.
     if result.is_err() || elapsed > Duration::from_millis(100) {
         log(
-            global,
+            cx,
             &format!(
                 "hook {} ({}): {log_line}",
                 agent.provider(),
@@ -121,12 +99,12 @@ pub fn run(global: &Global, agent: Agent, payload_arg: Option<&str>) {
 }
 
 fn capture(
-    global: &Global,
+    cx: &Context,
     agent: Agent,
     payload_arg: Option<&str>,
     started: Instant,
 ) -> anyhow::Result<String> {
-    let is_retry = std::env::var_os(RETRY_VARIABLE).is_some();
+    let is_retry = cx.is_hook_retry;
     let text = match payload_arg {
         Some(text) => text.to_string(),
         None if is_retry => read_stdin(RETRY_STDIN_DEADLINE)?,
@@ -141,7 +119,7 @@ fn capture(
     if agent == Agent::Codex
         && let Some(daemon) = crate::codex::managed_daemon_ancestor()
     {
-        return Ok(not_recorded_under_daemon(global, daemon, &payload.session));
+        return Ok(not_recorded_under_daemon(cx, daemon, &payload.session));
     }
     let read = started.elapsed();
     let surface = match crate::surface::name(&payload.session) {
@@ -155,13 +133,13 @@ fn capture(
                 "session {} ended where no surface can be named any more ({}); nothing to \
                  mark, it stays resumable",
                 payload.session,
-                crate::error_text(&error)
+                crate::error::error_text(&error)
             )));
         }
         Err(error) => return Err(error),
     };
-    let record = build_record(agent, &surface, &payload)?;
-    let setting = lock_timeout_setting(global);
+    let record = build_record(cx, agent, &surface, &payload)?;
+    let setting = lock_timeout_setting(cx);
     let lock_timeout = match is_retry {
         true => setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT)),
         false => setting
@@ -169,45 +147,13 @@ fn capture(
             .min(HOOK_BUDGET.saturating_sub(started.elapsed() + WRITE_RESERVE)),
     };
     let named = started.elapsed();
-    let store = open_store(global, lock_timeout)?;
+    let store = context::open_store_with(cx, lock_timeout).map_err(Failure::into_error)?;
     let locked = std::cell::Cell::new(None);
-    let now = crate::commands::now();
+    let now = context::now();
     let session = payload.session.clone();
-    let event = match agent {
-        Agent::Claude => payload.event,
-        Agent::Codex => codex_end_evidence(payload.event),
-    };
     let updated = match store.update(|index| {
         locked.set(Some(started.elapsed()));
-        match &event {
-            HookEvent::SessionEnd { clean: true, .. } => {
-                if index.end(&surface, &session, now) {
-                    "ended cleanly"
-                } else {
-                    "end of an unknown session"
-                }
-            }
-            HookEvent::SessionEnd { clean: false, .. } => {
-                // Not a clean exit (a /clear, a signal): the session stays resumable.
-                if index.touch(&surface, now) {
-                    "touched"
-                } else {
-                    "nothing to touch"
-                }
-            }
-            HookEvent::Activity { .. }
-                if index
-                    .lookup(&surface)
-                    .is_some_and(|entry| entry.session.as_str() == session) =>
-            {
-                index.touch(&surface, now);
-                "touched"
-            }
-            HookEvent::SessionStart { .. } | HookEvent::Activity { .. } => {
-                index.record(record, now);
-                "recorded"
-            }
-        }
+        resume_plan::hook::apply_event(index, agent.provider(), &payload.event, record, now)
     }) {
         // Many agents starting at once can keep the lock busy past the hook's short wait: the
         // record is handed to a detached copy of this hook that waits longer, so it is not lost
@@ -217,7 +163,7 @@ fn capture(
         {
             let retry_wait =
                 setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT));
-            let pid = spawn_retry(global, agent, &surface, &text, retry_wait)?;
+            let pid = spawn_retry(cx, agent, &surface, &text, retry_wait)?;
             return Err(Notice::warning(format!(
                 "{error}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {retry_wait:?}"
             )));
@@ -225,7 +171,7 @@ fn capture(
         other => other?,
     };
     for warning in &updated.warnings {
-        log(global, &format!("warning: {warning}"));
+        log(cx, &format!("warning: {warning}"));
     }
     let done = started.elapsed();
     let locked = locked.get().unwrap_or(done);
@@ -246,13 +192,13 @@ fn millis_text(duration: Duration) -> String {
 
 /// A Codex hook under the daemon: the pane cannot be told, so nothing is recorded; the log says
 /// why once per daemon.
-fn not_recorded_under_daemon(global: &Global, daemon: u32, session: &str) -> String {
-    let marker = crate::commands::index_path(global)
+fn not_recorded_under_daemon(cx: &Context, daemon: u32, session: &str) -> String {
+    let marker = context::index_path(cx)
         .ok()
         .and_then(|index| Some(index.parent()?.join("codex-daemon.reported")));
     if marker.is_none_or(|marker| crate::codex::first_report_of(&marker, daemon)) {
         log(
-            global,
+            cx,
             &format!(
                 "hook codex: warning: {}",
                 crate::codex::daemon_message(daemon)
@@ -260,20 +206,6 @@ fn not_recorded_under_daemon(global: &Global, daemon: u32, session: &str) -> Str
         );
     }
     format!("session {session} not recorded: Codex's daemon (pid {daemon}) hides its pane")
-}
-
-/// Codex ends every session with the reason `other` (a `/quit`, Ctrl-C, the end of an exec run
-/// and SIGTERM alike; a killed pane sends nothing without the daemon). Outside the daemon, a
-/// `SessionEnd` that gets here came from the TUI in a pane that still exists (a tmux pane is
-/// looked up and a vanished one refused before this point), so it is taken as the end.
-fn codex_end_evidence(event: HookEvent) -> HookEvent {
-    match event {
-        HookEvent::SessionEnd { reason, .. } => HookEvent::SessionEnd {
-            reason,
-            clean: true,
-        },
-        other => other,
-    }
 }
 
 /// Reads stdin up to EOF or the first complete JSON value, whichever comes first, giving up at
@@ -315,8 +247,6 @@ fn read_stdin(deadline: Duration) -> anyhow::Result<String> {
     String::from_utf8(bytes).context("the hook payload is not UTF-8")
 }
 
-/// Set in the environment of a hook's background retry, which must not hand off again.
-const RETRY_VARIABLE: &str = "CRASH_RESUME_HOOK_RETRY";
 /// How long a background retry waits for the lock, unless `--lock-timeout` says longer.
 const RETRY_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -327,17 +257,17 @@ const RETRY_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 /// none of it shows on the command line, and a hook killed at any moment hands over all of it
 /// or nothing. Returns its pid.
 fn spawn_retry(
-    global: &Global,
+    cx: &Context,
     agent: Agent,
     surface: &str,
     payload: &str,
     lock_timeout: Duration,
 ) -> anyhow::Result<u32> {
     let mut command = Process::new(std::env::current_exe().context("cannot find this program")?);
-    if let Some(path) = &global.path {
+    if let Some(path) = &cx.path {
         command.args(["--path", path]);
     }
-    if global.allow_volatile {
+    if cx.allow_volatile {
         command.arg("--allow-volatile");
     }
     command
@@ -367,13 +297,13 @@ fn payload_file(payload: &str) -> std::io::Result<std::fs::File> {
 
 /// The lock wait `--lock-timeout` or `CRASH_RESUME_LOCK_TIMEOUT` asks for; an invalid value is
 /// logged and taken as unset, so it never costs a record.
-fn lock_timeout_setting(global: &Global) -> Option<Duration> {
-    let text = global.lock_timeout.as_deref()?;
-    match crate::commands::parse_duration(text, "lock timeout") {
+fn lock_timeout_setting(cx: &Context) -> Option<Duration> {
+    let text = cx.lock_timeout.as_deref()?;
+    match context::parse_duration(text, "lock timeout") {
         Ok(wait) => Some(wait),
         Err(_) => {
             log(
-                global,
+                cx,
                 &format!(
                     "warning: invalid lock timeout {text:?} (from --lock-timeout or \
                      CRASH_RESUME_LOCK_TIMEOUT): give milliseconds or a duration such as 2s; \
@@ -385,82 +315,39 @@ fn lock_timeout_setting(global: &Global) -> Option<Duration> {
     }
 }
 
-fn build_record(agent: Agent, surface: &str, payload: &HookPayload) -> anyhow::Result<Record> {
+fn build_record(
+    cx: &Context,
+    agent: Agent,
+    surface: &str,
+    payload: &HookPayload,
+) -> anyhow::Result<Record> {
     let cwd = match &payload.cwd {
         Some(cwd) => Utf8PathBuf::from(cwd),
         None => Utf8PathBuf::from_path_buf(std::env::current_dir().context("no working dir")?)
             .map_err(|_| anyhow!("the working dir is not valid UTF-8"))?,
     };
-    let config_dir = config_dir(agent)?;
-    index_core::check_dirs(Some(cwd.as_str()), Some(&config_dir))?;
-    let mut record = Record::new(
-        SurfaceId::new(surface)?,
-        SessionId::new(payload.session.as_str())?,
-        Repo::new(repo_name(&cwd))?,
-    );
-    record.role = std::env::var("CRASH_RESUME_ROLE")
-        .ok()
-        .filter(|role| !role.trim().is_empty())
-        .map(Role::new)
-        .transpose()?;
-    record.provider = Some(Provider::new(agent.provider())?);
-    record.config_dir = Some(config_dir);
-    record.cwd = Some(cwd.into_string());
-    Ok(record)
-}
-
-/// The agent's config dir as it runs: its variable, else the default under the home dir.
-pub fn config_dir(agent: Agent) -> anyhow::Result<String> {
-    let (variable, default) = agent.config_dir_variable();
-    match std::env::var(variable) {
-        Ok(dir) if !dir.trim().is_empty() => Ok(dir),
-        // Not the default dir: the agent runs with the one the variable names.
-        Err(std::env::VarError::NotUnicode(dir)) => {
-            bail!("{variable} {dir:?} is not valid UTF-8; crash-resume needs a UTF-8 path")
-        }
-        _ => {
-            let home =
-                crate::commands::home().ok_or_else(|| anyhow!("cannot find the home directory"))?;
-            Ok(home.join(default).into_string())
-        }
-    }
-}
-
-/// The name of the git top-level holding `cwd` (a `.git` dir or file, so worktrees count),
-/// else the name of `cwd` itself.
-pub fn repo_name(cwd: &Utf8Path) -> String {
-    let top = cwd
-        .ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(cwd);
-    top.file_name()
-        .filter(|name| !name.trim().is_empty())
-        .unwrap_or("root")
-        .to_string()
-}
-
-fn open_store(global: &Global, lock_timeout: Duration) -> anyhow::Result<Store> {
-    let path = crate::commands::index_path(global).map_err(crate::Failure::into_error)?;
-    let options = StoreOptions {
-        lock_timeout,
-        allow_volatile: global.allow_volatile,
-    };
-    Ok(Store::open(&path, options)?)
+    Ok(resume_plan::hook::record(
+        agent.provider(),
+        surface,
+        payload,
+        &cwd,
+        cx.config_dir(agent)?,
+        cx.role.as_deref(),
+    )?)
 }
 
 /// The hook's log: `hook.log` beside the index (stderr when that cannot be written).
-pub fn log_path(global: &Global) -> Option<Utf8PathBuf> {
-    let index = crate::commands::index_path(global).ok()?;
-    Some(index.parent()?.join("hook.log"))
+pub fn log_path(cx: &Context) -> Option<Utf8PathBuf> {
+    resume_plan::hook_log_path(&context::index_path(cx).ok()?)
 }
 
-fn log(global: &Global, message: &str) {
+fn log(cx: &Context, message: &str) {
     let line = format!(
         "{} pid {} {message}\n",
         humantime::format_rfc3339_millis(std::time::SystemTime::now()),
         std::process::id()
     );
-    let written = log_path(global).is_some_and(|path| append(&path, &line).is_ok());
+    let written = log_path(cx).is_some_and(|path| append(&path, &line).is_ok());
     if !written {
         let _ = std::io::stderr().write_all(line.as_bytes());
     }

@@ -1,0 +1,48 @@
+//! `crash-resume list`: every surface and its session.
+
+use crate::context::{self, Context, Outcome};
+use crate::output;
+use index_core::Role;
+use index_core::text::escape;
+
+pub fn run(cx: &Context) -> Outcome {
+    let index = context::load(cx)?;
+    let entries = index.entries();
+    if cx.json {
+        return output::print_json(&output::List::new(&entries));
+    }
+    let now = context::now();
+    let cells: Vec<[String; 6]> = entries
+        .iter()
+        .map(|entry| {
+            let age = output::format_age(
+                entry.activity_age(context::conversation_active(cx, entry), now),
+            );
+            let role = escape(entry.role.as_ref().map_or("-", Role::as_str));
+            let ended = if entry.ended_at.is_some() {
+                "ended"
+            } else {
+                ""
+            };
+            [
+                escape(entry.surface.as_str()).into_owned(),
+                escape(entry.session.as_str()).into_owned(),
+                escape(entry.repo.as_str()).into_owned(),
+                role.into_owned(),
+                format!("{age} ago"),
+                ended.to_string(),
+            ]
+        })
+        .collect();
+    if cells.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<Vec<&str>> = cells
+        .iter()
+        .map(|row| row.iter().map(String::as_str).collect())
+        .collect();
+    output::print_line(&crate::table::render(
+        &["SURFACE", "SESSION", "REPO", "ROLE", "ACTIVE", "ENDED"],
+        &rows,
+    ))
+}

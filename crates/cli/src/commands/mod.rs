@@ -1,0 +1,61 @@
+//! One module per command; `run` dispatches to them. Each command validates its input at the
+//! edge, calls the library crates, and prints.
+
+mod forget;
+mod hook;
+mod install;
+mod list;
+mod lookup;
+mod path;
+mod preflight;
+mod prune;
+mod record;
+mod restore;
+mod resume_cmd;
+mod touch;
+
+use anyhow::anyhow;
+use clap::CommandFactory;
+use index_core::SurfaceId;
+
+use crate::args::{Agent, Cli, Command, HookCommand};
+use crate::context::{Context, Outcome};
+use crate::error::Failure;
+
+pub fn run(cli: Cli) -> Outcome {
+    let cx = &Context::new(cli.global);
+    match cli.command {
+        Command::Record(args) => record::run(cx, args),
+        Command::Lookup { surface } => lookup::run(cx, SurfaceId::new(surface)?.as_str()),
+        Command::ResumeCmd { surface, max_age } => {
+            resume_cmd::run(cx, SurfaceId::new(surface)?.as_str(), max_age.as_deref())
+        }
+        Command::Touch { surface } => touch::run(cx, SurfaceId::new(surface)?.as_str()),
+        Command::Forget { surface } => forget::run(cx, SurfaceId::new(surface)?.as_str()),
+        Command::Prune { max_age } => prune::run(cx, &max_age),
+        Command::List => list::run(cx),
+        Command::Preflight(args) => preflight::run(cx, args),
+        Command::Path => path::run(cx),
+        Command::Restore(args) => restore::run(cx, &args),
+        Command::Hook(HookCommand::Claude { payload }) => {
+            hook::run(cx, Agent::Claude, payload.as_deref());
+            Ok(())
+        }
+        Command::Hook(HookCommand::Codex { payload }) => {
+            hook::run(cx, Agent::Codex, payload.as_deref());
+            Ok(())
+        }
+        Command::Hook(HookCommand::Install {
+            agent,
+            settings,
+            dry_run,
+        }) => install::run(cx, agent, settings, dry_run),
+        Command::Completions { shell } => {
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "crash-resume", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man => crate::man::render(Cli::command(), &mut std::io::stdout())
+            .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout"))),
+    }
+}

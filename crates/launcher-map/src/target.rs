@@ -1,0 +1,28 @@
+//! What a registry renders a command from: the session's values, and the facts of the
+//! environment.
+
+use camino::Utf8PathBuf;
+
+/// What is known of the session to resume, as plain values, so that a program can use this
+/// crate without `index-core`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Target<'a> {
+    /// The agent CLI, such as `claude` or `codex`; `None` (or blank) means [`DEFAULT_PROVIDER`](crate::DEFAULT_PROVIDER).
+    pub provider: Option<&'a str>,
+    /// The session id to resume.
+    pub session: &'a str,
+    /// The repo the session works in; used to choose a launcher. Blank counts as `None`.
+    pub repo: Option<&'a str>,
+    /// The working dir the session ran in, as recorded (`~` is expanded). Empty counts as `None`.
+    pub cwd: Option<&'a str>,
+    /// The provider's config dir, as recorded (`~` is expanded). Empty counts as `None`.
+    pub config_dir: Option<&'a str>,
+}
+
+/// The facts of the environment that rendering needs; the CLI fills them in, tests give their
+/// own.
+#[derive(Debug, Clone, Default)]
+pub struct RenderContext {
+    /// The user's home dir, for expanding `~` in recorded paths; `None` leaves `~/` to the shell.
+    pub home: Option<Utf8PathBuf>,
+}

@@ -1,0 +1,156 @@
+//! An agent's hook event to an operation on the index: which events record a session, which
+//! only mark it alive, and which end it; and the record a hook makes for its surface.
+
+use camino::Utf8Path;
+use index_core::capture::{HookEvent, HookPayload};
+use index_core::{Index, InvalidId, Millis, Provider, Record, Repo, Role, SessionId, SurfaceId};
+
+/// What a hook event does to its surface's entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexOp {
+    /// Bind the surface to the session (a start, or activity of a session not yet recorded).
+    Record,
+    /// Mark the entry alive: activity of the recorded session, or an end that is not clean (a
+    /// `/clear`, a signal), after which the session stays resumable.
+    Touch,
+    /// Mark the session ended on purpose: it is not offered after a crash.
+    End,
+}
+
+/// The operation for `event`, sent by `provider`'s hook for `session`, given the session the
+/// surface's entry holds now (`held`).
+///
+/// Codex ends every session with the reason `other` (a `/quit`, Ctrl-C, the end of an exec run
+/// and SIGTERM alike; a killed pane sends nothing). A Codex `SessionEnd` that reaches the index
+/// came from the TUI in a pane that still exists (the caller refuses a vanished pane before),
+/// so it is taken as the end.
+pub fn index_op(
+    provider: &str,
+    event: &HookEvent,
+    held: Option<&SessionId>,
+    session: &str,
+) -> IndexOp {
+    match event {
+        HookEvent::SessionEnd { clean, .. } if *clean || provider == "codex" => IndexOp::End,
+        HookEvent::SessionEnd { .. } => IndexOp::Touch,
+        HookEvent::Activity { .. } if held.is_some_and(|held| held.as_str() == session) => {
+            IndexOp::Touch
+        }
+        HookEvent::SessionStart { .. } | HookEvent::Activity { .. } => IndexOp::Record,
+    }
+}
+
+/// Applies `provider`'s hook event to the index; `record` is what [`IndexOp::Record`] binds.
+/// Returns what was done, for the hook's log: `recorded`, `touched`, `nothing to touch`,
+/// `ended cleanly` or `end of an unknown session`.
+pub fn apply_event(
+    index: &mut Index,
+    provider: &str,
+    event: &HookEvent,
+    record: Record,
+    now: Millis,
+) -> &'static str {
+    let surface = record.surface.clone();
+    let session = record.session.clone();
+    let held = index.lookup(surface.as_str()).map(|entry| &entry.session);
+    match index_op(provider, event, held, session.as_str()) {
+        IndexOp::End if index.end(surface.as_str(), session.as_str(), now) => "ended cleanly",
+        IndexOp::End => "end of an unknown session",
+        IndexOp::Touch if index.touch(surface.as_str(), now) => "touched",
+        IndexOp::Touch => "nothing to touch",
+        IndexOp::Record => {
+            index.record(record, now);
+            "recorded"
+        }
+    }
+}
+
+/// The record a hook makes for `surface`: the payload's session in `cwd` (its repo is the git
+/// top-level's name), with the provider, its config dir and the role. Refuses a dir that holds
+/// a control character, and ids that are not valid.
+pub fn record(
+    provider: &str,
+    surface: &str,
+    payload: &HookPayload,
+    cwd: &Utf8Path,
+    config_dir: String,
+    role: Option<&str>,
+) -> Result<Record, InvalidId> {
+    index_core::check_dirs(Some(cwd.as_str()), Some(&config_dir))?;
+    let mut record = Record::new(
+        SurfaceId::new(surface)?,
+        SessionId::new(payload.session.as_str())?,
+        Repo::new(repo_name(cwd))?,
+    );
+    record.role = role
+        .filter(|role| !role.trim().is_empty())
+        .map(Role::new)
+        .transpose()?;
+    record.provider = Some(Provider::new(provider)?);
+    record.config_dir = Some(config_dir);
+    record.cwd = Some(cwd.to_string());
+    Ok(record)
+}
+
+/// The name of the git top-level holding `cwd` (a `.git` dir or file, so worktrees count),
+/// else the name of `cwd` itself.
+pub fn repo_name(cwd: &Utf8Path) -> String {
+    let top = cwd
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd);
+    top.file_name()
+        .filter(|name| !name.trim().is_empty())
+        .unwrap_or("root")
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(provider: &str, event: &HookEvent, held: Option<&str>, expected: IndexOp) {
+        let held = held.map(|id| SessionId::new(id).unwrap());
+        assert_eq!(
+            index_op(provider, event, held.as_ref(), "s1"),
+            expected,
+            "{provider} {event:?} {held:?}"
+        );
+    }
+
+    fn end(clean: bool) -> HookEvent {
+        HookEvent::SessionEnd {
+            reason: Some("other".into()),
+            clean,
+        }
+    }
+
+    fn activity() -> HookEvent {
+        HookEvent::Activity {
+            name: "Stop".into(),
+        }
+    }
+
+    #[test]
+    fn events_map_to_operations() {
+        check(
+            "claude",
+            &HookEvent::SessionStart { source: None },
+            Some("s1"),
+            IndexOp::Record,
+        );
+        check(
+            "claude",
+            &HookEvent::SessionStart { source: None },
+            None,
+            IndexOp::Record,
+        );
+        check("claude", &activity(), Some("s1"), IndexOp::Touch);
+        check("claude", &activity(), Some("s0"), IndexOp::Record);
+        check("claude", &activity(), None, IndexOp::Record);
+        check("claude", &end(true), Some("s1"), IndexOp::End);
+        check("claude", &end(false), Some("s1"), IndexOp::Touch);
+        check("codex", &end(false), Some("s1"), IndexOp::End);
+        check("codex", &activity(), Some("s1"), IndexOp::Touch);
+    }
+}

@@ -1,0 +1,80 @@
+//! An index entry to a [`preflight::Input`]: its provider, working dir, config dir (else the
+//! provider's default), held id and chain; the sessions of other surfaces are excluded from
+//! recovery, so that one conversation is never offered to two panes.
+
+use std::collections::BTreeSet;
+use std::time::UNIX_EPOCH;
+
+use index_core::{Entry, Index, Millis, Provider, SessionId};
+
+use crate::Environment;
+
+/// The provider an entry was recorded with; an entry without one is Claude's (the JavaScript
+/// tool knew only Claude).
+pub fn provider_of(entry: &Entry) -> &str {
+    entry
+        .provider
+        .as_ref()
+        .map_or(agent_paths::DEFAULT_PROVIDER, Provider::as_str)
+}
+
+/// Every session bound in the index, but `own`.
+pub fn excluded_ids(index: &Index, own: Option<&str>) -> BTreeSet<String> {
+    index
+        .entries()
+        .into_iter()
+        .map(|entry| entry.session.to_string())
+        .filter(|session| Some(session.as_str()) != own)
+        .collect()
+}
+
+/// The preflight's input for an index entry.
+pub fn preflight_input(index: &Index, entry: &Entry, env: &Environment) -> preflight::Input {
+    preflight_input_excluding(
+        entry,
+        excluded_ids(index, Some(entry.session.as_str())),
+        env,
+    )
+}
+
+/// The preflight's input for an entry with the set of excluded ids given (a plan builds it once
+/// for all entries instead of once per entry).
+pub fn preflight_input_excluding(
+    entry: &Entry,
+    excluded: BTreeSet<String>,
+    env: &Environment,
+) -> preflight::Input {
+    preflight::Input {
+        chain: entry.chain().map(SessionId::to_string).collect(),
+        excluded,
+        ..entry_input(entry, env)
+    }
+}
+
+/// An entry's own part of the preflight's input: provider, held id, working dir, config dir
+/// (else the provider's default; one that cannot be told, its variable not UTF-8, counts as
+/// unknown) and home; no chain, nothing excluded.
+pub fn entry_input(entry: &Entry, env: &Environment) -> preflight::Input {
+    let provider = provider_of(entry);
+    preflight::Input {
+        provider: Some(provider.to_string()),
+        session: Some(entry.session.to_string()),
+        cwd: entry.cwd.clone(),
+        config_dir: entry
+            .config_dir
+            .clone()
+            .or_else(|| env.config_dir(provider).ok().flatten()),
+        home: env.home(),
+        ..preflight::Input::default()
+    }
+}
+
+/// When the entry's conversation last changed on disk (its transcript's modification time, as
+/// the preflight finds the transcript), in epoch milliseconds; `None` when no transcript is
+/// known. A max age is measured from the latest of this and the entry's `last_active`
+/// ([`Entry::last_activity`]): typing prompts runs no hook that records.
+pub fn conversation_active(entry: &Entry, env: &Environment) -> Option<Millis> {
+    let modified = preflight::transcript_modified(&entry_input(entry, env))?;
+    let elapsed = modified.duration_since(UNIX_EPOCH).ok()?;
+    Some(Millis::try_from(elapsed.as_millis()).unwrap_or(Millis::MAX))
+}

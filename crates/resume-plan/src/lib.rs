@@ -1,0 +1,41 @@
+//! The rules of crash-resume that a program orchestrating agent sessions needs, as a library:
+//! the `crash-resume` binary only parses its arguments, calls these and prints.
+//!
+//! - [`Environment`]: where the files live (the index, `launchers.toml`, `hook.log`) and each
+//!   provider's config dir, from values the caller read from its environment.
+//! - [`input`]: an index entry to a [`preflight::Input`].
+//! - [`resume`]: a verdict to the session it resumes and the command that resumes it.
+//! - [`plan`]: the restore plan ([`PlanItem`], serialisable both ways).
+//! - [`hook`]: an agent's hook event to an operation on the index.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use resume_plan::{Environment, plan::Planner};
+//!
+//! let env = Environment::from_lookup(std::env::home_dir(), |name| std::env::var_os(name));
+//! let index = index_store::Store::open(&env.index_path(None)?, Default::default())?.load()?.index;
+//! let registry = env.registry(None)?;
+//! let mut planner = Planner::new(&index, &registry, &env);
+//! for entry in index.entries() {
+//!     let item = planner.item(entry)?;
+//!     println!("{} {} {:?}", item.surface, item.verdict.as_str(), item.command);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+
+mod environment;
+pub mod hook;
+pub mod input;
+pub mod plan;
+pub mod resume;
+
+pub use environment::{Environment, LocationError, hook_log_path};
+pub use plan::{Plan, PlanItem};
+
+/// The examples of the crate's README.md, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

@@ -1,0 +1,263 @@
+//! The restore plan: for every surface (or those whose session did not end cleanly), the
+//! preflight's verdict, the session that would load, the command that resumes it, and why it is
+//! not resumed when it is not. [`PlanItem`] is the `--json restore` wire form, readable back.
+//!
+//! One conversation is never resumed twice: a session bound to another surface, or held by a
+//! live Claude Code process, is reported as held elsewhere. The plan is linear in the number of
+//! entries: the excluded ids are built once, and what is read per config dir (live agents, the
+//! retention setting) once per dir; the preflights share one cache.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::SystemTime;
+
+use camino::Utf8PathBuf;
+use index_core::{Entry, Index, InvalidId, Millis, SessionId};
+use launcher_map::{Registry, RenderError};
+use preflight::Verdict;
+use serde::{Deserialize, Serialize};
+
+use crate::{Environment, input, resume};
+
+/// One surface of the plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanItem {
+    /// The surface (a pane) the entry belongs to.
+    pub surface: String,
+    /// The entry's repo.
+    pub repo: String,
+    /// The entry's provider (`claude` when none was recorded).
+    pub provider: String,
+    /// The session the index holds for the surface.
+    pub held_session: String,
+    /// Whether the session ended on purpose (a clean exit), as its hook reported.
+    pub ended_cleanly: bool,
+    /// The preflight's verdict.
+    pub verdict: Verdict,
+    /// The session that would load.
+    pub session_id: Option<String>,
+    /// A conversation of the same dir found on disk that the verdict does not use (evidence).
+    pub recoverable_session_id: Option<String>,
+    /// The command that resumes it, when there is one to run.
+    pub command: Option<String>,
+    /// The entry's working dir, as recorded.
+    pub cwd: Option<String>,
+    /// Who holds the session already: another surface or a live agent process.
+    pub held_elsewhere: Option<String>,
+    /// Why the entry is not resumed although it could be: a stored value that is not inert
+    /// text (a control character in its working dir or config dir).
+    pub refused: Option<String>,
+    /// The transcript is close to Claude Code's retention cut-off.
+    pub retention: Option<preflight::claude::RetentionRisk>,
+    /// Why a Codex session is or is not offered, from what could be observed.
+    pub why: Option<String>,
+    /// What applying the plan did to this surface (filled in by whoever applies it).
+    pub applied: Option<String>,
+}
+
+impl PlanItem {
+    /// Whether the plan resumes this surface.
+    pub fn resumable(&self) -> bool {
+        self.command.is_some() && self.held_elsewhere.is_none() && self.refused.is_none()
+    }
+}
+
+/// The whole plan, as `crash-resume --json restore` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The version of the JSON output.
+    pub version: u32,
+    /// One item per surface, sorted by surface.
+    pub surfaces: Vec<PlanItem>,
+}
+
+/// Why a plan could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// A launcher failed to render (a NUL byte in a recorded value, a field it lacks).
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    /// A recovered session id that is not a valid id.
+    #[error(transparent)]
+    InvalidId(#[from] InvalidId),
+}
+
+/// Plans surfaces one at a time, sharing what is read once for all of them.
+#[derive(Debug)]
+pub struct Planner<'a> {
+    index: &'a Index,
+    registry: &'a Registry,
+    env: &'a Environment,
+    home: Option<Utf8PathBuf>,
+    excluded: BTreeSet<String>,
+    cache: preflight::claude::Cache,
+    holders: HashMap<Utf8PathBuf, Vec<(String, u32)>>,
+    cleanup_days: HashMap<Utf8PathBuf, u64>,
+    now: SystemTime,
+}
+
+impl<'a> Planner<'a> {
+    /// A planner over `index`, rendering commands with `registry`, in the environment `env`.
+    pub fn new(index: &'a Index, registry: &'a Registry, env: &'a Environment) -> Self {
+        Planner {
+            index,
+            registry,
+            env,
+            home: env.home(),
+            // Every bound id; each entry's own is taken out while its preflight runs.
+            excluded: input::excluded_ids(index, None),
+            cache: preflight::claude::Cache::default(),
+            holders: HashMap::new(),
+            cleanup_days: HashMap::new(),
+            now: SystemTime::now(),
+        }
+    }
+
+    /// The plan for one entry of the index.
+    pub fn item(&mut self, entry: &Entry) -> Result<PlanItem, PlanError> {
+        let own = self.excluded.take(entry.session.as_str());
+        let mut input =
+            input::preflight_input_excluding(entry, std::mem::take(&mut self.excluded), self.env);
+        let outcome = preflight::preflight_with(&input, &self.cache);
+        self.excluded = std::mem::take(&mut input.excluded);
+        self.excluded.extend(own);
+        let provider = input.provider.clone().unwrap_or_default();
+        let config_dir = input
+            .config_dir
+            .as_deref()
+            .map(|dir| agent_paths::expand_home(dir, input.home.as_deref()));
+        let session = resume::resumed_session(entry, &outcome);
+        let held_elsewhere = session.as_deref().and_then(|session| {
+            self.held_elsewhere(entry, session, config_dir.as_ref(), &provider)
+        });
+        let retention = match (&session, &config_dir, provider.as_str()) {
+            (Some(session), Some(config_dir), "claude") => preflight::claude_transcript_path_with(
+                config_dir.as_str(),
+                input.cwd.as_deref().unwrap_or_default(),
+                session,
+                input.home.as_deref(),
+                &self.cache,
+            )
+            .and_then(|path| {
+                let days = *self
+                    .cleanup_days
+                    .entry(config_dir.clone())
+                    .or_insert_with(|| preflight::claude::cleanup_period_days(config_dir));
+                preflight::claude::retention_risk(&path, days, self.now)
+            }),
+            _ => None,
+        };
+        let refused = resume::refusal(entry);
+        let command = match session.as_deref() {
+            Some(session) if refused.is_none() => {
+                // A recovered id is rendered only once it is known to be a valid id.
+                let session = SessionId::new(session)?;
+                resume::command(self.registry, entry, session.as_str(), self.home.clone())?
+            }
+            _ => None,
+        };
+        let why = (provider == "codex").then(|| codex_why(entry, &outcome));
+        Ok(PlanItem {
+            surface: entry.surface.to_string(),
+            repo: entry.repo.to_string(),
+            provider,
+            held_session: entry.session.to_string(),
+            ended_cleanly: entry.ended_at.is_some(),
+            verdict: outcome.verdict,
+            session_id: session,
+            recoverable_session_id: outcome.recoverable_session_id,
+            command,
+            cwd: entry.cwd.clone(),
+            held_elsewhere,
+            refused,
+            retention,
+            why,
+            applied: None,
+        })
+    }
+
+    /// Who holds `session` besides `entry`'s surface: another surface of the index, or a live
+    /// Claude Code process of the same config dir.
+    fn held_elsewhere(
+        &mut self,
+        entry: &Entry,
+        session: &str,
+        config_dir: Option<&Utf8PathBuf>,
+        provider: &str,
+    ) -> Option<String> {
+        if let Some(owner) = self
+            .index
+            .owner_of(session)
+            .filter(|owner| **owner != entry.surface)
+        {
+            return Some(format!("surface {owner}"));
+        }
+        let config_dir = config_dir.filter(|_| provider == "claude")?;
+        let live = self
+            .holders
+            .entry(config_dir.clone())
+            .or_insert_with(|| preflight::claude::live_holders(config_dir));
+        live.iter()
+            .find(|(held, _)| held == session)
+            .map(|(_, pid)| format!("a running agent (pid {pid})"))
+    }
+}
+
+/// Which surfaces a plan holds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanOptions {
+    /// Also the surfaces whose session ended cleanly.
+    pub all: bool,
+    /// Only surfaces active within this many milliseconds of `now` (by
+    /// [`Entry::last_activity`], which counts the transcript's changes).
+    pub max_age: Option<Millis>,
+    /// The time the max age is measured to, in epoch milliseconds.
+    pub now: Millis,
+}
+
+/// The plan for the surfaces of `index` that `options` selects, sorted by surface.
+pub fn build_plan(
+    index: &Index,
+    registry: &Registry,
+    env: &Environment,
+    options: PlanOptions,
+) -> Result<Vec<PlanItem>, PlanError> {
+    let mut planner = Planner::new(index, registry, env);
+    index
+        .entries()
+        .into_iter()
+        .filter(|entry| options.all || entry.ended_at.is_none())
+        .filter(|entry| {
+            options.max_age.is_none_or(|max_age| {
+                let active = input::conversation_active(entry, env);
+                !entry.is_inactive(max_age, active, options.now)
+            })
+        })
+        .map(|entry| planner.item(entry))
+        .collect()
+}
+
+/// Why a Codex session is or is not offered. Codex gives every end the reason `other`, so the
+/// evidence is where the end was seen: the hook marks a session ended only when the end came from
+/// the TUI in a pane that still existed; a killed pane reports nothing.
+fn codex_why(entry: &Entry, outcome: &preflight::Outcome) -> String {
+    if entry.ended_at.is_some() {
+        return "not offered: Codex reported its end from its pane, which stayed open (a /quit, \
+                Ctrl-C, the end of an exec run or a SIGTERM)"
+            .to_string();
+    }
+    // What the rollout check found; else the step that narrowed the sequence last.
+    let disk = outcome
+        .steps
+        .iter()
+        .rev()
+        .find(|step| step.id == preflight::StepId::Transcript)
+        .or_else(|| outcome.steps.iter().rev().find(|step| !step.ok))
+        .map(|step| step.detail.as_str())
+        .unwrap_or_default();
+    match outcome.verdict {
+        Verdict::Resume => {
+            format!("offered: no end was reported from its pane, and the rollout resumes ({disk})")
+        }
+        _ => format!("no end was reported from its pane, but Codex cannot resume it: {disk}"),
+    }
+}

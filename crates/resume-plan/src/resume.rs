@@ -1,0 +1,71 @@
+//! A verdict to the session it resumes and the command that resumes it (through the launcher
+//! registry), and the rule that refuses an entry whose values are not inert text.
+
+use camino::Utf8PathBuf;
+use index_core::text::escape;
+use index_core::{Entry, Provider};
+use launcher_map::{Registry, RenderError, Target};
+use preflight::{Outcome, Verdict};
+
+/// The session a restore would load for `entry` after the preflight said `outcome`: the checked
+/// id for `resume` and `recover`, the held id when nothing could be checked (`unknown`), and
+/// none for `fresh`.
+pub fn resumed_session(entry: &Entry, outcome: &Outcome) -> Option<String> {
+    match outcome.verdict {
+        Verdict::Resume | Verdict::Recover => outcome.session_id.clone(),
+        Verdict::Unknown => Some(entry.session.to_string()),
+        Verdict::Fresh => None,
+    }
+}
+
+/// The launcher registry's view of an entry, resuming `session` (the entry's own, or the one a
+/// preflight recovered).
+pub fn target<'a>(entry: &'a Entry, session: &'a str) -> Target<'a> {
+    Target {
+        provider: entry.provider.as_ref().map(Provider::as_str),
+        session,
+        repo: Some(entry.repo.as_str()),
+        cwd: entry.cwd.as_deref(),
+        config_dir: entry.config_dir.as_deref(),
+    }
+}
+
+/// The shell line that resumes `session` in `entry`'s surface; `home` expands `~` in recorded
+/// paths.
+pub fn render(
+    registry: &Registry,
+    entry: &Entry,
+    session: &str,
+    home: Option<Utf8PathBuf>,
+) -> Result<String, RenderError> {
+    registry.render(
+        &target(entry, session),
+        &launcher_map::RenderContext { home },
+    )
+}
+
+/// Like [`render`], but a provider without a launcher gives no command instead of an error.
+pub fn command(
+    registry: &Registry,
+    entry: &Entry,
+    session: &str,
+    home: Option<Utf8PathBuf>,
+) -> Result<Option<String>, RenderError> {
+    match render(registry, entry, session, home) {
+        Ok(command) => Ok(Some(command)),
+        Err(RenderError::NoLauncher { .. }) => Ok(None),
+        Err(other) => Err(other),
+    }
+}
+
+/// Why an entry is not resumed and its values not shown, when it holds a working dir or config
+/// dir that would reach a shell or a terminal as something other than text (an index written by
+/// another tool may hold one).
+pub fn refusal(entry: &Entry) -> Option<String> {
+    entry.check_dirs().err().map(|error| {
+        format!(
+            "the entry of surface {} is refused: its {error}; record the surface again or drop it with `crash-resume forget`",
+            escape(entry.surface.as_str())
+        )
+    })
+}
