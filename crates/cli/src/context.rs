@@ -2,7 +2,6 @@
 //! flags, the environment as `resume_plan::Environment` (read here and nowhere else), the clock,
 //! and the index store and launcher registry they lead to.
 
-use std::io::Write;
 use std::ops::Deref;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -198,9 +197,8 @@ pub fn conversation_active(cx: &Context, entry: &Entry) -> Option<Millis> {
 }
 
 pub fn report(warnings: &[Warning]) {
-    let mut stderr = std::io::stderr().lock();
     for warning in warnings {
-        let _ = writeln!(stderr, "warning: {warning}");
+        crate::output::print_message(&format!("warning: {warning}"));
     }
 }
 

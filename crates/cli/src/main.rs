@@ -18,7 +18,6 @@ mod surface;
 mod table;
 mod tmux;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -32,25 +31,40 @@ fn main() -> ExitCode {
             // clap prints help and version on stdout with exit 0, usage errors on stderr with 2;
             // but an agent's hook exits 0 whatever it was given.
             let _ = error.print();
+            let json = std::env::args_os()
+                .take_while(|arg| arg != "--")
+                .any(|arg| arg == "--json");
             let is_hook = std::env::args_os()
                 .collect::<Vec<_>>()
                 .windows(2)
                 .any(|pair| pair[0] == "hook" && (pair[1] == "claude" || pair[1] == "codex"));
+            if error.use_stderr() && !is_hook && json {
+                let text = error.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                output::print_error_json(first.trim_start_matches("error: "), 2);
+            }
             return ExitCode::from(if error.use_stderr() && !is_hook { 2 } else { 0 });
         }
     };
+    let json = cli.global.json;
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             let code = failure.exit_code();
-            let mut stderr = std::io::stderr().lock();
-            let _ = match &failure {
-                Failure::Failed(error) | Failure::Usage(error) => {
-                    writeln!(stderr, "error: {}", error_text(error))
-                }
-                Failure::NotFound(message) if message.is_empty() => Ok(()),
-                Failure::NotFound(message) => writeln!(stderr, "{message}"),
+            let message = match &failure {
+                Failure::Failed(error) | Failure::Usage(error) => error_text(error),
+                Failure::NotFound(message) => message.clone(),
             };
+            match &failure {
+                Failure::Failed(_) | Failure::Usage(_) => {
+                    output::print_message(&format!("error: {message}"));
+                }
+                Failure::NotFound(message) if message.is_empty() => {}
+                Failure::NotFound(message) => output::print_message(message),
+            }
+            if json {
+                output::print_error_json(&message, code);
+            }
             ExitCode::from(code)
         }
     }

@@ -2,6 +2,7 @@
 //! are shown in the index file's own format.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::anyhow;
@@ -265,7 +266,45 @@ pub fn print_line(text: &str) -> Result<(), Failure> {
         .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout")))
 }
 
+/// A message for people (an error, a warning, a note) on stderr: the one place every message
+/// goes through, so no control character a value carried (a path, a payload's field) reaches
+/// the terminal ([`index_core::text::escape_message`]). Best effort: stderr may be closed.
+pub fn print_message(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "{}", index_core::text::escape_message(text));
+}
+
+/// Whether this run has printed its `--json` document (so a failure after it adds none).
+static DOCUMENT_PRINTED: AtomicBool = AtomicBool::new(false);
+
+/// A failure under `--json`, when the command printed no document of its own: the message
+/// said on stderr, and the exit code of the README's table.
+#[derive(Debug, Serialize)]
+pub struct ErrorDocument<'a> {
+    version: u32,
+    error: ErrorInfo<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct ErrorInfo<'a> {
+    message: &'a str,
+    exit_code: u8,
+}
+
+/// Under `--json`, one document on every exit: the error document for a failure that printed
+/// none (a refused entry, an index that cannot be read, invalid input).
+pub fn print_error_json(message: &str, exit_code: u8) {
+    if DOCUMENT_PRINTED.load(Ordering::SeqCst) {
+        return;
+    }
+    let _ = print_json(&ErrorDocument {
+        version: OUTPUT_VERSION,
+        error: ErrorInfo { message, exit_code },
+    });
+}
+
 pub fn print_json(value: &impl Serialize) -> Result<(), Failure> {
+    DOCUMENT_PRINTED.store(true, Ordering::SeqCst);
     let text =
         serde_json::to_string_pretty(value).map_err(|error| Failure::Failed(error.into()))?;
     print_line(&text)
@@ -274,4 +313,16 @@ pub fn print_json(value: &impl Serialize) -> Result<(), Failure> {
 /// An age for people, to the second: `3h 2m 5s`.
 pub fn format_age(age: Millis) -> humantime::FormattedDuration {
     humantime::format_duration(Duration::from_secs(age / 1000))
+}
+
+/// An age said to be past `limit`: to the second when that still shows it past the limit,
+/// else to the millisecond (`1s 500ms` past `1s`, `3ms` past `1ms`), so the message never
+/// contradicts itself.
+pub fn format_age_past(age: Millis, limit: Duration) -> humantime::FormattedDuration {
+    let seconds = Duration::from_secs(age / 1000);
+    humantime::format_duration(if seconds > limit {
+        seconds
+    } else {
+        Duration::from_millis(age)
+    })
 }

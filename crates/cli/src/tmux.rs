@@ -77,6 +77,18 @@ impl PaneTarget {
         })
     }
 
+    /// Why tmux cannot hold the recorded session: a session name with `.` or `:` (a surface
+    /// recorded by hand; a hook records tmux's own names) is renamed by tmux (`a.b` becomes
+    /// `a_b`), so the session created would not be the recorded one and could not be found again.
+    fn unnameable(&self) -> Option<String> {
+        self.session.contains(['.', ':']).then(|| {
+            format!(
+                "tmux cannot name a session {} ('.' and ':' are not allowed in a tmux session name); nothing was created",
+                index_core::text::escape(&self.session)
+            )
+        })
+    }
+
     fn session_target(&self) -> String {
         format!("={}", self.session)
     }
@@ -221,6 +233,9 @@ impl Server {
         cwd: Option<&str>,
         command: &str,
     ) -> anyhow::Result<Opened> {
+        if let Some(reason) = target.unnameable() {
+            bail!(reason);
+        }
         let start_dir = cwd.filter(|dir| std::path::Path::new(dir).is_dir());
         let mut dir_args = Vec::new();
         if let Some(dir) = start_dir {

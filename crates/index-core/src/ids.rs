@@ -89,6 +89,12 @@ pub enum InvalidId {
         /// Which kind of value.
         kind: IdKind,
     },
+    #[error("{kind} is a relative path; give an absolute one")]
+    /// A dir that is not absolute: it would be resolved against whatever dir a resume runs in.
+    Relative {
+        /// Which kind of value.
+        kind: IdKind,
+    },
 }
 
 impl InvalidId {
@@ -99,7 +105,8 @@ impl InvalidId {
             | InvalidId::Blank { kind }
             | InvalidId::Control { kind, .. }
             | InvalidId::TooLong { kind, .. }
-            | InvalidId::OptionLike { kind } => kind,
+            | InvalidId::OptionLike { kind }
+            | InvalidId::Relative { kind } => kind,
         }
     }
 }

@@ -67,7 +67,8 @@ pub fn apply_event(
 
 /// The record a hook makes for `surface`: the payload's session in `cwd` (its repo is the git
 /// top-level's name), with the provider, its config dir and the role. Refuses a dir that holds
-/// a control character, and ids that are not valid.
+/// a control character, a relative `cwd` (an agent always sends an absolute one; a relative one
+/// would resume in whatever dir the restore runs in), and ids that are not valid.
 pub fn record(
     provider: &str,
     surface: &str,
@@ -77,6 +78,11 @@ pub fn record(
     role: Option<&str>,
 ) -> Result<Record, InvalidId> {
     index_core::check_dirs(Some(cwd.as_str()), Some(&config_dir))?;
+    if cwd.is_relative() {
+        return Err(InvalidId::Relative {
+            kind: index_core::IdKind::WorkingDir,
+        });
+    }
     let mut record = Record::new(
         SurfaceId::new(surface)?,
         SessionId::new(payload.session.as_str())?,

@@ -343,9 +343,10 @@ pub fn log_path(cx: &Context) -> Option<Utf8PathBuf> {
 
 fn log(cx: &Context, message: &str) {
     let line = format!(
-        "{} pid {} {message}\n",
+        "{} pid {} {}\n",
         humantime::format_rfc3339_millis(std::time::SystemTime::now()),
-        std::process::id()
+        std::process::id(),
+        index_core::text::escape_message(message)
     );
     let written = log_path(cx).is_some_and(|path| append(&path, &line).is_ok());
     if !written {

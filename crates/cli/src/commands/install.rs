@@ -129,24 +129,27 @@ pub fn install_command_hooks(
         return report(false);
     }
     if dry_run {
-        eprintln!(
+        output::print_message(&format!(
             "{} (dry run: {path} was not written)",
             if added.is_empty() {
                 "already installed".to_string()
             } else {
                 format!("would add {}", added.join(" and "))
             }
-        );
+        ));
         return output::print_line(String::from_utf8_lossy(&bytes).trim_end());
     }
     if let Some(note) = next_steps(&path) {
-        eprintln!("{note}");
+        output::print_message(&note);
     }
     if added.is_empty() && cx.json {
         return report(false);
     }
     if added.is_empty() {
-        return output::print_line(&format!("already installed in {path}"));
+        return output::print_line(&format!(
+            "already installed in {}",
+            index_core::text::escape(path.as_str())
+        ));
     }
     if let Some(dir) = path.parent().filter(|dir| !dir.as_str().is_empty()) {
         safe_open::create_private_dirs(dir.as_std_path())
@@ -158,13 +161,17 @@ pub fn install_command_hooks(
         return report(true);
     }
     let kept = match backup {
-        Some(backup) => format!(" (the previous version is kept as {backup})"),
+        Some(backup) => format!(
+            " (the previous version is kept as {})",
+            index_core::text::escape(backup.as_str())
+        ),
         None => String::new(),
     };
     output::print_line(&format!(
-        "installed {} hooks into {path}: {}{kept}",
+        "installed {} hooks into {}: {}{kept}",
         added.join(" and "),
-        file.command
+        index_core::text::escape(path.as_str()),
+        index_core::text::escape(file.command)
     ))
 }
 

@@ -26,5 +26,9 @@ pub fn run(cx: &Context) -> Outcome {
             )
         }
     };
-    output::print_line(&format!("{resolved}\n{note}"))
+    output::print_line(&format!(
+        "{}\n{}",
+        index_core::text::escape(resolved.as_str()),
+        index_core::text::escape_message(&note)
+    ))
 }

@@ -82,7 +82,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         return outcome;
     }
     if plan.is_empty() {
-        eprintln!(
+        output::print_message(&format!(
             "nothing to restore: no surface in the index{}{}",
             if args.all {
                 ""
@@ -93,7 +93,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
                 Some(max_age) => format!(" and was active within {max_age}"),
                 None => String::new(),
             }
-        );
+        ));
         return Ok(());
     }
     output::print_line(&plan_text(&plan))?;

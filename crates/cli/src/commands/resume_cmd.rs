@@ -34,7 +34,7 @@ pub fn run(cx: &Context, surface: &str, max_age: Option<&str>) -> Outcome {
                 Err(format!(
                     "the session of surface {} was last active {} ago, longer than the max age {}; nothing to resume",
                     escape(surface),
-                    output::format_age(age),
+                    output::format_age_past(age, max_age),
                     humantime::format_duration(max_age),
                 ))
             } else {

@@ -135,3 +135,51 @@ fn list_shows_the_age_of_the_latest_activity() {
     assert!(line("busy").contains("1m"), "{text}");
     assert!(line("idle").contains("3h"), "{text}");
 }
+
+/// The age `resume-cmd` says an entry is past its max age: never one that is within it, even
+/// when the age is under a second or a few hundred milliseconds past a whole second.
+#[test]
+fn an_age_past_the_max_age_is_said_precisely_enough_to_be_past_it() {
+    for (ago, max_age) in [(5, "1"), (1500, "1s"), (1500, "1"), (3 * HOUR + 10, "3h")] {
+        let env = Sandbox::default();
+        let last_active = now_millis() - ago;
+        env.write_index(&[crate::entry(
+            "m1",
+            "sid-m1",
+            "REPO",
+            last_active,
+            last_active,
+        )]);
+        let output = crate::crash_resume(&env)
+            .args(["resume-cmd", "m1", max_age])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(4),
+            "{ago} ms, {max_age}: {stderr}"
+        );
+        let said = stderr
+            .split_once("last active ")
+            .and_then(|(_, rest)| rest.split_once(" ago"))
+            .map(|(age, _)| age)
+            .unwrap_or_else(|| panic!("an age in: {stderr}"));
+        let said = humantime::parse_duration(said).unwrap();
+        let limit = humantime::parse_duration(max_age)
+            .unwrap_or_else(|_| Duration::from_millis(max_age.parse().unwrap()));
+        assert!(said > limit, "{said:?} is not past {limit:?}: {stderr}");
+    }
+    // A just-recorded entry, as the review ran it: resumed, or an age past 1 ms.
+    let env = Sandbox::default();
+    crate::crash_resume(&env)
+        .args(["record", "m1", "s1-zz", "r", "--provider", "claude"])
+        .assert()
+        .success();
+    let output = crate::crash_resume(&env)
+        .args(["resume-cmd", "m1", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains(" 0s ago"), "{stderr}");
+}

@@ -698,6 +698,7 @@ const FAILURES: &[(&str, Vars, &str, &[&str])] = &[
     ("option-like session", &[], r#"{"session_id":"--dangerously-skip-permissions","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "session id begins with '-'"]),
     ("control in cwd",      &[], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/\u0015touch X\n"}"#, &["error:", "working dir contains a control character (U+0015)"]),
     ("C1 in cwd",           &[], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/\u009b2J"}"#, &["error:", "working dir contains a control character (U+009B)"]),
+    ("relative cwd",        &[], r#"{"session_id":"x4","hook_event_name":"SessionStart","cwd":"relative/dir"}"#, &["error:", "working dir is a relative path; give an absolute one"]),
     ("control in config",   &[("CLAUDE_CONFIG_DIR", "/c/\u{1b}[2J")], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "config dir contains a control character (U+001B)"]),
     ("escape in session",   &[("CMUX_SURFACE_ID", "")], r#"{"session_id":"s\u001b]0;x","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "no surface in the environment", r#"session "s\e]0;x" not recorded"#]),
     ("no surface",          &[("CMUX_SURFACE_ID", "")], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "no surface in the environment", "CRASH_RESUME_SURFACE", "session s-1 not recorded"]),

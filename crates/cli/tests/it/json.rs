@@ -149,3 +149,76 @@ fn hook_install_prints_one_versioned_json_document() {
     assert_eq!(again["added"], json!([]), "{again}");
     assert_eq!(again["written"], json!(false), "{again}");
 }
+
+/// A failure that printed no document of its own prints the error document: the message said on
+/// stderr and the exit code.
+fn error_of(env: &Sandbox, args: &[&str], code: i32) -> Value {
+    let document = json_of(env, args, code);
+    assert_eq!(
+        document["error"]["exit_code"],
+        json!(code),
+        "`--json {}`: {document}",
+        args.join(" ")
+    );
+    assert!(
+        document["error"]["message"]
+            .as_str()
+            .is_some_and(|message| !message.is_empty()),
+        "`--json {}` says why: {document}",
+        args.join(" ")
+    );
+    document
+}
+
+#[test]
+fn every_failing_command_prints_one_versioned_json_document() {
+    let env = Sandbox::default();
+    let fifo = env.root().join("fifo.json");
+    test_support::sandbox::mkfifo(&fifo);
+    let fifo = fifo.to_str().unwrap();
+    // Every command that reads the index: `path` only names it, and the hooks print nothing.
+    for command in crate::matrix::COMMANDS
+        .into_iter()
+        .filter(|command| !matches!(command[0], "path" | "hook"))
+    {
+        let args = [&["--path", fifo][..], command].concat();
+        let document = error_of(&env, &args, 1);
+        let message = document["error"]["message"].as_str().unwrap();
+        assert!(message.contains("FIFO"), "{document}");
+    }
+    error_of(&env, &["path", "extra"], 2);
+    error_of(&env, &["record", "S", "", "REPO"], 2);
+    let settings = env.root().join("settings.json");
+    std::fs::write(&settings, "not json").unwrap();
+    error_of(
+        &env,
+        &[
+            "hook",
+            "install",
+            "claude",
+            "--settings",
+            settings.to_str().unwrap(),
+        ],
+        1,
+    );
+    // What the review found: nothing for a surface to preflight, and a refused entry.
+    error_of(&env, &["preflight", "nosuch"], 4);
+    let mut refused = entry("bad", "sid-bad", "REPO", now_millis(), now_millis());
+    refused["cwd"] = json!("/var/tmp/\u{1b}]0;x\u{7}");
+    env.write_index(&[refused]);
+    let document = error_of(&env, &["resume-cmd", "bad"], 1);
+    assert!(
+        document["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("refused"),
+        "{document}"
+    );
+}
+
+#[test]
+fn a_document_printed_before_a_failure_is_the_only_one() {
+    let env = Sandbox::default();
+    let looked_up = json_of(&env, &["lookup", "nope"], 4);
+    assert!(looked_up.get("error").is_none(), "{looked_up}");
+}

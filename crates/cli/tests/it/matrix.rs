@@ -319,7 +319,7 @@ const CONDITIONS: [Condition; 5] = [
 ];
 
 /// Every command, as a valid invocation.
-const COMMANDS: [&[&str]; 12] = [
+pub const COMMANDS: [&[&str]; 12] = [
     &["record", "T", "sid-t", "REPO"],
     &["lookup", "S"],
     &["resume-cmd", "S"],

@@ -394,3 +394,81 @@ fn a_bad_value_from_a_variable_names_the_variable_and_a_typed_one_does_not() {
         "{typed_profile}"
     );
 }
+
+/// A directory whose name would retitle a terminal (OSC 0) and ring its bell.
+const TERMINAL_CONTROL: &str = "e\u{1b}]0;PWN\u{7}";
+
+/// Nothing in `bytes` a terminal would act on: no C0 control but the line break, no DEL, no C1,
+/// no bidirectional override; and the control sequence is there, spelled out.
+fn shown_escaped(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    for character in text.chars() {
+        assert!(
+            character == '\n'
+                || !(character.is_control() || ('\u{202a}'..='\u{202e}').contains(&character)),
+            "U+{:04X} reached the terminal: {text:?}",
+            u32::from(character)
+        );
+    }
+    assert!(
+        text.contains(r"e\e]0;PWN\x07"),
+        "the path spelled out: {text}"
+    );
+}
+
+#[test]
+fn path_shows_a_control_character_in_the_index_path_escaped() {
+    let env = Sandbox::default();
+    let dir = env.root().join(TERMINAL_CONTROL);
+    fs::create_dir_all(&dir).unwrap();
+    let output = crash_resume(&env)
+        .arg("--path")
+        .arg(dir.join("index.json"))
+        .arg("path")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    shown_escaped(&output.stdout);
+    let json = crash_resume(&env)
+        .args(["--json", "--path"])
+        .arg(dir.join("index.json"))
+        .arg("path")
+        .output()
+        .unwrap();
+    let document: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        document["path"].as_str().map(Path::new),
+        Some(dir.join("index.json").as_path()),
+        "--json stays exact"
+    );
+}
+
+#[test]
+fn an_error_about_a_path_shows_its_control_characters_escaped() {
+    let env = Sandbox::default();
+    let dir = env.root().join(TERMINAL_CONTROL);
+    fs::create_dir_all(&dir).unwrap();
+    test_support::sandbox::mkfifo(&dir.join("f.json"));
+    let mut command = crash_resume(&env);
+    command.arg("--path").arg(dir.join("f.json")).arg("list");
+    let stderr = refused(command, 1);
+    shown_escaped(stderr.as_bytes());
+    assert!(stderr.contains("FIFO"), "{stderr}");
+}
+
+#[test]
+fn hook_install_shows_a_control_character_in_the_settings_path_escaped() {
+    let env = Sandbox::default();
+    let dir = env.root().join(TERMINAL_CONTROL);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("s.json"), "{}\n").unwrap();
+    let output = crash_resume(&env)
+        .args(["hook", "install", "claude", "--settings"])
+        .arg(dir.join("s.json"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    shown_escaped(&[output.stdout, output.stderr].concat());
+    let settings = fs::read_to_string(dir.join("s.json")).unwrap();
+    assert!(settings.contains("SessionStart"), "installed: {settings}");
+}

@@ -656,3 +656,73 @@ fn concurrent_restores_on_an_empty_server_rebuild_every_pane_once() {
         }
     }
 }
+
+/// A surface recorded by hand whose tmux session name holds `.` or `:` (which tmux does not
+/// allow in a session name, renaming `a.b` to `a_b`) fails with the reason and creates nothing;
+/// a surface beside it is opened as usual.
+#[test]
+fn a_session_name_tmux_cannot_hold_fails_and_creates_nothing() {
+    let env = Sandbox::default();
+    install_claude_stand_in(&env);
+    let cwd = git_work_dir(&env, "proj", "");
+    for (n, surface) in [(1, "tmux:a.b:0.0"), (2, "tmux:c:d:0.0"), (3, "tmux:ok:0.0")] {
+        let session = uuid(n);
+        write_transcript(&claude_dir(&env), &cwd, &session, Duration::from_secs(60));
+        crash_resume_agent(&env)
+            .args([
+                "record",
+                surface,
+                &session,
+                "r",
+                "--provider",
+                "claude",
+                "--cwd",
+            ])
+            .arg(&cwd)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+            .then_some(())
+            .expect("recorded");
+    }
+    let name = server_name("unnameable");
+    let server = TmuxServer::named(&env, &name);
+    let output = restore_apply(&env, &name).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let plan = surfaces(&output);
+    for (surface, session) in [
+        ("tmux:a.b:0.0", "session a.b "),
+        ("tmux:c:d:0.0", "session c:d "),
+    ] {
+        let applied = plan[surface]["applied"].as_str().unwrap();
+        assert!(
+            applied.starts_with("failed: tmux cannot name a session")
+                && applied.contains(session)
+                && applied.contains("nothing was created"),
+            "{surface}: {applied}"
+        );
+    }
+    assert!(
+        plan["tmux:ok:0.0"]["applied"]
+            .as_str()
+            .unwrap()
+            .starts_with("created the session"),
+        "{plan:?}"
+    );
+    assert_eq!(
+        server.tmux(&["list-sessions", "-F", "#{session_name}"]),
+        "ok",
+        "no session but the one that could be named"
+    );
+    // Nothing claimed: a second restore fails the same way, not skipped as claimed.
+    let again = restore_apply(&env, &name).output().unwrap();
+    let applied = surfaces(&again)["tmux:a.b:0.0"]["applied"].clone();
+    assert!(
+        applied
+            .as_str()
+            .unwrap()
+            .starts_with("failed: tmux cannot name"),
+        "{applied}"
+    );
+}
