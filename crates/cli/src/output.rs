@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use camino::Utf8Path;
-use index_core::{Entry, Millis, Recorded as CoreRecorded, SessionId, SurfaceId};
+use index_core::{Entry, Millis, Recorded as CoreRecorded, SessionId, SurfaceId, Value};
 use index_store::Durability;
 use serde::Serialize;
 
@@ -97,14 +97,23 @@ pub struct Forgotten<'a> {
     version: u32,
     surface: &'a str,
     forgotten: Option<EntryJson<'a>>,
+    /// An entry that could not be used, as it was in the file; only when one was forgotten.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    forgotten_unusable: Option<&'a Value>,
 }
 
 impl<'a> Forgotten<'a> {
-    pub fn new(surface: &'a str, entry: Option<&'a Entry>) -> Self {
+    pub fn new(surface: &'a str, forgotten: Option<&'a index_store::Forgotten>) -> Self {
+        let (entry, unusable) = match forgotten {
+            Some(index_store::Forgotten::Entry(entry)) => (Some(entry.as_ref()), None),
+            Some(index_store::Forgotten::Unusable(raw)) => (None, Some(raw)),
+            None => (None, None),
+        };
         Forgotten {
             version: OUTPUT_VERSION,
             surface,
             forgotten: entry.map(EntryJson::from),
+            forgotten_unusable: unusable,
         }
     }
 }
@@ -113,13 +122,17 @@ impl<'a> Forgotten<'a> {
 pub struct Pruned<'a> {
     version: u32,
     pruned: Vec<EntryJson<'a>>,
+    /// Surfaces of entries that could not be used, pruned by their readable timestamps.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pruned_unusable: &'a [String],
 }
 
 impl<'a> Pruned<'a> {
-    pub fn new(entries: &'a [Entry]) -> Self {
+    pub fn new(pruned: &'a index_store::Pruned) -> Self {
         Pruned {
             version: OUTPUT_VERSION,
-            pruned: entries.iter().map(EntryJson::from).collect(),
+            pruned: pruned.entries.iter().map(EntryJson::from).collect(),
+            pruned_unusable: &pruned.unusable,
         }
     }
 }

@@ -272,6 +272,15 @@ fn member_value(raw: &RawValue) -> Result<Value, ParseError> {
         .map_err(|error| ParseError::Corrupt(format!("not valid JSON: {error}")))
 }
 
+/// The latest of an entry's `captured_at` and `last_active` that is readable (a non-negative
+/// integer), whatever else is wrong with it; `None` when neither is.
+pub(crate) fn readable_last_seen(raw: &Value) -> Option<Millis> {
+    [field::CAPTURED_AT, field::LAST_ACTIVE]
+        .into_iter()
+        .filter_map(|name| raw.get(name).and_then(Value::as_u64))
+        .max()
+}
+
 /// Converts one stored entry, or keeps it verbatim as unusable.
 fn add_entry(document: &mut Document, entries: &mut Vec<Entry>, surface: String, raw: Value) {
     match entry_from_json(&surface, raw) {

@@ -28,6 +28,7 @@ mod faults;
 pub mod format;
 mod location;
 mod lock;
+mod removal;
 mod sync;
 
 use std::fs;
@@ -45,6 +46,7 @@ pub use format::{Document, FORMAT_VERSION, Problem};
 pub use location::{
     Durability, FILE_NAME, default_index_path, durability, durability_with, resolve as resolve_path,
 };
+pub use removal::{Forgotten, Pruned};
 
 /// How a [`Store`] behaves.
 #[derive(Debug, Clone)]
@@ -157,6 +159,25 @@ pub enum StoreError {
         path: Utf8PathBuf,
         /// The I/O error.
         cause: io::Error,
+    },
+    /// The JavaScript tool's lock dir is stale but cannot be removed (it is not empty), so
+    /// neither that tool nor this one can take it; waited out like [`StoreError::LockTimeout`].
+    #[error(
+        "index at {path} cannot be locked: a lock dir {lock_dir} ({made}) that is not empty is \
+         in the way and cannot be removed ({cause}); remove it if no crash-resume-index process \
+         runs, then write again. Nothing was written; gave up after {waited:.1?}"
+    )]
+    LockDirInTheWay {
+        /// The index file.
+        path: Utf8PathBuf,
+        /// The lock dir in the way.
+        lock_dir: Utf8PathBuf,
+        /// When it was made, as words ("made 21.0s ago").
+        made: String,
+        /// Why it could not be removed.
+        cause: io::Error,
+        /// How long the writer waited.
+        waited: Duration,
     },
     #[error(
         "{path} is a symlink to {target}, and {reason}, so another user could point it \
@@ -436,6 +457,32 @@ impl Store {
         &self,
         change: impl FnOnce(&mut Index) -> T,
     ) -> Result<Updated<T>, StoreError> {
+        self.update_document(|document| change(&mut document.index))
+    }
+
+    /// Drops the entry of `surface` under the lock: the usable one, or else one kept verbatim
+    /// because it could not be used (which `resume-cmd` refuses); `None` when there is neither.
+    pub fn forget(&self, surface: &str) -> Result<Updated<Option<Forgotten>>, StoreError> {
+        self.update_document(|document| removal::forget(document, surface))
+    }
+
+    /// Drops, under the lock, every entry not active within `max_age`
+    /// ([`Index::prune_inactive`]), and every unusable one whose readable timestamps
+    /// (`captured_at`, `last_active`) are all older than that; one with none readable stays.
+    pub fn prune(
+        &self,
+        max_age: index_core::Millis,
+        now: index_core::Millis,
+        conversation_active: impl Fn(&index_core::Entry) -> Option<index_core::Millis>,
+    ) -> Result<Updated<Pruned>, StoreError> {
+        self.update_document(|document| removal::prune(document, max_age, now, conversation_active))
+    }
+
+    /// [`Store::update`] of the whole document, unusable entries included.
+    fn update_document<T>(
+        &self,
+        change: impl FnOnce(&mut Document) -> T,
+    ) -> Result<Updated<T>, StoreError> {
         self.ensure_dir()?;
         let lock_path = self.lock_path();
         let shared_dir = self.shared_lock_path();
@@ -452,7 +499,7 @@ impl Store {
 
     fn update_locked<T>(
         &self,
-        change: impl FnOnce(&mut Index) -> T,
+        change: impl FnOnce(&mut Document) -> T,
     ) -> Result<Updated<T>, StoreError> {
         faults::reach(faults::Point::Locked).map_err(|source| StoreError::Write {
             path: self.path.clone(),
@@ -475,8 +522,9 @@ impl Store {
                 (document, None)
             }
         };
+        let value = change(&mut document);
+        // After the change: an unusable entry it dropped is no longer a problem of the file.
         warnings.extend(self.problems(&document));
-        let value = change(&mut document.index);
         let bytes = format::serialize(&document);
         let written = previous.as_deref() != Some(bytes.as_slice());
         if written {
@@ -501,6 +549,10 @@ impl Store {
         document
             .problems
             .iter()
+            .filter(|problem| match problem {
+                Problem::UnusableEntry { surface, .. } => document.unusable.contains_key(surface),
+                Problem::DuplicateSession { .. } => true,
+            })
             .map(|problem| Warning::Problem {
                 path: self.path.clone(),
                 problem: problem.clone(),

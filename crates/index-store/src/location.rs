@@ -1,7 +1,7 @@
 //! Where the index lives: the default path, symlink resolution, and whether a path survives a
 //! reboot.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use etcetera::BaseStrategy;
@@ -28,7 +28,8 @@ pub(crate) fn utf8(path: PathBuf) -> Result<Utf8PathBuf, StoreError> {
 }
 
 /// Makes `path` absolute and follows a symlink at its end (a dotfile manager may link the
-/// index elsewhere); the directory part is canonicalized where it exists.
+/// index elsewhere); the directory part leads where `real_location` says, resolved even where
+/// it does not exist yet.
 ///
 /// A symlink is followed only when it is safe to, by the rule OpenSSH applies to its files:
 /// the link is owned by this user (or root), and so is the directory holding it, which no one
@@ -62,14 +63,43 @@ pub fn resolve(path: &Utf8Path) -> Result<Utf8PathBuf, StoreError> {
             _ => break,
         }
     }
-    let canonical = match (current.parent(), current.file_name()) {
-        (Some(parent), Some(name)) => match parent.canonicalize() {
-            Ok(parent) => parent.join(name),
-            Err(_) => current,
-        },
-        _ => current,
+    utf8(real_location(&current))
+}
+
+/// Where `path` (absolute, its own final symlink already followed) really leads: its deepest
+/// existing ancestor canonicalized (every `..` and symlink in it resolved), the rest, which
+/// does not exist yet and so holds no symlink, appended with `.` and `..` resolved by name
+/// (and the result resolved again when a `..` led back into what exists).
+/// A path whose ancestors cannot be resolved at all (the root unreadable) is kept as it is.
+fn real_location(path: &Path) -> PathBuf {
+    let Some(parent) = path.parent() else {
+        return path.to_path_buf();
     };
-    utf8(canonical)
+    let existing = parent
+        .ancestors()
+        .find_map(|ancestor| Some((ancestor, ancestor.canonicalize().ok()?)));
+    let Some((ancestor, mut real)) = existing else {
+        return path.to_path_buf();
+    };
+    // The ancestor is a prefix of `path` by construction.
+    let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
+    let mut went_up = false;
+    for component in rest.components() {
+        match component {
+            Component::ParentDir => {
+                real.pop();
+                went_up = true;
+            }
+            Component::Normal(name) => real.push(name),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    // A `..` may lead back into dirs that exist (and may be symlinks): resolve the result,
+    // which holds no `..` any more, once again.
+    if went_up {
+        return real_location(&real);
+    }
+    real
 }
 
 /// Why following the symlink at `link` is not safe, or `None` when it is.
@@ -202,4 +232,46 @@ fn memory_filesystem(path: &Path) -> Option<&'static str> {
 #[cfg(not(target_os = "linux"))]
 fn memory_filesystem(_path: &Path) -> Option<&'static str> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `real_location` of `path` (relative to a fresh dir holding `existing/` and a link
+    /// `link -> existing`) is `expected` (relative to the same dir).
+    #[cfg(unix)]
+    fn check(path: &str, expected: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(base.join("existing")).unwrap();
+        std::os::unix::fs::symlink(base.join("existing"), base.join("link")).unwrap();
+        assert_eq!(
+            real_location(&base.join(path)),
+            base.join(expected),
+            "{path}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_real_location_resolves_dots_and_links_before_the_path_exists() {
+        check("existing/index.json", "existing/index.json");
+        check("missing/index.json", "missing/index.json");
+        check("missing/deeper/index.json", "missing/deeper/index.json");
+        check("link/missing/index.json", "existing/missing/index.json");
+        check("link/../existing/new/index.json", "existing/new/index.json");
+        check("existing/../missing/index.json", "missing/index.json");
+        check("missing/../existing/./index.json", "existing/index.json");
+        check("missing/a/../../link/b/index.json", "existing/b/index.json");
+    }
+
+    #[test]
+    fn a_path_through_dots_into_tmp_is_volatile_before_it_exists() {
+        let through_dots = Utf8Path::new("/var/tmp/../../tmp/crash-resume-never-made/x/i.json");
+        assert_eq!(
+            durability_with(through_dots, Path::new("/nonexistent-temp")),
+            Durability::Volatile("under /tmp".into())
+        );
+    }
 }

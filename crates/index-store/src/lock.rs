@@ -6,7 +6,9 @@
 //! - the JavaScript crash-resume-index's: that tool locks by `mkdir <index>.lock`, waits up to
 //!   4 s for it, and takes a lock dir older than 15 s (by its mtime) as stale and removes it.
 //!   Holding our own lock, a writer makes that dir too (waiting for a live one up to the same
-//!   deadline, taking a stale one over), writes, and removes it. The lock file records the dirs
+//!   deadline, taking a stale one over), writes, and removes it. A stale dir that cannot be
+//!   removed (not empty: the JavaScript tool cannot take it either) is waited out like a live
+//!   one; one whose mtime is in the future is never stale. The lock file records the dirs
 //!   writers of ours made (device, inode, mtime) until one is removed, so a writer killed while
 //!   holding one leaves a dir the next one of ours recognises and removes at once instead of
 //!   waiting 15 s.
@@ -195,19 +197,15 @@ impl<'a> SharedDir<'a> {
             let age = found
                 .modified()
                 .ok()
-                .and_then(|made| SystemTime::now().duration_since(made).ok())
-                .unwrap_or_default();
-            if found.is_dir() {
+                .map(|made| SystemTime::now().duration_since(made).ok());
+            let removed = if found.is_dir() {
                 let ours = ours_left.contains(&identity(&found));
-                if ours || age > JS_LOCK_STALE {
-                    // Ours, left by a writer killed while holding it; or stale, as the
-                    // JavaScript tool takes it. Another may remove it first: either way, retry.
-                    let _ = fs::remove_dir(path);
-                    continue;
-                }
+                // Ours, left by a writer killed while holding it; or stale, as the JavaScript
+                // tool takes it (never one made in the future: that tool would not either).
+                let stale = matches!(age, Some(Some(age)) if age > JS_LOCK_STALE);
+                (ours || stale).then(|| fs::remove_dir(path))
             } else if is_old_lock_file(path, &found) {
-                let _ = fs::remove_file(path);
-                continue;
+                Some(fs::remove_file(path))
             } else {
                 let _ = fs::remove_dir(&pending);
                 return Err(lock_error(io::Error::new(
@@ -218,18 +216,36 @@ impl<'a> SharedDir<'a> {
                         safe_open::describe(&found.file_type())
                     ),
                 )));
-            }
+            };
+            // Removed, by us or by another first: try again at once. One that cannot be
+            // removed (a lock dir that is not empty, which the JavaScript tool cannot remove
+            // either) is waited out like a live one, in case someone removes it meanwhile.
+            let in_the_way = match removed {
+                Some(Ok(())) => continue,
+                Some(Err(error)) if error.kind() == io::ErrorKind::NotFound => continue,
+                Some(Err(error)) => Some(error),
+                None => None,
+            };
             if started.elapsed() >= timeout {
                 let _ = fs::remove_dir(&pending);
-                return Err(StoreError::LockTimeout {
-                    path: paths.index.to_owned(),
-                    holder: format!(
-                        "the JavaScript crash-resume-index holds {path}, a lock dir made {:.1?} \
-                         ago; it is taken as stale {} s after it was made",
-                        age,
-                        JS_LOCK_STALE.as_secs()
-                    ),
-                    waited: started.elapsed(),
+                let made = describe_age(age);
+                return Err(match in_the_way {
+                    Some(cause) => StoreError::LockDirInTheWay {
+                        path: paths.index.to_owned(),
+                        lock_dir: path.to_owned(),
+                        made,
+                        cause,
+                        waited: started.elapsed(),
+                    },
+                    None => StoreError::LockTimeout {
+                        path: paths.index.to_owned(),
+                        holder: format!(
+                            "the JavaScript crash-resume-index holds {path}, a lock dir {made}; \
+                             it is taken as stale {} s after it was made",
+                            JS_LOCK_STALE.as_secs()
+                        ),
+                        waited: started.elapsed(),
+                    },
                 });
             }
             thread::sleep(pause.min(timeout.saturating_sub(started.elapsed())));
@@ -243,6 +259,16 @@ impl<'a> SharedDir<'a> {
         if fs::remove_dir(self.path).is_ok() {
             let _ = record(own, &[]);
         }
+    }
+}
+
+/// "made 3.2s ago", from a lock dir's age (`None` inside when its mtime is in the future,
+/// `None` outside when it has none).
+fn describe_age(age: Option<Option<Duration>>) -> String {
+    match age {
+        Some(Some(age)) => format!("made {age:.1?} ago"),
+        Some(None) => "made in the future (clock skew?)".to_string(),
+        None => "made at a time the system cannot tell".to_string(),
     }
 }
 

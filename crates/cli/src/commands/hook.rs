@@ -158,7 +158,9 @@ fn capture(
         // Many agents starting at once can keep the lock busy past the hook's short wait: the
         // record is handed to a detached copy of this hook that waits longer, so it is not lost
         // and the agent is not held up.
-        Err(error @ StoreError::LockTimeout { .. }) if !is_retry => {
+        Err(error @ (StoreError::LockTimeout { .. } | StoreError::LockDirInTheWay { .. }))
+            if !is_retry =>
+        {
             let retry_wait =
                 setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT));
             let pid = spawn_retry(cx, agent, &surface, &text, retry_wait)?;

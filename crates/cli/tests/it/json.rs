@@ -6,7 +6,7 @@ use crate::{HOUR, Sandbox, crash_resume, entry, now_millis};
 
 /// Runs `crash-resume --json ARGS`, checks the exit code and that stdout is one JSON document
 /// with `"version": 1`, and returns it.
-fn json_of(env: &Sandbox, args: &[&str], code: i32) -> Value {
+pub(crate) fn json_of(env: &Sandbox, args: &[&str], code: i32) -> Value {
     let assert = crash_resume(env)
         .arg("--json")
         .args(args)

@@ -236,6 +236,23 @@ fn every_index_store_error_is_one_plain_line_with_its_cause_once() {
     once(&stderr, &format!("pid {}, running", std::process::id()));
     plain(&stderr);
 
+    // LockDirInTheWay: a stale JavaScript lock dir that is not empty.
+    let env = Sandbox::default();
+    record(&env, "S", "SID", "REPO");
+    let js_lock = env.index_dir().join("index.json.lock");
+    fs::create_dir(&js_lock).unwrap();
+    fs::write(js_lock.join("junk"), "").unwrap();
+    let times = fs::FileTimes::new()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(20));
+    fs::File::open(&js_lock).unwrap().set_times(times).unwrap();
+    let mut command = crash_resume(&env);
+    command.args(["--lock-timeout", "50ms", "touch", "S"]);
+    let stderr = refused(command, 1);
+    once(&stderr, "that is not empty is in the way");
+    once(&stderr, "Directory not empty");
+    once(&stderr, "remove it if no crash-resume-index process runs");
+    plain(&stderr);
+
     // Lock: the lock file cannot be opened (it is a directory).
     let env = Sandbox::default();
     record(&env, "S", "SID", "REPO");

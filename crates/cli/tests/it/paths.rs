@@ -198,6 +198,36 @@ fn symlink_into_a_volatile_dir_is_refused() {
     );
 }
 
+/// A volatile dir named through `..` or through a symlink to `/tmp`, before the dir itself
+/// exists (the first write would make it), is volatile by where it really leads.
+#[test]
+fn a_path_leading_into_tmp_before_it_exists_is_refused() {
+    let env = Sandbox::default();
+    let volatile = VolatileDir::new("/tmp", &env);
+    let link = env.root().join("tmp-link");
+    std::os::unix::fs::symlink("/tmp", &link).unwrap();
+    let name = volatile.0.file_name().unwrap();
+    let through_dots = Path::new("/var/tmp/../../tmp")
+        .join(name)
+        .join("index.json");
+    let through_link = link.join(name).join("index.json");
+    for index in [through_dots, through_link] {
+        let index = index.to_str().unwrap();
+        crash_resume(&env)
+            .args(["--path", index, "path"])
+            .assert()
+            .success()
+            .stdout(contains("volatile: under /tmp").and(contains("--allow-volatile")));
+        crash_resume(&env)
+            .args(["--path", index, "record", "S", "SID", "REPO"])
+            .assert()
+            .code(1)
+            .stdout(is_empty())
+            .stderr(contains("/tmp").and(contains("--allow-volatile")));
+        assert!(!volatile.0.exists(), "{index}: nothing written");
+    }
+}
+
 /// `$TMPDIR` is emptied by the system (macOS clears its `/var/folders/.../T` at boot): an index
 /// under it is volatile wherever it is, by its name or through a symlink.
 #[test]

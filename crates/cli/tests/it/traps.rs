@@ -326,6 +326,96 @@ fn set_mtime(path: &Path, age: Duration) {
     fs::File::open(path).unwrap().set_times(times).unwrap();
 }
 
+/// A sandbox whose index holds entry `A`, with the JavaScript tool's lock dir made beside it.
+fn an_index_with_a_javascript_lock_dir() -> (Sandbox, PathBuf) {
+    let env = Sandbox::default();
+    record(&env, "A", "sid-a", "REPO");
+    let js_lock = env.index_dir().join("index.json.lock");
+    fs::create_dir(&js_lock).unwrap();
+    (env, js_lock)
+}
+
+/// A stale lock dir that is not empty cannot be removed, by us or by the JavaScript tool: a
+/// write waits for it up to its deadline (it never spins), then says what is in the way and
+/// what to do; the hook hands its record to its retry, which lands it once the dir is gone.
+#[test]
+fn a_stale_lock_dir_that_is_not_empty_ends_the_wait_at_the_deadline() {
+    let (env, js_lock) = an_index_with_a_javascript_lock_dir();
+    fs::write(js_lock.join("junk"), "").unwrap();
+    set_mtime(&js_lock, Duration::from_secs(20));
+    crash_resume(&env)
+        .args(["--lock-timeout", "300ms", "record", "B", "sid-b", "REPO"])
+        // Only a guard against the hang this test is about; the wait itself is 300 ms.
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .code(1)
+        .stdout(is_empty())
+        .stderr(
+            contains(format!("a lock dir {} (made 2", js_lock.display()))
+                .and(contains("that is not empty is in the way"))
+                .and(contains("remove it if no crash-resume-index process runs"))
+                .and(contains("Nothing was written")),
+        );
+    assert!(env.entry("B").is_none());
+    assert!(
+        js_lock.join("junk").exists(),
+        "what is in the dir is left alone"
+    );
+
+    hook_hands_off_until_the_lock_dir_is_gone(&env, 8, "that is not empty is in the way", || {
+        fs::remove_dir_all(&js_lock).unwrap()
+    });
+}
+
+/// Runs the hook for surface `H` and session `uuid(n)` while the JavaScript tool's lock dir is
+/// in the way: the hook returns, logs `blocked` and hands its record to its background retry,
+/// which lands it once `free` has removed the lock dir.
+fn hook_hands_off_until_the_lock_dir_is_gone(
+    env: &Sandbox,
+    n: u32,
+    blocked: &str,
+    free: impl FnOnce(),
+) {
+    let js_lock = env.index_dir().join("index.json.lock");
+    let cwd = git_work_dir(env, "proj", "");
+    crate::harness::run_hook(
+        env,
+        "claude",
+        &[("CRASH_RESUME_SURFACE", "H")],
+        &session_start(&uuid(n), &cwd, "startup"),
+    )
+    .assert_silent_success(blocked);
+    let log = hook_log(env);
+    assert!(
+        log.contains(blocked) && log.contains("handed to a background retry"),
+        "{log}"
+    );
+    free();
+    // The record is in place before the retry lets go of the lock dir: wait for both.
+    let entry = crate::harness::wait_until("the retry's record, and its lock dir gone", || {
+        env.entry("H").filter(|_| !js_lock.exists())
+    });
+    assert_eq!(entry["sessionId"], uuid(n));
+}
+
+/// A lock dir made in the future (a clock set back) is never taken as stale, as the
+/// JavaScript tool would not, and the message says so plainly.
+#[test]
+fn a_lock_dir_made_in_the_future_is_waited_for_and_named_so() {
+    let (env, js_lock) = an_index_with_a_javascript_lock_dir();
+    let times = fs::FileTimes::new().set_modified(SystemTime::now() + Duration::from_secs(3600));
+    fs::File::open(&js_lock).unwrap().set_times(times).unwrap();
+    check(
+        &env,
+        &["--lock-timeout", "300ms", "record", "B", "sid-b", "REPO"],
+        1,
+        is_empty(),
+        contains("a lock dir made in the future (clock skew?)").and(contains("stale 15 s after")),
+    );
+    assert!(js_lock.exists(), "not taken over");
+    assert!(env.entry("B").is_none());
+}
+
 #[test]
 fn the_javascript_tools_lock_is_held_waited_for_and_taken_over_when_stale() {
     let env = Sandbox::default();
@@ -348,26 +438,12 @@ fn the_javascript_tools_lock_is_held_waited_for_and_taken_over_when_stale() {
     assert!(env.entry("B").is_none());
     // The hook does not drop its record: it hands it to its background retry, which lands it
     // once the JavaScript tool lets go.
-    let cwd = git_work_dir(&env, "proj", "");
-    crate::harness::run_hook(
+    hook_hands_off_until_the_lock_dir_is_gone(
         &env,
-        "claude",
-        &[("CRASH_RESUME_SURFACE", "H")],
-        &session_start(&uuid(7), &cwd, "startup"),
-    )
-    .assert_silent_success("the JavaScript tool holds its lock");
-    let log = hook_log(&env);
-    assert!(
-        log.contains("the JavaScript crash-resume-index holds")
-            && log.contains("handed to a background retry"),
-        "{log}"
+        7,
+        "the JavaScript crash-resume-index holds",
+        || fs::remove_dir(&js_lock).unwrap(),
     );
-    fs::remove_dir(&js_lock).unwrap();
-    // The record is in place before the retry lets go of the lock dir: wait for both.
-    let entry = crate::harness::wait_until("the retry's record, and its lock dir gone", || {
-        env.entry("H").filter(|_| !js_lock.exists())
-    });
-    assert_eq!(entry["sessionId"], uuid(7));
 
     // Left behind more than 15 s ago: stale, as that tool takes it.
     fs::create_dir(&js_lock).unwrap();
