@@ -1037,9 +1037,13 @@ fn a_payload_of_any_size_reaches_the_retry_and_never_its_command_line() {
         .assert_silent_success("a large payload, lock held");
     let log = hook_log(&env);
     let pid = retry_pid(&log);
-    // The retry waits for the lock: its command line is there to read.
-    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap();
-    let cmdline = String::from_utf8_lossy(&cmdline);
+    // The retry waits for the lock: its command line is there to read, once the kernel has
+    // set it up (the spawn returns when exec has begun, and the new program's arguments are
+    // in place a moment later).
+    let cmdline = wait_until("the retry's command line", || {
+        let bytes = fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+        (!bytes.is_empty()).then(|| String::from_utf8_lossy(&bytes).into_owned())
+    });
     assert!(cmdline.contains("hook"), "{cmdline}");
     assert!(
         !cmdline.contains("a prompt the user typed") && !cmdline.contains(&uuid(1)),
