@@ -40,13 +40,13 @@ pub fn is_managed_daemon(words: &[String]) -> bool {
 #[cfg(target_os = "linux")]
 fn proc_ancestors() -> Vec<(u32, Vec<String>)> {
     let mut ancestors = Vec::new();
-    let mut pid = parent_of("self");
+    let mut pid = crate::procfs::proc_parent("self");
     while let Some(current) = pid.filter(|pid| *pid > 1) {
         if ancestors.len() == MAX_ANCESTORS {
             break;
         }
         ancestors.push((current, command_line(current)));
-        pid = parent_of(&current.to_string());
+        pid = crate::procfs::proc_parent(&current.to_string());
     }
     ancestors
 }
@@ -63,15 +63,6 @@ fn command_line(pid: u32) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// The parent pid from `/proc/<pid>/stat` (the field after the command name, which may hold
-/// spaces and parentheses, so it is read from the last `)`).
-#[cfg(target_os = "linux")]
-fn parent_of(pid: &str) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The ancestors of `pid` in a `ps -A -o pid=,ppid=,command=` listing, nearest first, each with

@@ -14,6 +14,7 @@ mod context;
 mod error;
 mod man;
 mod output;
+mod procfs;
 mod surface;
 mod table;
 mod tmux;

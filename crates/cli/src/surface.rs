@@ -145,7 +145,7 @@ impl Processes {
         let Some((_, parent, terminal)) = std::fs::read_to_string("/proc/self/stat")
             .ok()
             .as_deref()
-            .and_then(parse_proc_stat)
+            .and_then(crate::procfs::parse_proc_stat)
         else {
             return Processes::default();
         };
@@ -155,7 +155,7 @@ impl Processes {
             let Some((name, parent, _)) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .ok()
                 .as_deref()
-                .and_then(parse_proc_stat)
+                .and_then(crate::procfs::parse_proc_stat)
             else {
                 break;
             };
@@ -248,21 +248,6 @@ pub fn ps_every_process(columns: &str) -> Option<String> {
         .status
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
-}
-
-/// The name, parent pid and `tty_nr` of a `/proc/<pid>/stat` line. The name is in parentheses
-/// and may hold spaces and parentheses; the fields after the last `)` are state, parent, group,
-/// session, tty.
-#[cfg(target_os = "linux")]
-fn parse_proc_stat(stat: &str) -> Option<(String, u32, i64)> {
-    let (head, rest) = stat.rsplit_once(')')?;
-    let name = head.split_once('(')?.1.to_string();
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    Some((
-        name,
-        fields.get(1)?.parse().ok()?,
-        fields.get(4)?.parse().ok()?,
-    ))
 }
 
 /// The device of a `tty_nr` (0: no terminal), which the kernel packs as minor bits 0-7, major

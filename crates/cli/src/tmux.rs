@@ -385,18 +385,9 @@ mod processes {
     pub fn first_child(pid: u32) -> Option<u32> {
         if let Ok(dir) = std::fs::read_dir("/proc") {
             return dir.flatten().find_map(|process| {
-                let child: u32 = process.file_name().to_str()?.parse().ok()?;
-                let stat = std::fs::read_to_string(process.path().join("stat")).ok()?;
-                // The command name is in parentheses and may hold anything; the parent pid is
-                // the second field after the last ')'.
-                let parent: u32 = stat
-                    .rsplit_once(')')?
-                    .1
-                    .split_whitespace()
-                    .nth(1)?
-                    .parse()
-                    .ok()?;
-                (parent == pid).then_some(child)
+                let name = process.file_name();
+                let child: u32 = name.to_str()?.parse().ok()?;
+                (crate::procfs::proc_parent(name.to_str()?)? == pid).then_some(child)
             });
         }
         let listing = Process::new("ps")
