@@ -9,17 +9,14 @@ use std::process::Command as Process;
 use std::sync::OnceLock;
 
 use anyhow::{Context as _, bail};
+use index_core::address::TmuxPane;
+use resume_plan::pane::{Busy, PaneState};
 
 /// What `restore --apply` can re-open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Apply {
     Tmux,
 }
-
-/// Shells a pane may sit at; anything else running there means the pane is busy.
-const SHELLS: [&str; 10] = [
-    "bash", "zsh", "sh", "fish", "dash", "ksh", "tcsh", "csh", "nu", "mksh",
-];
 
 /// Where Homebrew puts programs (Apple silicon, Intel): a process the macOS GUI started, such as
 /// an agent's hook in a terminal app, may have neither on its `PATH`.
@@ -57,59 +54,22 @@ fn is_executable(path: &std::path::Path) -> bool {
         .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
 }
 
-/// `tmux:<session>:<window>.<pane>`, as the surface id records it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PaneTarget {
-    pub session: String,
-    pub window: u32,
-    pub pane: u32,
-}
-
-impl PaneTarget {
-    pub fn parse(surface: &str) -> Option<PaneTarget> {
-        let rest = surface.strip_prefix("tmux:")?;
-        let (session, position) = rest.rsplit_once(':')?;
-        let (window, pane) = position.split_once('.')?;
-        Some(PaneTarget {
-            session: session.to_string(),
-            window: window.parse().ok()?,
-            pane: pane.parse().ok()?,
-        })
-    }
-
-    /// Why tmux cannot hold the recorded session: a session name with `.` or `:` (a surface
-    /// recorded by hand; a hook records tmux's own names) is renamed by tmux (`a.b` becomes
-    /// `a_b`), so the session created would not be the recorded one and could not be found again.
-    fn unnameable(&self) -> Option<String> {
-        self.session.contains(['.', ':']).then(|| {
-            format!(
-                "tmux cannot name a session {} ('.' and ':' are not allowed in a tmux session name); nothing was created",
-                index_core::text::escape(&self.session)
-            )
-        })
-    }
-
-    fn session_target(&self) -> String {
-        format!("={}", self.session)
-    }
-
-    fn window_target(&self) -> String {
-        format!("={}:{}", self.session, self.window)
-    }
-
-    fn surface(&self) -> String {
-        format!("tmux:{}:{}.{}", self.session, self.window, self.pane)
-    }
-}
-
 /// What a restore did with one pane.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Opened {
     /// The resume command runs in the pane; what was done to get there.
     Started(String),
     /// The pane was left alone; why.
-    Skipped(String),
+    Skipped(Busy),
 }
+
+/// The most panes a restore adds to one window for one surface: a recorded pane index far past
+/// the window's last pane (`tmux:w:0.5000`) is refused rather than split towards.
+const MAX_NEW_PANES: u32 = 16;
+
+/// The fields of one `list-panes -a` line, in this order. The session name is not last, since
+/// a name may end in spaces and `Server::tmux` trims the output's ends.
+const PANE_FIELDS: &str = "#{window_index}\t#{pane_index}\t#{session_name}\t#{pane_id}\t#{pane_pid}\t#{pane_tty}\t#{cursor_x}\t#{cursor_y}\t#{pane_current_command}";
 
 /// What a server has of a target.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,8 +77,10 @@ enum Found {
     Nothing,
     /// The session, not the window.
     Session,
-    /// The window, not the pane; the highest pane index it has.
+    /// The window, not the pane; its lowest and highest pane index (panes are numbered
+    /// contiguously from the window's `pane-base-index`).
     Window {
+        first_pane: u32,
         last_pane: u32,
     },
     Pane(Pane),
@@ -130,8 +92,43 @@ struct Pane {
     id: String,
     /// `pane_pid`: the process tmux started in the pane.
     pid: u32,
+    /// `pane_tty`: the pane's terminal.
+    tty: String,
+    cursor_x: usize,
+    cursor_y: usize,
     /// `pane_current_command`: the foreground process of the pane's terminal.
     running: String,
+}
+
+/// What one restore created on the way to a pane, so that a surface that then fails leaves
+/// nothing behind: the session (which holds the rest), else the window, else the panes.
+#[derive(Debug, Default)]
+struct Created {
+    session: Option<String>,
+    window: Option<String>,
+    panes: Vec<String>,
+}
+
+impl Created {
+    fn is_empty(&self) -> bool {
+        self.session.is_none() && self.window.is_none() && self.panes.is_empty()
+    }
+
+    fn describe(&self) -> String {
+        let mut what = Vec::new();
+        if self.session.is_some() {
+            what.push("the session".to_string());
+        }
+        if self.window.is_some() {
+            what.push("the window".to_string());
+        }
+        match self.panes.len() {
+            0 => {}
+            1 => what.push("the pane".to_string()),
+            count => what.push(format!("{count} panes")),
+        }
+        what.join(", ")
+    }
 }
 
 /// A tmux server: the default one (or `$TMUX`'s), or a named socket (`tmux -L NAME`).
@@ -164,26 +161,25 @@ impl Server {
     /// What the server has of `target`. Read from one listing of every pane and matched
     /// exactly: `display-message -t` is no test, since tmux answers it for a target that does
     /// not exist with another pane (the current one). No server: nothing.
-    fn find(&self, target: &PaneTarget) -> Found {
-        let Ok(listing) = self.tmux(&[
-            "list-panes",
-            "-a",
-            "-F",
-            "#{window_index}\t#{pane_index}\t#{pane_id}\t#{pane_pid}\t#{pane_current_command}\t#{session_name}",
-        ]) else {
+    fn find(&self, target: &TmuxPane) -> Found {
+        let Ok(listing) = self.tmux(&["list-panes", "-a", "-F", PANE_FIELDS]) else {
             return Found::Nothing;
         };
         let mut found = Found::Nothing;
         for line in listing.lines() {
-            let mut fields = line.splitn(6, '\t');
-            let (Some(window), Some(pane), Some(id), Some(pid), Some(running), Some(session)) = (
-                fields.next(),
-                fields.next(),
-                fields.next(),
-                fields.next(),
-                fields.next(),
-                fields.next(),
-            ) else {
+            let fields: Vec<&str> = line.splitn(9, '\t').collect();
+            let [
+                window,
+                pane,
+                session,
+                id,
+                pid,
+                tty,
+                cursor_x,
+                cursor_y,
+                running,
+            ] = fields[..]
+            else {
                 continue;
             };
             if session != target.session {
@@ -199,127 +195,231 @@ impl Server {
                 continue;
             };
             if index != target.pane {
-                let last_pane = match found {
-                    Found::Window { last_pane } => last_pane.max(index),
-                    _ => index,
+                found = match found {
+                    Found::Window {
+                        first_pane,
+                        last_pane,
+                    } => Found::Window {
+                        first_pane: first_pane.min(index),
+                        last_pane: last_pane.max(index),
+                    },
+                    _ => Found::Window {
+                        first_pane: index,
+                        last_pane: index,
+                    },
                 };
-                found = Found::Window { last_pane };
                 continue;
             }
             return Found::Pane(Pane {
                 id: id.to_string(),
                 pid: pid.parse().unwrap_or(0),
+                tty: tty.to_string(),
+                cursor_x: cursor_x.parse().unwrap_or(0),
+                cursor_y: cursor_y.parse().unwrap_or(0),
                 running: running.to_string(),
             });
         }
         found
     }
 
-    /// Why the target's pane must be left alone, when it exists and is not an idle shell.
-    pub fn busy(&self, target: &PaneTarget) -> Option<String> {
+    /// Why the target's pane must be left alone, when it exists and its shell is not idle at
+    /// its prompt.
+    pub fn busy(&self, target: &TmuxPane) -> Option<Busy> {
         match self.find(target) {
-            Found::Pane(pane) => busy_reason(&pane),
+            Found::Pane(pane) => self.judge(&pane).err(),
             _ => None,
         }
     }
 
-    /// Opens the surface: re-uses its pane when it is an idle shell, else creates what is
-    /// missing (session, window, panes up to the recorded index), then starts `command` as
-    /// the pane's process, with `CRASH_RESUME_SURFACE` naming the surface so that the agent's
-    /// hook binds to it. Call it holding the restore lock: creating is find-then-create.
+    /// Whether the pane's shell waits at its own prompt with nothing typed
+    /// ([`resume_plan::pane::judge`]), from its processes, its terminal's mode and the cursor's
+    /// line on screen.
+    fn judge(&self, pane: &Pane) -> Result<(), Busy> {
+        let row = pane.cursor_y.to_string();
+        let line = self
+            .tmux(&["capture-pane", "-p", "-t", &pane.id, "-S", &row, "-E", &row])
+            .unwrap_or_default();
+        let (before_cursor, after_cursor) = split_at_column(&line, pane.cursor_x);
+        resume_plan::pane::judge(&PaneState {
+            foreground: pane.running.clone(),
+            child: processes::first_child(pane.pid),
+            interactive: processes::is_interactive_shell(pane.pid),
+            canonical: terminal_is_canonical(&pane.tty),
+            before_cursor: before_cursor.to_string(),
+            after_cursor: after_cursor.to_string(),
+        })
+    }
+
+    /// Opens the surface: re-uses its pane when its shell is idle at its prompt, else creates
+    /// what is missing (session, window, panes up to the recorded index), then starts `command`
+    /// as the pane's process, with `CRASH_RESUME_SURFACE` naming the surface so that the agent's
+    /// hook binds to it. What it created for a surface that then fails is removed again. Call
+    /// it holding the restore lock: creating is find-then-create.
+    ///
+    /// No recorded value reaches tmux where tmux expands formats (`#(...)` runs a command): the
+    /// session name is passed to `new-session -s` with `#` doubled, the working dir only inside
+    /// the pane's script, and targets (`-t`, never expanded) name the session exactly (`=`).
     pub fn open(
         &self,
-        target: &PaneTarget,
+        target: &TmuxPane,
         cwd: Option<&str>,
         command: &str,
     ) -> anyhow::Result<Opened> {
-        if let Some(reason) = target.unnameable() {
-            bail!(reason);
+        if let Some(character) = target.rewritten_character() {
+            bail!(
+                "tmux cannot name a session {} (it rewrites {}); nothing was created",
+                index_core::text::escape(&target.session),
+                index_core::text::escape(&character.to_string())
+            );
         }
-        let start_dir = cwd.filter(|dir| std::path::Path::new(dir).is_dir());
-        let mut dir_args = Vec::new();
-        if let Some(dir) = start_dir {
-            dir_args.extend(["-c", dir]);
+        let mut created = Created::default();
+        let opened = self.open_in(target, cwd, command, &mut created);
+        if opened.is_err() {
+            self.remove(&created);
         }
-        let mut created: Vec<&str> = Vec::new();
-        // Each round creates one thing; a failed round is retried once after finding again,
-        // since the server may have changed (a user, or a restore not holding the lock).
-        let mut failures = 0;
-        let pane = loop {
-            let step = match self.find(target) {
-                Found::Pane(pane) => break pane,
-                Found::Window { last_pane } => {
-                    let after = format!("{}.{last_pane}", target.window_target());
-                    let mut args = vec!["split-window", "-d", "-t", &after];
-                    args.extend(&dir_args);
-                    self.tmux(&args)
-                        .or_else(|_| {
-                            // A small window has no room for another pane until it is tiled.
-                            self.tmux(&["select-layout", "-t", &target.window_target(), "tiled"])?;
-                            self.tmux(&args)
-                        })
-                        .map(|_| "the pane")
-                }
-                Found::Session => {
-                    let window = format!("{}:{}", target.session_target(), target.window);
-                    let mut args = vec!["new-window", "-d", "-t", &window];
-                    args.extend(&dir_args);
-                    self.tmux(&args).map(|_| "the window")
-                }
-                Found::Nothing => self.new_session(target, &dir_args).map(|()| "the session"),
-            };
-            match step {
-                Ok(what) => {
-                    if !created.contains(&what) {
-                        created.push(what);
-                    }
-                }
-                Err(error) if failures > 0 => return Err(error),
-                Err(_) => failures += 1,
-            }
-            if created.len() + failures > target.pane as usize + 8 {
-                bail!(
-                    "tmux did not make pane {} after {} tries",
-                    target.surface(),
-                    created.len() + failures
-                );
-            }
-        };
+        opened
+    }
+
+    fn open_in(
+        &self,
+        target: &TmuxPane,
+        cwd: Option<&str>,
+        command: &str,
+        created: &mut Created,
+    ) -> anyhow::Result<Opened> {
+        let pane = self.make_pane(target, created)?;
         let done = if created.is_empty() {
-            if let Some(reason) = busy_reason(&pane) {
-                return Ok(Opened::Skipped(reason));
+            if let Err(busy) = self.judge(&pane) {
+                return Ok(Opened::Skipped(busy));
             }
             "started in the existing pane".to_string()
         } else {
-            format!("created {} and started in it", created.join(", "))
+            format!("created {} and started in it", created.describe())
         };
-        let script = pane_script(&target.surface(), command, &self.user_shell());
-        let mut args = vec!["respawn-pane", "-k", "-t", &pane.id];
-        args.extend(&dir_args);
-        args.extend(["/bin/sh", "-c", &script]);
-        self.tmux(&args)?;
+        let start_dir = cwd.filter(|dir| std::path::Path::new(dir).is_dir());
+        let script = pane_script(&target.to_string(), start_dir, command, &self.user_shell());
+        self.tmux(&[
+            "respawn-pane",
+            "-k",
+            "-t",
+            &pane.id,
+            "/bin/sh",
+            "-c",
+            &script,
+        ])?;
         Ok(Opened::Started(done))
     }
 
-    /// Creates the session with its first window at the target's index.
-    fn new_session(&self, target: &PaneTarget, dir_args: &[&str]) -> anyhow::Result<()> {
-        let mut args = vec![
+    /// The target's pane, creating exactly what it lacks: the session, the window at its index,
+    /// then the panes up to its index, each created thing noted in `created`.
+    fn make_pane(&self, target: &TmuxPane, created: &mut Created) -> anyhow::Result<Pane> {
+        let mut found = self.find(target);
+        if found == Found::Nothing {
+            self.new_session(target, created)?;
+            found = self.find(target);
+        }
+        if found == Found::Session {
+            let window = format!("={}:{}", target.session, target.window);
+            let id = self.tmux(&[
+                "new-window",
+                "-d",
+                "-P",
+                "-F",
+                "#{window_id}",
+                "-t",
+                &window,
+            ])?;
+            created.window = Some(id);
+            found = self.find(target);
+        }
+        let (first_pane, last_pane) = match found {
+            Found::Pane(pane) => return Ok(pane),
+            Found::Window {
+                first_pane,
+                last_pane,
+            } => (first_pane, last_pane),
+            Found::Nothing | Found::Session => {
+                bail!("tmux did not make {target}: its window is not there after creating it")
+            }
+        };
+        if target.pane < first_pane {
+            bail!(
+                "tmux numbers this window's panes from {first_pane} (its pane-base-index), so it cannot hold {target}; nothing is left created"
+            );
+        }
+        let missing = target.pane - last_pane;
+        if missing > MAX_NEW_PANES {
+            bail!(
+                "{target} would need {missing} new panes in a window whose last pane is {last_pane}; a restore adds at most {MAX_NEW_PANES}, so none were made"
+            );
+        }
+        let mut after = format!("={}:{}.{last_pane}", target.session, target.window);
+        for _ in 0..missing {
+            let split = ["split-window", "-d", "-P", "-F", "#{pane_id}", "-t", &after];
+            let id = self.tmux(&split).or_else(|_| {
+                // A small window has no room for another pane until it is tiled.
+                let window = format!("={}:{}", target.session, target.window);
+                self.tmux(&["select-layout", "-t", &window, "tiled"])?;
+                self.tmux(&split)
+            })?;
+            created.panes.push(id.clone());
+            after = id;
+        }
+        match self.find(target) {
+            Found::Pane(pane) => Ok(pane),
+            _ => bail!("tmux did not make {target} after adding {missing} panes"),
+        }
+    }
+
+    /// Creates the session with its first window at the target's index. The name is given with
+    /// `#` doubled (tmux expands formats in it), and the session tmux made is checked to bear
+    /// exactly the recorded name (read from the middle of the answer, which `Server::tmux`
+    /// trims at its ends).
+    fn new_session(&self, target: &TmuxPane, created: &mut Created) -> anyhow::Result<()> {
+        let name = target.session.replace('#', "##");
+        let made = self.tmux(&[
             "new-session",
             "-d",
             "-P",
             "-F",
-            "#{window_index}",
+            "#{session_id}\t#{session_name}\t#{window_index}",
             "-s",
-            &target.session,
-        ];
-        args.extend(dir_args);
-        let created = self.tmux(&args)?;
-        if created != target.window.to_string() {
-            let from = format!("{}:{created}", target.session_target());
-            let to = format!("{}:{}", target.session_target(), target.window);
+            &name,
+        ])?;
+        let mut fields = made.splitn(3, '\t');
+        let (Some(id), Some(made_name), Some(window)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            bail!("tmux said {made:?} after creating a session; expected its id, window and name");
+        };
+        created.session = Some(id.to_string());
+        if made_name != target.session {
+            bail!(
+                "tmux named the session {} instead of {}",
+                index_core::text::escape(made_name),
+                index_core::text::escape(&target.session)
+            );
+        }
+        if window != target.window.to_string() {
+            let from = format!("{id}:{window}");
+            let to = format!("{id}:{}", target.window);
             self.tmux(&["move-window", "-s", &from, "-t", &to])?;
         }
         Ok(())
+    }
+
+    /// Removes what a failed open created, best effort (a failure here changes nothing of what
+    /// the restore reports).
+    fn remove(&self, created: &Created) {
+        if let Some(session) = &created.session {
+            let _ = self.tmux(&["kill-session", "-t", session]);
+        } else if let Some(window) = &created.window {
+            let _ = self.tmux(&["kill-window", "-t", window]);
+        } else {
+            for pane in created.panes.iter().rev() {
+                let _ = self.tmux(&["kill-pane", "-t", pane]);
+            }
+        }
     }
 
     /// The shell a pane falls back to once the agent exits: tmux's `default-command` when set
@@ -341,13 +441,15 @@ impl Server {
     }
 }
 
-/// The `sh -c` script a re-opened pane runs: the resume command with the surface named in its
-/// environment, then the user's shell, left in the dir the command moved to. Job control
-/// (`set -m`) puts the agent in its own process group in the terminal's foreground, so tmux
-/// shows the agent as the pane's command and a Ctrl-C reaches the agent, not this script.
-pub fn pane_script(surface: &str, command: &str, shell: &str) -> String {
+/// The `sh -c` script a re-opened pane runs: into the working dir (when it exists), the resume
+/// command with the surface named in its environment, then the user's shell, left in the dir
+/// the command moved to. Job control (`set -m`) puts the agent in its own process group in the
+/// terminal's foreground, so tmux shows the agent as the pane's command and a Ctrl-C reaches
+/// the agent, not this script. Every value is shell-quoted.
+pub fn pane_script(surface: &str, start_dir: Option<&str>, command: &str, shell: &str) -> String {
+    let cd = start_dir.map_or_else(String::new, |dir| format!("cd -- {}; ", quote(dir)));
     format!(
-        "set -m; CRASH_RESUME_SURFACE={}; export CRASH_RESUME_SURFACE; {command}; \
+        "set -m; {cd}CRASH_RESUME_SURFACE={}; export CRASH_RESUME_SURFACE; {command}; \
          unset CRASH_RESUME_SURFACE; exec {shell}",
         quote(surface)
     )
@@ -357,23 +459,38 @@ fn quote(word: &str) -> String {
     shlex::try_quote(word).map_or_else(|_| "''".to_string(), |quoted| quoted.into_owned())
 }
 
-/// What a restore says of a pane it leaves alone, when something other than an idle
-/// interactive shell runs there: another program in front, a child of the shell (a script
-/// waiting on `read`), or a shell that runs a script rather than a prompt.
-fn busy_reason(pane: &Pane) -> Option<String> {
-    let running = pane.running.trim_start_matches('-');
-    if !SHELLS.contains(&running) {
-        return Some(format!("skipped: the pane is busy running {running}"));
+/// `line` cut at the terminal column `column` (wide characters count two).
+fn split_at_column(line: &str, column: usize) -> (&str, &str) {
+    let mut width = 0;
+    for (at, character) in line.char_indices() {
+        if width >= column {
+            return line.split_at(at);
+        }
+        width += unicode_width::UnicodeWidthChar::width(character).unwrap_or(0);
     }
-    if let Some(child) = processes::first_child(pane.pid) {
-        return Some(format!(
-            "skipped: the pane is busy: its shell runs a program (pid {child})"
-        ));
+    (line, "")
+}
+
+/// Whether the terminal `tty` reads whole lines (canonical mode): a line editor at a prompt
+/// turns that off. `None` when it cannot be told: not a terminal device, or not ours to open.
+/// Opened without becoming our controlling terminal, and never read or written.
+fn terminal_is_canonical(tty: &str) -> Option<bool> {
+    use rustix::fs::{Mode, OFlags};
+    if !tty.starts_with("/dev/") {
+        return None;
     }
-    if !processes::is_interactive_shell(pane.pid) {
-        return Some("skipped: the pane is busy: its shell runs a script or command".to_string());
-    }
-    None
+    let terminal = rustix::fs::open(
+        tty,
+        OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let modes = rustix::termios::tcgetattr(&terminal).ok()?;
+    Some(
+        modes
+            .local_modes
+            .contains(rustix::termios::LocalModes::ICANON),
+    )
 }
 
 /// The process table, as far as telling an idle shell needs it: `/proc` on Linux, `ps`

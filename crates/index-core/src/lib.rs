@@ -10,6 +10,7 @@
 
 #![deny(missing_docs)]
 
+pub mod address;
 pub mod capture;
 mod ids;
 pub mod text;

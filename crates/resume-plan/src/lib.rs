@@ -7,6 +7,7 @@
 //! - [`resume`]: a verdict to the session it resumes and the command that resumes it.
 //! - [`plan`]: the restore plan ([`PlanItem`], serialisable both ways).
 //! - [`hook`]: an agent's hook event to an operation on the index.
+//! - [`pane`]: whether a restore may take over an existing pane (its shell idle at its prompt).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -29,6 +30,7 @@
 mod environment;
 pub mod hook;
 pub mod input;
+pub mod pane;
 pub mod plan;
 pub mod resume;
 

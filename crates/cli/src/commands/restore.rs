@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use index_core::Index;
+use index_core::address::TmuxPane;
 use index_core::text::escape;
 use resume_plan::plan::{PlanError, PlanOptions};
 use resume_plan::{Plan, PlanItem};
@@ -124,16 +125,18 @@ fn build_plan(
 
 /// Claims the surface in the index, then re-opens it in tmux. Returns what was done.
 fn apply_one(store: &index_store::Store, server: &tmux::Server, item: &PlanItem) -> String {
-    let Some(target) = tmux::PaneTarget::parse(&item.surface) else {
-        return "skipped: not a tmux surface".to_string();
+    let target = match TmuxPane::parse(&item.surface) {
+        Ok(Some(target)) => target,
+        Ok(None) => return "skipped: not a tmux surface".to_string(),
+        Err(error) => return format!("failed: {error}"),
     };
     let Some(command) = &item.command else {
         return "skipped: nothing to resume".to_string();
     };
     // A busy pane is left alone before it is claimed: once the user has freed it, the next
     // restore re-opens it. (`open` checks again, for a pane that gets busy in between.)
-    if let Some(reason) = server.busy(&target) {
-        return reason;
+    if let Some(busy) = server.busy(&target) {
+        return format!("skipped: {busy}");
     }
     let now = context::now();
     let claimed = store
@@ -154,7 +157,7 @@ fn apply_one(store: &index_store::Store, server: &tmux::Server, item: &PlanItem)
     }
     let (outcome, opened) = match server.open(&target, item.cwd.as_deref(), command) {
         Ok(tmux::Opened::Started(done)) => (done, true),
-        Ok(tmux::Opened::Skipped(reason)) => (reason, false),
+        Ok(tmux::Opened::Skipped(busy)) => (format!("skipped: {busy}"), false),
         Err(error) => (format!("failed: {error:#}"), false),
     };
     if !opened {

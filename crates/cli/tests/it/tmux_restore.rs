@@ -419,116 +419,199 @@ fn a_pane_busy_at_the_first_restore_is_restored_by_the_next() {
     server.kill_and_wait();
 }
 
-/// Panes a restore must not take over: a script waiting on `read` (a child of the pane's
-/// shell), a pane whose own process is a `sh -c` waiting on `read`, and a prompt holding
-/// half-typed text. The first two are skipped as busy; the third is an idle shell, which is
-/// replaced, so its text never runs.
+/// Panes a restore must not take over, each skipped as busy with its reason and left running
+/// what it ran: a script waiting on `read` (a child of the pane's shell), a pane whose own
+/// process is a `sh -c` waiting on `read`, half-typed text at a prompt (which never runs), the
+/// shell in the `read` builtin, in a `while read` loop and in a `select` menu, a heredoc half
+/// typed and a quote left open (continuation prompts). A shell idle at its prompt is taken over.
 #[test]
 fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
     let env = Sandbox::default();
     install_claude_stand_in(&env);
     let config = claude_dir(&env);
     let home = env.home();
-    let panes = [
-        (
-            PanePlace::new("work", 0, 0),
-            git_work_dir(&env, "script", ""),
-            uuid(1),
+    let answer = env.root().join("answer");
+    let half = env.root().join("half-typed");
+    let reading = format!("sh -c 'read line; echo \"$line\" > {}'", answer.display());
+    let half_typed = format!("touch {}", half.display());
+    // Each case: the pane, what its process is after the reboot, the lines typed into its
+    // shell (the last one without Enter when it is `half`), what the screen shows once they
+    // are taken, and what the restore says. Only the idle prompt is taken over.
+    struct Case<'a> {
+        place: PanePlace,
+        program: &'a str,
+        lines: Vec<&'a str>,
+        enter_last: bool,
+        shows: &'a str,
+        said: &'a str,
+    }
+    let case = |window, pane, program, lines, shows, said| Case {
+        place: PanePlace::new("work", window, pane),
+        program,
+        lines,
+        enter_last: true,
+        shows,
+        said,
+    };
+    let cases = vec![
+        case(
+            0,
+            0,
+            PANE_SHELL,
+            vec![reading.as_str()],
+            "",
+            "skipped: the pane is busy: its shell runs a program (pid ",
         ),
-        (
-            PanePlace::new("work", 0, 1),
-            git_work_dir(&env, "own", ""),
-            uuid(2),
+        case(
+            0,
+            1,
+            &reading,
+            vec![],
+            "",
+            "skipped: the pane is busy: its shell runs a script or command",
         ),
-        (
-            PanePlace::new("work", 1, 0),
-            git_work_dir(&env, "half", ""),
-            uuid(3),
+        Case {
+            enter_last: false,
+            ..case(
+                0,
+                2,
+                PANE_SHELL,
+                vec![half_typed.as_str()],
+                "touch ",
+                "skipped: the pane is busy: text is typed at its prompt (",
+            )
+        },
+        case(
+            1,
+            0,
+            PANE_SHELL,
+            vec!["read -p 'really delete? ' x"],
+            "really delete? ",
+            "skipped: the pane is busy: its shell reads a line",
         ),
+        case(
+            1,
+            1,
+            PANE_SHELL,
+            vec!["while :; do read -t 1 l; done"],
+            "done",
+            "skipped: the pane is busy: its shell reads a line",
+        ),
+        case(
+            1,
+            2,
+            PANE_SHELL,
+            vec!["select x in a b; do break; done"],
+            "#? ",
+            "skipped: the pane is busy: its shell reads a line",
+        ),
+        case(
+            2,
+            0,
+            PANE_SHELL,
+            vec!["cat <<'EOF'", "half a heredoc"],
+            "> ",
+            "skipped: the pane is busy: its shell waits for the rest of a command",
+        ),
+        case(
+            2,
+            1,
+            PANE_SHELL,
+            vec!["echo \"abc"],
+            "> ",
+            "skipped: the pane is busy: its shell waits for the rest of a command",
+        ),
+        case(2, 2, PANE_SHELL, vec![], "", "started in the existing pane"),
     ];
-    let layout: Vec<(PanePlace, PathBuf, &str)> = panes
+    let sessions: Vec<(PathBuf, String)> = (0..cases.len())
+        .map(|n| (git_work_dir(&env, &format!("pane{n}"), ""), uuid(n as u32 + 1)))
+        .collect();
+    let layout: Vec<(PanePlace, PathBuf, &str)> = cases
         .iter()
-        .map(|(place, cwd, _)| (place.clone(), cwd.clone(), PANE_SHELL))
+        .zip(&sessions)
+        .map(|(case, (cwd, _))| (case.place.clone(), cwd.clone(), PANE_SHELL))
         .collect();
     let name = server_name("typed");
     let server = TmuxServer::start(&env, &name, &layout);
-    for (place, cwd, session) in &panes {
+    for (case, (cwd, session)) in cases.iter().zip(&sessions) {
         write_transcript(&config, cwd, session, HOUR);
         server.run_hook_in_pane(
             &env,
-            &place.target(),
+            &case.place.target(),
             &session_start(session, cwd, "startup"),
         );
     }
     server.kill_and_wait();
     drop(server);
 
-    let answer = env.root().join("answer");
-    let half = env.root().join("half-typed");
-    let reading = format!("sh -c 'read line; echo \"$line\" > {}'", answer.display());
-    let server = TmuxServer::start(
-        &env,
-        &name,
-        &[
-            (panes[0].0.clone(), home.clone(), PANE_SHELL),
-            (panes[1].0.clone(), home.clone(), &reading),
-            (panes[2].0.clone(), home, PANE_SHELL),
-        ],
-    );
-    // Pane 0: the shell runs a script that waits on `read`.
-    server.type_line(&panes[0].0.target(), &reading);
-    // The shell's job control puts the script in the terminal's foreground.
+    let layout: Vec<(PanePlace, PathBuf, &str)> = cases
+        .iter()
+        .map(|case| (case.place.clone(), home.clone(), case.program))
+        .collect();
+    let server = TmuxServer::start(&env, &name, &layout);
+    for case in &cases {
+        let target = case.place.target();
+        for (n, line) in case.lines.iter().enumerate() {
+            server.tmux(&["send-keys", "-t", &target, "-l", line]);
+            if case.enter_last || n + 1 < case.lines.len() {
+                server.tmux(&["send-keys", "-t", &target, "Enter"]);
+            }
+        }
+        // The shell has taken the lines once the cursor's line shows what it should: the
+        // prompt of the `read` or of the continuation, or the cursor on a line of its own.
+        wait_until(&format!("{target} to show {:?}", case.shows), || {
+            let row = server.display(&target, "#{cursor_y}");
+            let line = server.tmux(&["capture-pane", "-p", "-t", &target, "-S", &row, "-E", &row]);
+            let ready = match case.shows {
+                "done" => line.trim().is_empty() && row != "0",
+                "" => true,
+                shows => line.ends_with(shows.trim_end()) || line.contains(shows),
+            };
+            ready.then_some(())
+        });
+    }
     wait_until("the script to wait on read", || {
-        (server.display(&panes[0].0.target(), "#{pane_current_command}") == "sh").then_some(())
+        (server.display(&cases[0].place.target(), "#{pane_current_command}") == "sh").then_some(())
     });
-    // Pane 2: half a command at the prompt, no Enter.
-    server.tmux(&[
-        "send-keys",
-        "-t",
-        &panes[2].0.target(),
-        "-l",
-        &format!("touch {}", half.display()),
-    ]);
-    wait_until("the half-typed text to show", || {
-        server
-            .capture(&panes[2].0.target())
-            .contains("touch ")
-            .then_some(())
-    });
+    let before = pane_pids(&server);
 
     let applied = surfaces(&restore(
         &env,
         true,
         &["--apply", "tmux", "--tmux-socket", &name],
     ));
-    let said = |place: &PanePlace| {
-        applied[&place.surface()]["applied"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    assert!(
-        said(&panes[0].0).starts_with("skipped: the pane is busy: its shell runs a program (pid "),
-        "{}",
-        said(&panes[0].0)
-    );
-    assert_eq!(
-        said(&panes[1].0),
-        "skipped: the pane is busy: its shell runs a script or command"
-    );
-    assert_eq!(said(&panes[2].0), "started in the existing pane");
+    for case in &cases {
+        let said = applied[&case.place.surface()]["applied"].as_str().unwrap();
+        assert!(
+            said.starts_with(case.said),
+            "{}: {said}",
+            case.place.surface()
+        );
+    }
+    let idle = cases.len() - 1;
     wait_until("the stand-in claude to run", || {
         (claude_runs(&env).len() == 1).then_some(())
     });
     assert_eq!(
         runs(&server, &env),
-        [expected_run(&env, &panes[2].0, &panes[2].1, &panes[2].2)]
+        [expected_run(
+            &env,
+            &cases[idle].place,
+            &sessions[idle].0,
+            &sessions[idle].1
+        )]
     );
-    wait_for_shell_in(&server, &panes[2].0, &panes[2].1);
+    // Every busy pane still runs what it ran: nothing was killed or replaced.
+    let after = pane_pids(&server);
+    for case in &cases[..idle] {
+        let surface = case.place.surface();
+        assert_eq!(before[&surface], after[&surface], "{surface} was replaced");
+    }
+    wait_for_shell_in(&server, &cases[idle].place, &sessions[idle].0);
 
     // The scripts still wait for their input, and got none: end them with a line of ours.
-    for place in [&panes[0].0, &panes[1].0] {
-        server.type_line(&place.target(), "mine");
+    for case in &cases[..2] {
+        server.type_line(&case.place.target(), "mine");
         wait_until("the script to take our line", || {
             fs::read_to_string(&answer)
                 .ok()
