@@ -502,15 +502,19 @@ impl TmuxServer {
     /// Waits until the pane's own process is the plain shell [`PANE_SHELL`] at its prompt. tmux
     /// starts a pane's command through `$SHELL -c`, which shows as `bash` too until it has
     /// replaced itself with the command, and a restore rightly calls a pane whose process is a
-    /// `-c` command busy.
+    /// `-c` command busy; and a shell that has not shown its prompt yet is busy to a restore
+    /// too.
     pub fn wait_for_idle_shell(&self, target: &str) {
-        wait_until("the pane to be an idle shell", || {
+        wait_until("the pane to be an idle shell at its prompt", || {
             let pid = self.display(target, "#{pane_pid}");
             let output = Command::new("ps")
                 .args(["-o", "args=", "-p", &pid])
                 .output()
                 .ok()?;
-            (String::from_utf8_lossy(&output.stdout).trim() == PANE_SHELL).then_some(())
+            let row = self.display(target, "#{cursor_y}");
+            let line = self.tmux(&["capture-pane", "-p", "-t", target, "-S", &row, "-E", &row]);
+            (String::from_utf8_lossy(&output.stdout).trim() == PANE_SHELL && line.trim() == "$")
+                .then_some(())
         });
     }
 

@@ -524,7 +524,12 @@ fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
         case(2, 2, PANE_SHELL, vec![], "", "started in the existing pane"),
     ];
     let sessions: Vec<(PathBuf, String)> = (0..cases.len())
-        .map(|n| (git_work_dir(&env, &format!("pane{n}"), ""), uuid(n as u32 + 1)))
+        .map(|n| {
+            (
+                git_work_dir(&env, &format!("pane{n}"), ""),
+                uuid(n as u32 + 1),
+            )
+        })
         .collect();
     let layout: Vec<(PanePlace, PathBuf, &str)> = cases
         .iter()
@@ -808,4 +813,224 @@ fn a_session_name_tmux_cannot_hold_fails_and_creates_nothing() {
             .starts_with("failed: tmux cannot name"),
         "{applied}"
     );
+}
+
+/// The files under `dir` (at any depth) whose name ends in `suffix`.
+fn files_ending_in(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            found.extend(files_ending_in(&path, suffix));
+        } else if entry.file_name().to_string_lossy().ends_with(suffix) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// tmux expands formats (`#(...)` runs a shell command) in the values of `-c` and of
+/// `new-session -s`: recorded working dirs and a session name holding `#(cd; touch X-ran)` reach
+/// tmux as inert text where it creates a session, a window and a pane and where it re-uses an
+/// idle pane. The dirs are recorded by the real hook run in a pane; each agent starts in its dir
+/// and the session named so is created under exactly that name.
+#[test]
+fn recorded_values_reach_tmux_as_inert_text() {
+    let env = Sandbox::default();
+    install_claude_stand_in(&env);
+    let config = claude_dir(&env);
+    let home = env.home();
+    let crafted = |what: &str| git_work_dir(&env, &format!("#(cd; touch {what}-ran)"), "");
+    let hooked = [
+        (PanePlace::new("fmt", 0, 0), crafted("new-session"), uuid(1)),
+        (PanePlace::new("fmt", 1, 0), crafted("new-window"), uuid(2)),
+        (
+            PanePlace::new("fmt", 1, 1),
+            crafted("split-window"),
+            uuid(3),
+        ),
+        (
+            PanePlace::new("idle", 0, 0),
+            crafted("respawn-pane"),
+            uuid(4),
+        ),
+    ];
+    let layout: Vec<(PanePlace, PathBuf, &str)> = hooked
+        .iter()
+        .map(|(place, _, _)| (place.clone(), home.clone(), PANE_SHELL))
+        .collect();
+    let name = server_name("inert");
+    let server = TmuxServer::start(&env, &name, &layout);
+    for (place, cwd, session) in &hooked {
+        write_transcript(&config, cwd, session, HOUR);
+        server.run_hook_in_pane(
+            &env,
+            &place.target(),
+            &session_start(session, cwd, "startup"),
+        );
+    }
+    server.kill_and_wait();
+    drop(server);
+    let named = PanePlace::new("#(cd; touch session-name-ran)", 0, 0);
+    let named_dir = git_work_dir(&env, "plain", "");
+    write_transcript(&config, &named_dir, &uuid(5), HOUR);
+    let recorded = crash_resume_agent(&env)
+        .args([
+            "record",
+            &named.surface(),
+            &uuid(5),
+            "plain",
+            "--provider",
+            "claude",
+            "--cwd",
+        ])
+        .arg(&named_dir)
+        .output()
+        .unwrap();
+    assert!(recorded.status.success(), "{recorded:?}");
+
+    // After the reboot only the idle pane's session is there.
+    let server = TmuxServer::start(
+        &env,
+        &name,
+        &[(hooked[3].0.clone(), home.clone(), PANE_SHELL)],
+    );
+    let output = restore_apply(&env, &name)
+        .current_dir(&home)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let plan = surfaces(&output);
+    let applied = |place: &PanePlace| {
+        plan[&place.surface()]["applied"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        applied(&hooked[0].0),
+        "created the session and started in it"
+    );
+    assert_eq!(
+        applied(&hooked[1].0),
+        "created the window and started in it"
+    );
+    assert_eq!(applied(&hooked[2].0), "created the pane and started in it");
+    assert_eq!(applied(&hooked[3].0), "started in the existing pane");
+    assert_eq!(applied(&named), "created the session and started in it");
+    wait_until("the five stand-in agents to run", || {
+        (claude_runs(&env).len() == 5).then_some(())
+    });
+    let mut expected: Vec<ClaudeRun> = hooked
+        .iter()
+        .map(|(place, cwd, session)| expected_run(&env, place, cwd, session))
+        .collect();
+    expected.push(expected_run(&env, &named, &named_dir, &uuid(5)));
+    expected.sort();
+    assert_eq!(runs(&server, &env), expected);
+    let sessions = server.tmux(&["list-sessions", "-F", "#{session_name}"]);
+    let mut sessions: Vec<&str> = sessions.lines().collect();
+    sessions.sort_unstable();
+    assert_eq!(sessions, ["#(cd; touch session-name-ran)", "fmt", "idle"]);
+    assert_eq!(files_ending_in(env.root(), "-ran"), Vec::<PathBuf>::new());
+    server.kill_and_wait();
+}
+
+/// What a restore creates is what the recorded address needs and no more, at tmux's own
+/// numbering (`base-index` 1 and `pane-base-index` 1 here), and a surface it cannot make leaves
+/// nothing behind: a pane below the window's pane-base-index, a pane far past the last one, a
+/// window too small for the panes it needs, a session name tmux would rewrite, and a surface id
+/// that spells its indexes another way (`record` refuses it; another tool wrote it).
+#[test]
+fn creation_is_bounded_exact_and_undone_when_a_surface_fails() {
+    let env = Sandbox::default();
+    install_claude_stand_in(&env);
+    let config = claude_dir(&env);
+    let cwd = git_work_dir(&env, "proj", "");
+    let cases = [
+        (
+            "tmux:below:0.0",
+            "failed: tmux numbers this window's panes from 1",
+        ),
+        (
+            "tmux:far:1.5000",
+            "failed: tmux:far:1.5000 would need 4999 new panes",
+        ),
+        ("tmux:tiny:1.9", "failed: tmux split-window"),
+        (
+            "tmux:a$b:1.1",
+            "failed: tmux cannot name a session a$b (it rewrites $)",
+        ),
+        (
+            "tmux:canon:00.01",
+            "failed: surface \"tmux:canon:00.01\" is not a tmux pane's address",
+        ),
+        (
+            "tmux:exact:3.2",
+            "created the session, the pane and started in it",
+        ),
+        ("tmux:   :1.1", "created the session and started in it"),
+    ];
+    let refused = crash_resume_agent(&env)
+        .args(["record", "tmux:canon:00.01", &uuid(9), "r"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("tmux:<session>:<window>.<pane>"),
+        "{refused:?}"
+    );
+    let entries: Vec<Value> = cases
+        .iter()
+        .enumerate()
+        .map(|(n, (surface, _))| {
+            let session = uuid(n as u32 + 1);
+            write_transcript(&config, &cwd, &session, HOUR);
+            serde_json::json!({
+                "surfaceId": surface, "sessionId": session, "repo": "proj", "role": null,
+                "captured_at": 1, "last_active": 1, "provider": "claude",
+                "cwd": cwd.to_str().unwrap(), "config_dir": config.to_str().unwrap(),
+            })
+        })
+        .collect();
+    env.write_index(&entries);
+    let name = server_name("bounded");
+    let server = TmuxServer::start(
+        &env,
+        &name,
+        &[(PanePlace::new("keep", 0, 0), env.home(), PANE_SHELL)],
+    );
+    for (option, value) in [("base-index", "1"), ("pane-base-index", "1")] {
+        server.tmux(&["set-option", "-g", option, value]);
+    }
+    // New sessions of this server are 20x6: no room for ten panes even tiled.
+    server.tmux(&["set-option", "-g", "default-size", "20x6"]);
+    let output = restore_apply(&env, &name).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let plan = surfaces(&output);
+    for (surface, said) in cases {
+        let applied = plan[surface]["applied"].as_str().unwrap();
+        assert!(applied.starts_with(said), "{surface}: {applied}");
+    }
+    let mut panes: Vec<String> = server
+        .panes()
+        .into_iter()
+        .map(|(surface, _)| surface)
+        .collect();
+    panes.sort();
+    assert_eq!(
+        panes,
+        // (The pane of `keep` is 0.1 since pane-base-index became 1: tmux renumbers.)
+        [
+            "tmux:   :1.1",
+            "tmux:exact:3.1",
+            "tmux:exact:3.2",
+            "tmux:keep:0.1"
+        ],
+        "the failed surfaces left nothing; the others got exactly their panes"
+    );
+    wait_until("the two stand-in agents to run", || {
+        (claude_runs(&env).len() == 2).then_some(())
+    });
+    server.kill_and_wait();
 }
