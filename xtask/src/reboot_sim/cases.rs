@@ -243,10 +243,17 @@ pub fn start_server(sandbox: &Sandbox, slots: &[Slot]) -> Result<()> {
     if wanted != present {
         bail!("tmux made panes {present:?}, not the layout {wanted:?}");
     }
-    super::wait::wait_until(STEP_DEADLINE, "every pane's shell to run", || {
-        Ok(list_panes(sandbox)?
-            .iter()
-            .all(|pane| pane.command == "bash"))
+    // A restore re-uses a pane only once its shell shows its prompt (bash's `\s-\v\$ `).
+    super::wait::wait_until(STEP_DEADLINE, "every pane's shell at its prompt", || {
+        for pane in list_panes(sandbox)? {
+            let target = pane.slot.target();
+            let row = sandbox.tmux(&["display-message", "-p", "-t", &target, "#{cursor_y}"])?;
+            let line = sandbox.tmux(&["capture-pane", "-p", "-t", &target, "-S", &row, "-E", &row])?;
+            if pane.command != "bash" || !line.trim_end().ends_with(['$', '#']) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     })
 }
 

@@ -10,7 +10,12 @@
 //! - an option-like session id (`--dangerously-skip-permissions`): likewise;
 //! - a pane whose shell runs a script waiting on `read`: skipped as busy, and the script gets
 //!   no input from the restore;
-//! - half-typed text at a prompt: the pane's shell is replaced, the text never runs;
+//! - half-typed text at a prompt: skipped as busy, the text never runs and stays;
+//! - a shell in the `read` builtin (`read -p 'really delete? '`): skipped as busy;
+//! - a working dir named `#(cd; touch fmt-ran)` (tmux runs `#(...)` in a format), recorded by the
+//!   real hook: the idle pane is re-used, the agent starts in that dir, and nothing runs;
+//! - a session name tmux would rewrite (`h$x`): that surface fails with the reason and nothing
+//!   is created;
 //! - 2 and then 3 `restore --apply tmux` at once on an empty server: 8 surfaces over 2 sessions,
 //!   each opened once at its recorded place, each agent the child of its pane's process, and
 //!   the index holding every session afterwards.
@@ -99,6 +104,12 @@ impl<'a> Hostile<'a> {
 
     fn tmux(&self, args: &[&str]) -> Result<String> {
         super::sandbox::run_tmux(self.command("tmux"), &self.socket, args)
+    }
+
+    /// The line of `target`'s pane that holds the cursor.
+    fn cursor_line(&self, target: &str) -> Result<String> {
+        let row = self.tmux(&["display-message", "-p", "-t", target, "#{cursor_y}"])?;
+        self.tmux(&["capture-pane", "-p", "-t", target, "-S", &row, "-E", &row])
     }
 
     fn kill_server(&self) {
@@ -192,8 +203,9 @@ impl<'a> Hostile<'a> {
             .collect())
     }
 
-    /// The crafted dir, the option-like id, the pane busy on `read` and the half-typed text,
-    /// against one server whose layout is back after a reboot.
+    /// The crafted dir, the option-like id, the pane busy on `read`, the half-typed text, the
+    /// `read` builtin, the `#(...)` dir and the rewritten session name, against one server
+    /// whose layout is back after a reboot.
     fn values_and_busy_panes(&self, rows: &mut Vec<Row>) -> Result<()> {
         let ran = self.dir.join("ran");
         let typed = self.dir.join("typed");
@@ -206,6 +218,13 @@ impl<'a> Hostile<'a> {
         let busy_dir = self.session_dir("busy", &busy_session)?;
         let typed_dir = self.session_dir("typed", &typed_session)?;
         self.session_dir("crafted", &crafted_session)?;
+        let read_session = stand_in::new_session_id()?;
+        let format_session = stand_in::new_session_id()?;
+        let rewrite_session = stand_in::new_session_id()?;
+        let read_dir = self.session_dir("read", &read_session)?;
+        let format_dir = self.session_dir("#(cd; touch fmt-ran)", &format_session)?;
+        let rewrite_dir = self.session_dir("rewrite", &rewrite_session)?;
+        let format_ran = self.sandbox.home.join("fmt-ran");
 
         // Capture refuses both values.
         let record_crafted = self.crash_resume(&[
@@ -236,12 +255,33 @@ impl<'a> Hostile<'a> {
         // Another tool wrote them anyway, next to two good entries.
         let busy = busy_dir.to_string_lossy().into_owned();
         let typed_in = typed_dir.to_string_lossy().into_owned();
+        let read_in = read_dir.to_string_lossy().into_owned();
+        let rewrite_in = rewrite_dir.to_string_lossy().into_owned();
         self.write_index(&[
             ("tmux:hx:0.0", &crafted_session, &crafted),
             ("tmux:hx:0.1", option_like, &busy),
             ("tmux:hx:1.0", &busy_session, &busy),
             ("tmux:hx:1.1", &typed_session, &typed_in),
+            ("tmux:hx:2.0", &read_session, &read_in),
+            ("tmux:h$x:0.0", &rewrite_session, &rewrite_in),
         ])?;
+        // The real hook records the `#(...)` dir: a legal name.
+        let format_payload = json!({
+            "session_id": format_session,
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+            "cwd": format_dir,
+        })
+        .to_string();
+        let format_hook = self
+            .command(self.sandbox.bin.join("crash-resume"))
+            .args(["hook", "claude", &format_payload])
+            .env("CRASH_RESUME_SURFACE", "tmux:hx:2.1")
+            .output()?;
+        let format_recorded = self
+            .entries()?
+            .get("tmux:hx:2.1")
+            .is_some_and(|entry| entry["cwd"] == json!(format_dir));
         let resume_crafted = self.crash_resume(&["resume-cmd", "tmux:hx:0.0"])?;
         let resume_option = self.crash_resume(&["resume-cmd", "tmux:hx:0.1"])?;
 
@@ -267,6 +307,8 @@ impl<'a> Hostile<'a> {
             vec!["split-window", "-d", "-t", "=hx:0.0", "-c", &home],
             vec!["new-window", "-d", "-t", "=hx:1", "-c", &home],
             vec!["split-window", "-d", "-t", "=hx:1.0", "-c", &home],
+            vec!["new-window", "-d", "-t", "=hx:2", "-c", &home],
+            vec!["split-window", "-d", "-t", "=hx:2.0", "-c", &home],
         ] {
             let mut args = args;
             args.extend(shell);
@@ -274,7 +316,12 @@ impl<'a> Hostile<'a> {
         }
         super::wait::wait_until(DEADLINE, "the hostile layout's shells", || {
             let panes = self.panes()?;
-            Ok(panes.len() == 4 && panes.values().all(|(_, command)| command == "bash"))
+            Ok(panes.len() == 6
+                && panes.values().all(|(_, command)| command == "bash")
+                && self
+                    .cursor_line("=hx:2.1")?
+                    .trim_end()
+                    .ends_with(['$', '#']))
         })?;
         let script = format!("sh -c 'read line; echo \"$line\" > {}'", answer.display());
         self.tmux(&["send-keys", "-t", "=hx:1.0", "-l", &script])?;
@@ -296,6 +343,17 @@ impl<'a> Hostile<'a> {
                 .tmux(&["capture-pane", "-p", "-t", "=hx:1.1"])?
                 .contains(&half))
         })?;
+        self.tmux(&[
+            "send-keys",
+            "-t",
+            "=hx:2.0",
+            "-l",
+            "read -p 'really delete? ' x",
+        ])?;
+        self.tmux(&["send-keys", "-t", "=hx:2.0", "Enter"])?;
+        super::wait::wait_until(DEADLINE, "the read builtin in tmux:hx:2.0", || {
+            Ok(self.cursor_line("=hx:2.0")?.starts_with("really delete?"))
+        })?;
         let before = self.panes()?;
 
         let restore = self.restore_apply().output()?;
@@ -309,11 +367,11 @@ impl<'a> Hostile<'a> {
                 .find(|item| item["surface"] == surface)
                 .cloned()
         };
-        super::wait::wait_for(DEADLINE, "the agent in tmux:hx:1.1", || {
+        super::wait::wait_for(DEADLINE, "the agent in tmux:hx:2.1", || {
             Ok(self
                 .starts(&["hx"])?
                 .into_iter()
-                .find(|event| event.surface.as_deref() == Some("tmux:hx:1.1")))
+                .find(|event| event.surface.as_deref() == Some("tmux:hx:2.1")))
         })
         .ok();
         let starts = self.starts(&["hx"])?;
@@ -431,8 +489,11 @@ impl<'a> Hostile<'a> {
             format!("the waiting script read {script_got:?}, not our line"),
         );
         found.expect(
-            restore_code == Some(0),
-            format!("restore --apply exited {restore_code:?}: {stderr}"),
+            restore_code == Some(1)
+                && stderr.contains("1 of the surfaces tried could not be opened"),
+            format!(
+                "restore --apply exited {restore_code:?} (expected 1, for h$x alone): {stderr}"
+            ),
         );
         rows.push(found.row(
             "tmux:hx:1.0",
@@ -441,28 +502,93 @@ impl<'a> Hostile<'a> {
             "acted on",
         ));
 
-        let typed_applied =
-            item("tmux:hx:1.1").and_then(|item| item["applied"].as_str().map(str::to_string));
+        let applied = |surface: &str| {
+            item(surface).and_then(|item| item["applied"].as_str().map(str::to_string))
+        };
+        let typed_applied = applied("tmux:hx:1.1");
         let mut found = Findings::default();
         found.expect(
-            typed_applied.as_deref() == Some("started in the existing pane"),
+            typed_applied.as_deref().is_some_and(|applied| {
+                applied.starts_with("skipped: the pane is busy: text is typed")
+            }),
             format!("the pane with half-typed text: {typed_applied:?}"),
         );
-        let typed_start = starts
-            .iter()
-            .find(|event| event.surface.as_deref() == Some("tmux:hx:1.1"));
         found.expect(
-            started_in("tmux:hx:1.1") == 1
-                && typed_start
-                    .is_some_and(|start| start.argv == ["--resume", typed_session.as_str()]),
-            format!("agents started in the pane: {typed_start:?}"),
+            started_in("tmux:hx:1.1") == 0 && untouched("tmux:hx:1.1"),
+            "a restore acted on the pane with half-typed text".into(),
         );
         found.expect(!typed.exists(), "the half-typed command ran".into());
         rows.push(found.row(
             "tmux:hx:1.1",
             "half-typed text",
-            "resumed, text never ran",
-            "text ran",
+            "skipped, text kept",
+            "acted on",
+        ));
+
+        let read_applied = applied("tmux:hx:2.0");
+        let mut found = Findings::default();
+        found.expect(
+            read_applied.as_deref().is_some_and(|applied| {
+                applied.starts_with("skipped: the pane is busy: its shell reads a line")
+            }),
+            format!("the pane in the read builtin: {read_applied:?}"),
+        );
+        found.expect(
+            started_in("tmux:hx:2.0") == 0 && untouched("tmux:hx:2.0"),
+            "a restore acted on the pane in the read builtin".into(),
+        );
+        rows.push(found.row("tmux:hx:2.0", "read builtin", "skipped as busy", "acted on"));
+
+        let format_applied = applied("tmux:hx:2.1");
+        let format_start = starts
+            .iter()
+            .find(|event| event.surface.as_deref() == Some("tmux:hx:2.1"));
+        let mut found = Findings::default();
+        found.expect(
+            format_hook.status.success() && format_recorded,
+            format!("the hook did not record the #(...) dir: {format_hook:?}"),
+        );
+        found.expect(
+            format_applied.as_deref() == Some("started in the existing pane"),
+            format!("the idle pane of the #(...) dir: {format_applied:?}"),
+        );
+        found.expect(
+            started_in("tmux:hx:2.1") == 1
+                && format_start.is_some_and(|start| {
+                    start.argv == ["--resume", format_session.as_str()]
+                        && start.cwd == format_dir.to_string_lossy()
+                }),
+            format!("agents started in the pane: {format_start:?}"),
+        );
+        found.expect(
+            !format_ran.exists(),
+            "tmux ran the #(...) in the dir's name".into(),
+        );
+        rows.push(found.row(
+            "tmux:hx:2.1",
+            "#(...) dir",
+            "resumed there, nothing ran",
+            "ran or missed",
+        ));
+
+        let rewrite_applied = applied("tmux:h$x:0.0");
+        let sessions = self.tmux(&["list-sessions", "-F", "#{session_name}"])?;
+        let mut found = Findings::default();
+        found.expect(
+            rewrite_applied
+                .as_deref()
+                .is_some_and(|applied| applied.starts_with("failed: tmux cannot name a session")),
+            format!("the session name tmux rewrites: {rewrite_applied:?}"),
+        );
+        found.expect(
+            sessions == "hx" && started_in("h$x") == 0,
+            format!("sessions after the restore: {sessions:?}"),
+        );
+        rows.push(found.row(
+            "tmux:h$x:0.0",
+            "name tmux rewrites",
+            "failed, nothing made",
+            "made",
         ));
         Ok(())
     }
