@@ -106,6 +106,9 @@ struct Pane {
 struct Created {
     session: Option<String>,
     window: Option<String>,
+    /// The pane a created session or window came with.
+    first_pane: Option<String>,
+    /// The panes split off to reach the target's index.
     panes: Vec<String>,
 }
 
@@ -135,11 +138,17 @@ impl Created {
 #[derive(Debug, Clone)]
 pub struct Server {
     socket: Option<String>,
+    /// The panes this restore created to fill lower indexes, which a later surface may take over
+    /// without judging them (their shells may not show a prompt yet).
+    fillers: std::cell::RefCell<Vec<String>>,
 }
 
 impl Server {
     pub fn new(socket: Option<String>) -> Server {
-        Server { socket }
+        Server {
+            socket,
+            fillers: std::cell::RefCell::default(),
+        }
     }
 
     fn tmux(&self, args: &[&str]) -> anyhow::Result<String> {
@@ -226,7 +235,9 @@ impl Server {
     /// its prompt.
     pub fn busy(&self, target: &TmuxPane) -> Option<Busy> {
         match self.find(target) {
-            Found::Pane(pane) => self.judge(&pane).err(),
+            Found::Pane(pane) if !self.fillers.borrow().contains(&pane.id) => {
+                self.judge(&pane).err()
+            }
             _ => None,
         }
     }
@@ -289,7 +300,9 @@ impl Server {
     ) -> anyhow::Result<Opened> {
         let pane = self.make_pane(target, created)?;
         let done = if created.is_empty() {
-            if let Err(busy) = self.judge(&pane) {
+            if !self.fillers.borrow().contains(&pane.id)
+                && let Err(busy) = self.judge(&pane)
+            {
                 return Ok(Opened::Skipped(busy));
             }
             "started in the existing pane".to_string()
@@ -320,16 +333,18 @@ impl Server {
         }
         if found == Found::Session {
             let window = format!("={}:{}", target.session, target.window);
-            let id = self.tmux(&[
+            let ids = self.tmux(&[
                 "new-window",
                 "-d",
                 "-P",
                 "-F",
-                "#{window_id}",
+                "#{window_id}\t#{pane_id}",
                 "-t",
                 &window,
             ])?;
-            created.window = Some(id);
+            let (window, pane) = ids.split_once('\t').unwrap_or((&ids, ""));
+            created.window = Some(window.to_string());
+            created.first_pane = Some(pane.to_string());
             found = self.find(target);
         }
         let (first_pane, last_pane) = match found {
@@ -366,7 +381,13 @@ impl Server {
             after = id;
         }
         match self.find(target) {
-            Found::Pane(pane) => Ok(pane),
+            Found::Pane(pane) => {
+                // The other panes made on the way are plain shells this restore made.
+                let made = created.first_pane.iter().chain(&created.panes);
+                let fillers = made.filter(|id| **id != pane.id).cloned();
+                self.fillers.borrow_mut().extend(fillers);
+                Ok(pane)
+            }
             _ => bail!("tmux did not make {target} after adding {missing} panes"),
         }
     }
@@ -382,17 +403,18 @@ impl Server {
             "-d",
             "-P",
             "-F",
-            "#{session_id}\t#{session_name}\t#{window_index}",
+            "#{session_id}\t#{session_name}\t#{window_index}\t#{pane_id}",
             "-s",
             &name,
         ])?;
-        let mut fields = made.splitn(3, '\t');
-        let (Some(id), Some(made_name), Some(window)) =
-            (fields.next(), fields.next(), fields.next())
-        else {
-            bail!("tmux said {made:?} after creating a session; expected its id, window and name");
+        let fields: Vec<&str> = made.splitn(4, '\t').collect();
+        let [id, made_name, window, pane] = fields[..] else {
+            bail!(
+                "tmux said {made:?} after creating a session; expected its id, name, window and pane"
+            );
         };
         created.session = Some(id.to_string());
+        created.first_pane = Some(pane.to_string());
         if made_name != target.session {
             bail!(
                 "tmux named the session {} instead of {}",

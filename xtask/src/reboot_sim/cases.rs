@@ -248,7 +248,8 @@ pub fn start_server(sandbox: &Sandbox, slots: &[Slot]) -> Result<()> {
         for pane in list_panes(sandbox)? {
             let target = pane.slot.target();
             let row = sandbox.tmux(&["display-message", "-p", "-t", &target, "#{cursor_y}"])?;
-            let line = sandbox.tmux(&["capture-pane", "-p", "-t", &target, "-S", &row, "-E", &row])?;
+            let line =
+                sandbox.tmux(&["capture-pane", "-p", "-t", &target, "-S", &row, "-E", &row])?;
             if pane.command != "bash" || !line.trim_end().ends_with(['$', '#']) {
                 return Ok(false);
             }

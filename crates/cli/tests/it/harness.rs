@@ -513,8 +513,9 @@ impl TmuxServer {
                 .ok()?;
             let row = self.display(target, "#{cursor_y}");
             let line = self.tmux(&["capture-pane", "-p", "-t", target, "-S", &row, "-E", &row]);
-            (String::from_utf8_lossy(&output.stdout).trim() == PANE_SHELL && line.trim() == "$")
-                .then_some(())
+            (String::from_utf8_lossy(&output.stdout).trim() == PANE_SHELL
+                && line.trim_end().ends_with(['$', '#']))
+            .then_some(())
         });
     }
 
