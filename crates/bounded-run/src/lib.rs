@@ -9,7 +9,7 @@
 #![deny(missing_docs)]
 
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use process_control::{ChildExt as _, Control as _};
 
@@ -48,6 +48,11 @@ impl RunError {
     pub fn is_timeout(&self) -> bool {
         matches!(self, RunError::TimedOut { .. })
     }
+}
+
+/// [`output`] with what is left until `deadline` (a budget shared by several programs).
+pub fn output_by(command: &mut Command, deadline: Instant) -> Result<Output, RunError> {
+    output(command, deadline.saturating_duration_since(Instant::now()))
 }
 
 /// Runs `command` with stdin from `/dev/null` and its stdout and stderr captured, waiting at
