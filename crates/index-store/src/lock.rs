@@ -385,7 +385,7 @@ fn holder_pid(_place: (u64, u64)) -> Option<u32> {
 
 /// How long a `ps` call may take: it only adds the holder's state to a message.
 #[cfg(any(test, not(target_os = "linux")))]
-const PS_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
+const PS_DEADLINE: Duration = Duration::from_secs(2);
 
 /// The one-letter state of a process, as Linux names it (`T` stopped, `Z` zombie, `D` waiting
 /// on the disk): from `/proc` on Linux, from `ps` elsewhere.

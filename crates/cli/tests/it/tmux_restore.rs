@@ -759,7 +759,7 @@ fn a_stopped_tmux_server_fails_restore_once_and_claims_nothing() {
             .expect("recorded");
     }
     let name = server_name("stopped");
-    let layout = [(PanePlace::new("dev", 0, 0), cwd.clone(), PANE_SHELL)];
+    let layout = [(PanePlace::new("dev", 0, 0), cwd, PANE_SHELL)];
     let server = TmuxServer::start(&env, &name, &layout);
     let stopped = server.stop();
     let started = std::time::Instant::now();
