@@ -177,7 +177,17 @@ fn plan_growth(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()>
 /// Each SessionStart source as Claude Code sends it (`startup`: a new session in the pane;
 /// `clear`: the new session after `/clear`; `resume`: the held session again), then `/clear`'s
 /// SessionEnd and SessionStart started at the same instant (the start's time is reported).
+/// The hook is started by this process, not from the pane: it is named by `TMUX_PANE` only
+/// because it has a terminal (this one's); without a terminal a hook trusts `TMUX_PANE` only for
+/// a pane whose process is its ancestor, and would record nothing here.
 fn tmux_hooks(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
+    use std::io::IsTerminal as _;
+    if !std::io::stdin().is_terminal() {
+        bail!(
+            "the hook through a tmux pane needs a terminal: run `cargo xtask bench-cli` from one \
+             (a hook without a terminal does not trust the TMUX_PANE of a pane it does not run in)"
+        );
+    }
     let tmux = TmuxServer::start(sandbox)?;
     println!(
         "\n`hook claude` in a real tmux pane ({runs} runs each; load average before: {}):\n",

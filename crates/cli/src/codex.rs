@@ -18,12 +18,13 @@ use camino::Utf8Path;
 const MAX_ANCESTORS: usize = 32;
 
 /// The pid of the Codex daemon among this process's ancestors, if there is one: from `/proc`
-/// on Linux, from one `ps` listing elsewhere (macOS).
-pub fn managed_daemon_ancestor() -> Option<u32> {
+/// on Linux, from one `ps` listing elsewhere (macOS), given up on at `deadline`.
+#[cfg_attr(target_os = "linux", allow(unused_variables))]
+pub fn managed_daemon_ancestor(deadline: std::time::Instant) -> Option<u32> {
     #[cfg(target_os = "linux")]
     let ancestors = proc_ancestors();
     #[cfg(not(target_os = "linux"))]
-    let ancestors = ps_ancestors(&ps_listing()?, std::process::id());
+    let ancestors = ps_ancestors(&ps_listing(deadline)?, std::process::id());
     ancestors
         .into_iter()
         .find(|(_, words)| is_managed_daemon(words))
@@ -95,8 +96,8 @@ fn ps_ancestors(listing: &str, pid: u32) -> Vec<(u32, Vec<String>)> {
 
 /// `ps -A -o pid=,ppid=,command=`, its errors silenced.
 #[cfg(not(target_os = "linux"))]
-fn ps_listing() -> Option<String> {
-    crate::surface::ps_every_process("pid=,ppid=,command=")
+fn ps_listing(deadline: std::time::Instant) -> Option<String> {
+    crate::surface::ps_every_process("pid=,ppid=,command=", deadline)
 }
 
 /// What the log says, once per daemon, when a Codex hook runs under the daemon.
@@ -160,7 +161,10 @@ mod tests {
 
     #[test]
     fn this_test_runs_under_no_daemon() {
-        assert_eq!(managed_daemon_ancestor(), None);
+        assert_eq!(
+            managed_daemon_ancestor(std::time::Instant::now() + std::time::Duration::from_secs(30)),
+            None
+        );
     }
 
     #[test]

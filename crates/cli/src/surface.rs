@@ -1,11 +1,13 @@
 //! Which pane the hook's agent runs in: the evidence that `index_core::capture::decide_surface`
 //! weighs, gathered from this machine. The process tree above the hook (from `/proc` on Linux,
-//! one `ps` call elsewhere), the hook's controlling terminal, and the tty of the tmux pane
-//! `TMUX_PANE` names (one `tmux display-message`, which also gives the pane's place).
+//! one `ps` call elsewhere), the hook's controlling terminal, and the tty and process of the tmux
+//! pane `TMUX_PANE` names (one `tmux display-message`, which also gives the pane's place). Every
+//! program run here gets at most what is left until the caller's deadline.
 
-use std::process::{Command as Process, Stdio};
+use std::process::Command as Process;
+use std::time::Instant;
 
-use anyhow::{Context as _, anyhow, bail};
+use anyhow::{anyhow, bail};
 use index_core::capture::{
     Ancestor, SURFACE_VARIABLES, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface,
     explicit_surface, multiplexers_in_env,
@@ -17,8 +19,9 @@ const MAX_ANCESTORS: usize = 64;
 
 /// The surface the hook's agent runs in, from this process's environment and the evidence;
 /// an error saying why when none can be named, or when more than one could be and the evidence
-/// does not say which (then nothing may be recorded).
-pub fn name(session: &str) -> anyhow::Result<String> {
+/// does not say which, or when it does not bear out the one named (then nothing may be
+/// recorded). The programs it runs are given up on at `deadline`.
+pub fn name(session: &str, deadline: Instant) -> anyhow::Result<String> {
     let get = |name: &str| std::env::var(name).ok();
     if let Some(surface) = explicit_surface(get) {
         return Ok(surface);
@@ -34,9 +37,9 @@ pub fn name(session: &str) -> anyhow::Result<String> {
     if candidates.is_empty() {
         return Err(unnamed());
     }
-    let processes = Processes::read();
+    let processes = Processes::read(deadline);
     let tmux = candidates.iter().find_map(|(_, hint)| match hint {
-        SurfaceHint::TmuxPane(pane) => Some(ask_tmux(pane)),
+        SurfaceHint::TmuxPane(pane) => Some(ask_tmux(pane, deadline)),
         SurfaceHint::Ready(_) => None,
     });
     let terminal_is_tmux_pane = match (&tmux, processes.terminal) {
@@ -44,6 +47,11 @@ pub fn name(session: &str) -> anyhow::Result<String> {
         _ => None,
     };
     let evidence = SurfaceEvidence {
+        has_terminal: processes
+            .ancestors
+            .is_some()
+            .then_some(processes.terminal.is_some()),
+        tmux_pane_process: tmux.as_ref().and_then(|answer| answer.pid),
         ancestors: processes.ancestors,
         terminal_is_tmux_pane,
     };
@@ -59,6 +67,17 @@ pub fn name(session: &str) -> anyhow::Result<String> {
              overwritten by each of them (set CRASH_RESUME_SURFACE in the agent's environment to \
              name the pane)"
         ),
+        // tmux's own failure (not running, not answering, no such pane) says more.
+        SurfaceDecision::Unconfirmed(why) => match tmux {
+            Some(TmuxAnswer {
+                place: Err(error), ..
+            }) => Err(error),
+            _ => bail!(
+                "{why}; session {session} not recorded (a hook started by the agent in its \
+                 pane is confirmed by the process tree; set CRASH_RESUME_SURFACE in the agent's \
+                 environment to name the pane)"
+            ),
+        },
     }
 }
 
@@ -70,6 +89,8 @@ struct TmuxAnswer {
     /// The pane's `#{pane_tty}`; `Some("")` when tmux has no such pane, `None` when tmux could
     /// not be asked.
     tty: Option<String>,
+    /// The pane's `#{pane_pid}`, the process tmux started in it; `None` when unknown.
+    pid: Option<u32>,
 }
 
 impl TmuxAnswer {
@@ -85,46 +106,52 @@ impl TmuxAnswer {
 /// Asks the tmux server the pane runs in (tmux finds it through `$TMUX`) for the pane's place
 /// and tty. tmux answers for a pane it does not have (a `TMUX_PANE` inherited by a process that
 /// outlived its pane) with empty fields and success, so the answer must name the pane asked
-/// about.
-fn ask_tmux(pane: &str) -> TmuxAnswer {
-    let output = Process::new(crate::tmux::program())
-        .args([
+/// about. A server that does not answer by `deadline` (stopped, hung) is given up on.
+fn ask_tmux(pane: &str, deadline: Instant) -> TmuxAnswer {
+    let unknown = |error: anyhow::Error| TmuxAnswer {
+        place: Err(error),
+        tty: None,
+        pid: None,
+    };
+    let output = match bounded_run::output_by(
+        Process::new(crate::tmux::program()).args([
             "display-message",
             "-p",
             "-t",
             pane,
-            "#{pane_id} #{pane_tty} #{session_name}:#{window_index}.#{pane_index}",
-        ])
-        .stdin(Stdio::null())
-        .output();
-    let output = match output.context("cannot run tmux to name the pane") {
+            "#{pane_id} #{pane_pid} #{pane_tty} #{session_name}:#{window_index}.#{pane_index}",
+        ]),
+        deadline,
+    ) {
         Ok(output) => output,
-        Err(error) => {
-            return TmuxAnswer {
-                place: Err(error),
-                tty: None,
-            };
+        Err(error) if error.is_timeout() => {
+            return unknown(anyhow!(
+                "{error} when asked to name pane {pane}: is its server stopped or hung? \
+                 nothing recorded"
+            ));
         }
+        Err(error) => return unknown(anyhow!(error).context("cannot name the pane")),
     };
     if !output.status.success() {
-        let place = Err(anyhow!(
+        return unknown(anyhow!(
             "tmux could not name pane {pane}: {}",
             String::from_utf8_lossy(&output.stderr).trim()
         ));
-        return TmuxAnswer { place, tty: None };
     }
     let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    let mut fields = text.splitn(3, ' ');
-    match (fields.next(), fields.next(), fields.next()) {
-        (Some(id), Some(tty), Some(place)) if id == pane => TmuxAnswer {
+    let mut fields = text.splitn(4, ' ');
+    match (fields.next(), fields.next(), fields.next(), fields.next()) {
+        (Some(id), Some(pid), Some(tty), Some(place)) if id == pane => TmuxAnswer {
             place: Ok(format!("tmux:{place}")),
             tty: Some(tty.to_string()),
+            pid: pid.parse().ok(),
         },
         _ => TmuxAnswer {
             place: Err(anyhow!(
                 "tmux has no pane {pane} (TMUX_PANE is stale: the pane is gone); nothing recorded"
             )),
             tty: Some(String::new()),
+            pid: None,
         },
     }
 }
@@ -139,9 +166,10 @@ struct Processes {
 }
 
 impl Processes {
-    /// Reads `/proc/self/stat` and each ancestor's, up to pid 1.
+    /// Reads `/proc/self/stat` and each ancestor's, up to pid 1 (no program run, so no
+    /// deadline to keep).
     #[cfg(target_os = "linux")]
-    fn read() -> Processes {
+    fn read(_deadline: Instant) -> Processes {
         let Some((_, parent, terminal)) = std::fs::read_to_string("/proc/self/stat")
             .ok()
             .as_deref()
@@ -168,10 +196,10 @@ impl Processes {
         }
     }
 
-    /// One `ps` listing of every process.
+    /// One `ps` listing of every process, given up on at `deadline`.
     #[cfg(not(target_os = "linux"))]
-    fn read() -> Processes {
-        ps_listing()
+    fn read(deadline: Instant) -> Processes {
+        ps_listing(deadline)
             .map(|listing| Processes::from_ps(&listing, std::process::id()))
             .unwrap_or_default()
     }
@@ -231,19 +259,15 @@ fn next_field(text: &str) -> Option<(&str, &str)> {
 
 /// `ps -A -o pid=,ppid=,tty=,comm=`, its errors silenced.
 #[cfg(any(test, not(target_os = "linux")))]
-fn ps_listing() -> Option<String> {
-    ps_every_process("pid=,ppid=,tty=,comm=")
+fn ps_listing(deadline: Instant) -> Option<String> {
+    ps_every_process("pid=,ppid=,tty=,comm=", deadline)
 }
 
-/// `ps -A -o <columns>`, its errors silenced.
+/// `ps -A -o <columns>`, its errors silenced; none if it has not answered by `deadline`.
 #[cfg(any(test, not(target_os = "linux")))]
-pub fn ps_every_process(columns: &str) -> Option<String> {
-    let output = Process::new("ps")
-        .args(["-A", "-o", columns])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
+pub fn ps_every_process(columns: &str, deadline: Instant) -> Option<String> {
+    let output =
+        bounded_run::output_by(Process::new("ps").args(["-A", "-o", columns]), deadline).ok()?;
     output
         .status
         .success()
@@ -268,8 +292,9 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn ps_and_proc_agree_on_this_process_tree() {
-        let from_proc = Processes::read();
-        let listing = ps_listing().expect("ps runs");
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        let from_proc = Processes::read(deadline);
+        let listing = ps_listing(deadline).expect("ps runs");
         let from_ps = Processes::from_ps(&listing, std::process::id());
         let pids = |processes: &Processes| {
             processes

@@ -2,13 +2,16 @@
 //! recorded indexes), then start the resume command as the pane's own process. Nothing is ever
 //! typed into a pane: a pane is re-used only when it is an idle interactive shell with no child
 //! process, and `respawn-pane -k` replaces that shell, so no text a user typed there runs.
-//! Talks to tmux only through its command line.
+//! Talks to tmux only through its command line, each call bounded by [`CALL_DEADLINE`]: once a
+//! server has not answered, it is not asked again.
 
+use std::cell::OnceCell;
 use std::ffi::OsString;
 use std::process::Command as Process;
 use std::sync::OnceLock;
+use std::time::Duration;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use index_core::address::TmuxPane;
 use resume_plan::pane::{Busy, PaneState};
 
@@ -17,6 +20,10 @@ use resume_plan::pane::{Busy, PaneState};
 pub enum Apply {
     Tmux,
 }
+
+/// How long a restore waits for one program it runs (a tmux command, `ps`): a tmux server that
+/// is stopped or hung never answers, and a restore must not hang with it.
+pub const CALL_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Where Homebrew puts programs (Apple silicon, Intel): a process the macOS GUI started, such as
 /// an agent's hook in a terminal app, may have neither on its `PATH`.
@@ -141,6 +148,9 @@ pub struct Server {
     /// The panes this restore created to fill lower indexes, which a later surface may take over
     /// without judging them (their shells may not show a prompt yet).
     fillers: std::cell::RefCell<Vec<String>>,
+    /// Set when a call did not answer within [`CALL_DEADLINE`]: what it said. Every later call
+    /// fails at once with it, so a stopped server costs one deadline, not one per call.
+    unanswered: OnceCell<String>,
 }
 
 impl Server {
@@ -148,15 +158,41 @@ impl Server {
         Server {
             socket,
             fillers: std::cell::RefCell::default(),
+            unanswered: OnceCell::new(),
+        }
+    }
+
+    /// Whether a call to this server timed out, and what it said (`tmux did not answer within
+    /// 5s (server NAME)`): then no further call is made.
+    pub fn unanswered(&self) -> Option<&str> {
+        self.unanswered.get().map(String::as_str)
+    }
+
+    /// `tmux -L NAME`, or `tmux` for the default server: how a user reaches this one.
+    pub fn command_line(&self) -> String {
+        match &self.socket {
+            Some(socket) => format!("tmux -L {}", quote(socket)),
+            None => "tmux".to_string(),
         }
     }
 
     fn tmux(&self, args: &[&str]) -> anyhow::Result<String> {
+        if let Some(unanswered) = self.unanswered() {
+            bail!("{unanswered}; not asked again");
+        }
         let mut command = Process::new(program());
         if let Some(socket) = &self.socket {
             command.args(["-L", socket]);
         }
-        let output = command.args(args).output().context("cannot run tmux")?;
+        let output = match bounded_run::output(command.args(args), CALL_DEADLINE) {
+            Ok(output) => output,
+            Err(error) if error.is_timeout() => {
+                let asked = args.first().copied().unwrap_or_default();
+                let said = format!("{error} (`{} {asked}`)", self.command_line());
+                bail!(self.unanswered.get_or_init(|| said).clone());
+            }
+            Err(error) => return Err(error.into()),
+        };
         if !output.status.success() {
             bail!(
                 "tmux {}: {}",
@@ -520,6 +556,8 @@ fn terminal_is_canonical(tty: &str) -> Option<bool> {
 mod processes {
     use std::process::Command as Process;
 
+    use super::CALL_DEADLINE;
+
     /// A child of `pid`, if it has one.
     pub fn first_child(pid: u32) -> Option<u32> {
         if let Ok(dir) = std::fs::read_dir("/proc") {
@@ -529,10 +567,11 @@ mod processes {
                 (crate::procfs::proc_parent(name.to_str()?)? == pid).then_some(child)
             });
         }
-        let listing = Process::new("ps")
-            .args(["-A", "-o", "pid=,ppid="])
-            .output()
-            .ok()?;
+        let listing = bounded_run::output(
+            Process::new("ps").args(["-A", "-o", "pid=,ppid="]),
+            CALL_DEADLINE,
+        )
+        .ok()?;
         String::from_utf8_lossy(&listing.stdout)
             .lines()
             .find_map(|line| {
@@ -552,10 +591,10 @@ mod processes {
                 .filter(|argument| !argument.is_empty())
                 .map(|argument| String::from_utf8_lossy(argument).into_owned())
                 .collect(),
-            Err(_) => match Process::new("ps")
-                .args(["-o", "args=", "-p", &pid.to_string()])
-                .output()
-            {
+            Err(_) => match bounded_run::output(
+                Process::new("ps").args(["-o", "args=", "-p", &pid.to_string()]),
+                CALL_DEADLINE,
+            ) {
                 Ok(output) => String::from_utf8_lossy(&output.stdout)
                     .split_whitespace()
                     .map(str::to_string)

@@ -86,6 +86,11 @@ pub struct SurfaceEvidence {
     /// Whether the agent's terminal is the tmux pane `TMUX_PANE` names (its `#{pane_tty}`);
     /// `None` when unknown (no tmux pane, tmux not reachable, or the agent has no terminal).
     pub terminal_is_tmux_pane: Option<bool>,
+    /// Whether the agent has a controlling terminal; `None` when unknown.
+    pub has_terminal: Option<bool>,
+    /// The process tmux started in the pane `TMUX_PANE` names (its `#{pane_pid}`); `None` when
+    /// tmux did not say (no tmux pane, tmux not reachable, or no such pane).
+    pub tmux_pane_process: Option<u32>,
 }
 
 /// Which surface the agent runs in, or why none can be named.
@@ -99,6 +104,10 @@ pub enum SurfaceDecision {
     /// agent's; the text says why. Nothing may be recorded: the outer pane's id is shared by
     /// every pane of the inner multiplexer.
     Ambiguous(String),
+    /// The variables point to a tmux pane, but the evidence does not bear it out: the agent has
+    /// no terminal and the pane's process is not among its ancestors, so `TMUX_PANE` may have
+    /// been inherited from elsewhere or set by hand. The text says why; nothing may be recorded.
+    Unconfirmed(String),
 }
 
 /// The variables that name the surface explicitly, then by multiplexer.
@@ -163,7 +172,52 @@ pub fn tmux_server_pid(tmux: &str) -> Option<u32> {
 /// 4. None of them among the ancestors (or the tree unknown): a tmux pane whose tty is the
 ///    agent's terminal; else, leaving out a tmux pane whose tty is not, the one variable left.
 /// 5. Anything else is ambiguous.
+/// 6. A tmux pane named by 3 to 5 counts, when the agent has no terminal, only if the pane's
+///    process is among the agent's ancestors: a process without a terminal (started with
+///    `setsid`, or by a daemon) may carry a `TMUX_PANE` that is not its own, and nothing else
+///    ties it to the pane. Otherwise [`SurfaceDecision::Unconfirmed`].
 pub fn decide_surface(
+    get: impl Fn(&str) -> Option<String>,
+    evidence: &SurfaceEvidence,
+) -> SurfaceDecision {
+    let decision = decide_by_variables(get, evidence);
+    match &decision {
+        SurfaceDecision::Named(SurfaceHint::TmuxPane(pane))
+            if evidence.has_terminal == Some(false) =>
+        {
+            confirm_without_terminal(pane, evidence).unwrap_or(decision)
+        }
+        _ => decision,
+    }
+}
+
+/// Rule 6 of [`decide_surface`]: why a tmux pane named for an agent without a terminal does not
+/// count, if it does not.
+fn confirm_without_terminal(pane: &str, evidence: &SurfaceEvidence) -> Option<SurfaceDecision> {
+    let is_ancestor = |pid: u32| {
+        evidence
+            .ancestors
+            .iter()
+            .flatten()
+            .any(|ancestor| ancestor.pid == pid)
+    };
+    let why = match evidence.tmux_pane_process {
+        Some(pid) if is_ancestor(pid) => return None,
+        Some(pid) => format!(
+            "the agent has no terminal and the process of tmux pane {pane} (pid {pid}) is not \
+             among its ancestors"
+        ),
+        None => format!(
+            "the agent has no terminal and tmux did not say which process runs in pane {pane}"
+        ),
+    };
+    Some(SurfaceDecision::Unconfirmed(format!(
+        "{why}, so TMUX_PANE (inherited from elsewhere or set by hand) is not trusted"
+    )))
+}
+
+/// Rules 1 to 5 of [`decide_surface`].
+fn decide_by_variables(
     get: impl Fn(&str) -> Option<String>,
     evidence: &SurfaceEvidence,
 ) -> SurfaceDecision {

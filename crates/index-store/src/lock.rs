@@ -383,6 +383,10 @@ fn holder_pid(_place: (u64, u64)) -> Option<u32> {
     None
 }
 
+/// How long a `ps` call may take: it only adds the holder's state to a message.
+#[cfg(any(test, not(target_os = "linux")))]
+const PS_DEADLINE: Duration = Duration::from_secs(2);
+
 /// The one-letter state of a process, as Linux names it (`T` stopped, `Z` zombie, `D` waiting
 /// on the disk): from `/proc` on Linux, from `ps` elsewhere.
 fn process_state(pid: u32) -> Option<char> {
@@ -400,16 +404,16 @@ fn proc_state(pid: u32) -> Option<char> {
     stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
-/// The state from `ps -o stat= -p <pid>` (its errors silenced): the first letter, where macOS's
-/// `U` (uninterruptible wait) is Linux's `D`.
+/// The state from `ps -o stat= -p <pid>` (its errors silenced, and none if it does not answer
+/// within [`PS_DEADLINE`]): the first letter, where macOS's `U` (uninterruptible wait) is
+/// Linux's `D`.
 #[cfg(any(test, not(target_os = "linux")))]
 fn ps_state(pid: u32) -> Option<char> {
-    let output = std::process::Command::new("ps")
-        .args(["-o", "stat=", "-p", &pid.to_string()])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
+    let output = bounded_run::output(
+        std::process::Command::new("ps").args(["-o", "stat=", "-p", &pid.to_string()]),
+        PS_DEADLINE,
+    )
+    .ok()?;
     let state = String::from_utf8_lossy(&output.stdout)
         .trim()
         .chars()

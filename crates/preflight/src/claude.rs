@@ -589,17 +589,19 @@ fn exists(pid: u32) -> bool {
     }
 }
 
+/// How long the `ps` call may take.
+#[cfg(any(test, not(target_os = "linux")))]
+const PS_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The running Claude processes among `pids`, by `ps -o pid=,stat=,command= -p <pids>` (its
-/// errors silenced).
+/// errors silenced; none if it does not answer within [`PS_DEADLINE`]).
 #[cfg(any(test, not(target_os = "linux")))]
 fn ps_agents(pids: &[u32]) -> Vec<u32> {
     let list: Vec<String> = pids.iter().map(u32::to_string).collect();
-    let Ok(output) = std::process::Command::new("ps")
-        .args(["-o", "pid=,stat=,command=", "-p", &list.join(",")])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-    else {
+    let Ok(output) = bounded_run::output(
+        std::process::Command::new("ps").args(["-o", "pid=,stat=,command=", "-p", &list.join(",")]),
+        PS_DEADLINE,
+    ) else {
         return Vec::new();
     };
     agents_in_ps(&String::from_utf8_lossy(&output.stdout))

@@ -116,13 +116,15 @@ fn capture(
         .ok_or_else(|| anyhow!("no hook payload on stdin"))?
         .context("the hook payload is not valid JSON")?;
     let payload = parse_hook_payload(&value).map_err(|reason| anyhow!(reason))?;
+    // The programs the hook runs (tmux, `ps`) get what is left of the budget, less the reserve.
+    let programs_deadline = started + HOOK_BUDGET.saturating_sub(WRITE_RESERVE);
     if agent == Agent::Codex
-        && let Some(daemon) = crate::codex::managed_daemon_ancestor()
+        && let Some(daemon) = crate::codex::managed_daemon_ancestor(programs_deadline)
     {
         return Ok(not_recorded_under_daemon(cx, daemon, &payload.session));
     }
     let read = started.elapsed();
-    let surface = match crate::surface::name(&payload.session) {
+    let surface = match crate::surface::name(&payload.session, programs_deadline) {
         Ok(surface) => surface,
         // A SessionEnd records nothing new: its session's surface was named at its start, and
         // an error logged then if it could not be. One that cannot name its pane is normal after

@@ -12,6 +12,10 @@
 //! An entry whose working dir or config dir holds a control character (an index another tool
 //! wrote) is refused: it gets no command, and its values are never typed or printed raw.
 //!
+//! Each tmux command has a deadline (`tmux::CALL_DEADLINE`): once the server has not answered
+//! one (stopped or hung), no further surface is tried on it, the surface being opened gets its
+//! claim back, and the restore says which server did not answer and exits 1.
+//!
 //! The plan is made by `resume_plan::plan::build_plan` (linear in the number of entries); this
 //! module prints it and applies it.
 
@@ -47,6 +51,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let index = context::load(cx)?;
     let mut plan = build_plan(cx, &index, args.all, max_age)?;
     let mut failed = 0;
+    let mut unanswered = None;
     if let Some(tmux::Apply::Tmux) = args.apply {
         let server = tmux::Server::new(args.tmux_socket.clone());
         let store = context::open_store(cx)?;
@@ -54,7 +59,10 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
             .exclusive("restore", RESTORE_LOCK_TIMEOUT, || {
                 let mut failed = 0;
                 for item in plan.iter_mut().filter(|item| item.resumable()) {
-                    let applied = apply_one(&store, &server, item);
+                    let applied = match server.unanswered() {
+                        Some(unanswered) => format!("not tried: {unanswered}"),
+                        None => apply_one(&store, &server, item),
+                    };
                     failed += usize::from(applied.starts_with("failed"));
                     item.applied = Some(applied);
                 }
@@ -68,10 +76,27 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
                 }
                 other => other.into(),
             })?;
+        unanswered = server
+            .unanswered()
+            .map(|unanswered| (unanswered.to_string(), server.command_line()));
     }
-    let outcome = match failed {
-        0 => Ok(()),
-        failed => Err(Failure::Failed(anyhow!(
+    let not_tried = plan
+        .iter()
+        .filter(|item| {
+            item.applied
+                .as_deref()
+                .is_some_and(|applied| applied.starts_with("not tried"))
+        })
+        .count();
+    let outcome = match (failed, &unanswered) {
+        (_, Some((unanswered, command_line))) => Err(Failure::Failed(anyhow!(
+            "{unanswered}: the server may be stopped or hung; {failed} surface(s) failed and {not_tried} \
+             were not tried, and none of them is claimed. Check the server (`{command_line} \
+             list-sessions`; a stopped one resumes with `kill -CONT` on its pid, a hung one \
+             must be killed), then run restore again"
+        ))),
+        (0, None) => Ok(()),
+        (failed, None) => Err(Failure::Failed(anyhow!(
             "{failed} of the surfaces tried could not be opened (marked `failed` above)"
         ))),
     };
@@ -137,6 +162,10 @@ fn apply_one(store: &index_store::Store, server: &tmux::Server, item: &PlanItem)
     // restore re-opens it. (`open` checks again, for a pane that gets busy in between.)
     if let Some(busy) = server.busy(&target) {
         return format!("skipped: {busy}");
+    }
+    // A server that did not answer is not written to: nothing is claimed for it.
+    if let Some(unanswered) = server.unanswered() {
+        return format!("failed: {unanswered}");
     }
     let now = context::now();
     let claimed = store

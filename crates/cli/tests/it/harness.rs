@@ -666,16 +666,44 @@ impl TmuxServer {
         self.tmux(&["send-keys", "-t", target, "Enter"]);
     }
 
+    /// The server's pid.
+    pub fn pid(&self) -> u32 {
+        self.tmux(&["display-message", "-p", "#{pid}"])
+            .parse()
+            .expect("the server's pid")
+    }
+
+    /// Stops the server (`SIGSTOP`), as a hung server would be, until the guard is dropped
+    /// (`SIGCONT`), also when the test fails. Declare the guard after the server, so that it is
+    /// dropped first and the server, continued, can then be killed. Returns once it is stopped.
+    pub fn stop(&self) -> StoppedServer {
+        let pid = self.pid();
+        let raw = rustix::process::Pid::from_raw(pid as i32).expect("a pid");
+        rustix::process::kill_process(raw, rustix::process::Signal::STOP).expect("SIGSTOP");
+        let stopped = StoppedServer(raw);
+        wait_until("the tmux server to stop", || {
+            (crate::process_state(pid) == Some('T')).then_some(())
+        });
+        stopped
+    }
+
     /// Kills the server and waits until its process is gone, as a crash would leave it.
     pub fn kill_and_wait(&self) {
-        let pid: u32 = self
-            .tmux(&["display-message", "-p", "#{pid}"])
-            .parse()
-            .expect("the server's pid");
+        let pid = self.pid();
         self.tmux(&["kill-server"]);
         wait_until("the tmux server to exit", || {
             matches!(crate::process_state(pid), None | Some('Z')).then_some(())
         });
+    }
+}
+
+/// A stopped tmux server, continued when dropped.
+#[derive(Debug)]
+pub struct StoppedServer(rustix::process::Pid);
+
+impl Drop for StoppedServer {
+    fn drop(&mut self) {
+        let _ = rustix::process::kill_process(self.0, rustix::process::Signal::CONT);
     }
 }
 

@@ -77,12 +77,20 @@ fn age_entry(env: &Sandbox, surface: &str) {
 /// Runs [`LIFE_OF_A_SURFACE`] through `crash-resume hook claude` with `vars` naming the surface,
 /// and checks the index file after every step.
 fn check_life_of_a_surface(env: &Sandbox, vars: &[(&str, &str)], surface: &str) {
-    let cwd = git_work_dir(env, "proj", "crates/core");
     let vars: Vec<(&str, &str)> = vars
         .iter()
         .copied()
         .chain([("CRASH_RESUME_ROLE", "reviewer")])
         .collect();
+    check_life_of_a_surface_with(env, surface, |what, payload| {
+        run_hook(env, "claude", &vars, payload).assert_silent_success(what);
+    });
+}
+
+/// [`check_life_of_a_surface`], each step's hook run by `run_hook(what, payload)` with the role
+/// `reviewer`.
+fn check_life_of_a_surface_with(env: &Sandbox, surface: &str, run_hook: impl Fn(&str, &str)) {
+    let cwd = git_work_dir(env, "proj", "crates/core");
     let mut captured_at = None;
     for (step, &(event, detail, session, held, chain, ended)) in
         LIFE_OF_A_SURFACE.iter().enumerate()
@@ -90,7 +98,7 @@ fn check_life_of_a_surface(env: &Sandbox, vars: &[(&str, &str)], surface: &str) 
         let what = format!("{surface}: step {step} {event} {detail} {session}");
         let payload = step_payload(event, detail, &session_of(session), &cwd);
         let before = now_millis();
-        run_hook(env, "claude", &vars, &payload).assert_silent_success(&what);
+        run_hook(&what, &payload);
         let after = now_millis();
         assert!(
             !hook_log(env).contains("error"),
@@ -168,22 +176,104 @@ fn every_source_and_reason_with_each_multiplexer() {
     }
 }
 
+/// The hook run in the second pane of a later window, as an agent there runs it.
 #[test]
-fn every_source_and_reason_in_a_tmux_pane_named_from_outside() {
+fn every_source_and_reason_in_a_tmux_pane() {
     let env = Sandbox::default();
     let layout = [
         (PanePlace::new("dev", 0, 0), env.home(), PANE_SHELL),
         (PanePlace::new("dev", 2, 0), env.home(), PANE_SHELL),
         (PanePlace::new("dev", 2, 1), env.home(), PANE_SHELL),
     ];
-    let server = TmuxServer::start(&env, &server_name("outside"), &layout);
-    let pane_id = server.display(&layout[2].0.target(), "#{pane_id}");
-    let tmux = server.tmux_variable();
-    check_life_of_a_surface(
+    let server = TmuxServer::start(&env, &server_name("lifecycle"), &layout);
+    let target = layout[2].0.target();
+    check_life_of_a_surface_with(&env, "tmux:dev:2.1", |_, payload| {
+        server.run_hook_in_pane_under(&env, &target, "CRASH_RESUME_ROLE=reviewer", payload);
+    });
+    server.kill_and_wait();
+}
+
+/// Without a controlling terminal (`setsid`), `TMUX_PANE` alone is not trusted: run in pane 0
+/// with pane 1's id, the hook records nothing (the process of pane 1 is not among its
+/// ancestors) and logs why; run in pane 1 itself, with its own id, it records pane 1.
+#[test]
+fn without_a_terminal_tmux_pane_counts_only_for_the_hooks_own_pane() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "detached", "");
+    let layout = [
+        (PanePlace::new("dev", 0, 0), cwd.clone(), PANE_SHELL),
+        (PanePlace::new("dev", 0, 1), cwd.clone(), PANE_SHELL),
+    ];
+    let server = TmuxServer::start(&env, &server_name("setsid"), &layout);
+    let other_pane = server.display(&layout[1].0.target(), "#{pane_id}");
+    let other_pid = server.display(&layout[1].0.target(), "#{pane_pid}");
+    // `setsid -w` runs the hook in a new session, with no terminal, and waits for it.
+    server.run_hook_in_pane_under(
         &env,
-        &[("TMUX", &tmux), ("TMUX_PANE", &pane_id)],
-        "tmux:dev:2.1",
+        &layout[0].0.target(),
+        &format!("TMUX_PANE={other_pane} setsid -w"),
+        &session_start(&uuid(1), &cwd, "startup"),
     );
+    assert!(!env.index_path().exists() || env.entries().is_empty());
+    let log = hook_log(&env);
+    for piece in [
+        "error:",
+        &format!(
+            "the agent has no terminal and the process of tmux pane {other_pane} (pid {other_pid}) is not among its ancestors"
+        ),
+        "TMUX_PANE (inherited from elsewhere or set by hand) is not trusted",
+        &format!("session {} not recorded", uuid(1)),
+        "set CRASH_RESUME_SURFACE",
+    ] {
+        assert!(log.contains(piece), "{piece:?} in {log}");
+    }
+
+    server.run_hook_in_pane_under(
+        &env,
+        &layout[1].0.target(),
+        "setsid -w",
+        &session_start(&uuid(2), &cwd, "startup"),
+    );
+    let entries = env.entries();
+    assert_eq!(entries.keys().collect::<Vec<_>>(), ["tmux:dev:0.1"]);
+    assert_eq!(entries["tmux:dev:0.1"]["sessionId"], uuid(2));
+    assert_eq!(hook_log(&env), log, "nothing more to log");
+    server.kill_and_wait();
+}
+
+/// A tmux server that does not answer (stopped with `SIGSTOP`): the hook gives up on tmux
+/// within its budget, records nothing, logs that tmux did not answer, and exits 0.
+#[test]
+fn a_stopped_tmux_server_holds_the_hook_no_longer_than_its_budget() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "stopped", "");
+    let layout = [(PanePlace::new("dev", 0, 0), cwd.clone(), PANE_SHELL)];
+    let server = TmuxServer::start(&env, &server_name("stopped-hook"), &layout);
+    let pane = server.display(&layout[0].0.target(), "#{pane_id}");
+    let tmux = server.tmux_variable();
+    let stopped = server.stop();
+    let started = std::time::Instant::now();
+    let run = run_hook(
+        &env,
+        "claude",
+        &[("TMUX", &tmux), ("TMUX_PANE", &pane)],
+        &session_start(&uuid(1), &cwd, "startup"),
+    );
+    let took = started.elapsed();
+    drop(stopped);
+    run.assert_silent_success("a stopped tmux server");
+    // The budget is 2 s; the margin is for starting the binary on a loaded machine. Unbounded,
+    // the hook waited for as long as the server stayed stopped.
+    assert!(took < Duration::from_secs(6), "the hook took {took:?}");
+    assert!(!env.index_path().exists() || env.entries().is_empty());
+    let log = hook_log(&env);
+    for piece in [
+        "error:",
+        "tmux did not answer within ",
+        &format!("when asked to name pane {pane}: is its server stopped or hung?"),
+    ] {
+        assert!(log.contains(piece), "{piece:?} in {log}");
+    }
     server.kill_and_wait();
 }
 

@@ -1034,3 +1034,86 @@ fn creation_is_bounded_exact_and_undone_when_a_surface_fails() {
     });
     server.kill_and_wait();
 }
+
+/// A tmux server that does not answer (stopped with `SIGSTOP`): restore gives up on it after
+/// one call's deadline (not one per surface), says which server did not answer and what to do,
+/// exits 1, and leaves no surface claimed, so that once the server runs again the next restore
+/// opens every one.
+#[test]
+fn a_stopped_tmux_server_fails_restore_once_and_claims_nothing() {
+    let env = Sandbox::default();
+    install_claude_stand_in(&env);
+    let cwd = git_work_dir(&env, "proj", "");
+    let surfaces_recorded = ["tmux:a:0.0", "tmux:b:0.0", "tmux:c:0.0"];
+    for (n, surface) in (1..).zip(surfaces_recorded) {
+        let session = uuid(n);
+        write_transcript(&claude_dir(&env), &cwd, &session, Duration::from_secs(60));
+        crash_resume_agent(&env)
+            .args([
+                "record",
+                surface,
+                &session,
+                "r",
+                "--provider",
+                "claude",
+                "--cwd",
+            ])
+            .arg(&cwd)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+            .then_some(())
+            .expect("recorded");
+    }
+    let name = server_name("stopped");
+    let layout = [(PanePlace::new("dev", 0, 0), cwd, PANE_SHELL)];
+    let server = TmuxServer::start(&env, &name, &layout);
+    let stopped = server.stop();
+    let started = std::time::Instant::now();
+    let output = restore_apply(&env, &name).output().unwrap();
+    let took = started.elapsed();
+    drop(stopped);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    // One deadline (5 s) and the margin of a loaded machine; a deadline per surface and per
+    // call would be 15 s and more, and without one restore waited as long as the server slept.
+    assert!(took < Duration::from_secs(12), "restore took {took:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let silent = format!("tmux did not answer within 5s (`tmux -L {name} list-panes`)");
+    for piece in [
+        silent.as_str(),
+        "the server may be stopped or hung",
+        "1 surface(s) failed and 2 were not tried, and none of them is claimed",
+        &format!("`tmux -L {name} list-sessions`"),
+        "kill -CONT",
+        "then run restore again",
+    ] {
+        assert!(stderr.contains(piece), "{piece:?} in {stderr}");
+    }
+    let plan = surfaces(&output);
+    let applied = |surface: &str| plan[surface]["applied"].as_str().unwrap().to_string();
+    assert_eq!(applied("tmux:a:0.0"), format!("failed: {silent}"));
+    for surface in ["tmux:b:0.0", "tmux:c:0.0"] {
+        assert_eq!(applied(surface), format!("not tried: {silent}"));
+    }
+    for (surface, entry) in env.entries() {
+        assert_eq!(entry.get("restore_claimed_at"), None, "{surface}: {entry}");
+    }
+    assert_eq!(
+        server.tmux(&["list-sessions", "-F", "#{session_name}"]),
+        "dev",
+        "nothing created"
+    );
+
+    // The server runs again: nothing was left claimed, so every surface is opened.
+    let again = restore_apply(&env, &name).output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    let plan = surfaces(&again);
+    for surface in surfaces_recorded {
+        let applied = plan[surface]["applied"].as_str().unwrap();
+        assert!(
+            applied.starts_with("created the session"),
+            "{surface}: {applied}"
+        );
+    }
+}

@@ -18,8 +18,9 @@ enum Expect {
     Surface(&'static str),
     Ambiguous(&'static str),
     Unnamed,
+    Unconfirmed(&'static str),
 }
-use Expect::{Ambiguous, Surface, Unnamed};
+use Expect::{Ambiguous, Surface, Unconfirmed, Unnamed};
 
 /// `$TMUX` of a pane of the tmux server with pid 500.
 const TMUX: (&str, &str) = ("TMUX", "/tmp/tmux-0/default,500,0");
@@ -103,6 +104,7 @@ fn the_innermost_multiplexer_names_the_surface() {
                     .collect()
             }),
             terminal_is_tmux_pane: *terminal,
+            ..SurfaceEvidence::default()
         };
         let get = |name: &str| {
             vars.iter()
@@ -126,6 +128,81 @@ fn the_innermost_multiplexer_names_the_surface() {
             (Unnamed, SurfaceDecision::Unnamed) => {}
             _ => panic!("{case}: expected {expected:?}, got {decision:?}"),
         }
+    }
+}
+
+/// An agent without a terminal: whether its tmux pane counts (the pane's process among its
+/// ancestors), by `TMUX_PANE`'s pane process and the tree.
+#[rustfmt::skip]
+const WITHOUT_TERMINAL: &[(Vars, Tree, Option<u32>, Expect)] = &[
+    // The pane's shell (20) is an ancestor: its own pane.
+    (&[("TMUX_PANE", "%1"), TMUX],                        IN_TMUX,       Some(20),  Surface("%1")),
+    // Another pane's process: `TMUX_PANE` was set by hand or inherited (`setsid` in pane %0).
+    (&[("TMUX_PANE", "%1"), TMUX],                        IN_TMUX,       Some(777), Unconfirmed("the process of tmux pane %1 (pid 777) is not among its ancestors")),
+    // tmux did not say: nothing ties the agent to the pane.
+    (&[("TMUX_PANE", "%1"), TMUX],                        IN_TMUX,       None,      Unconfirmed("tmux did not say which process runs in pane %1")),
+    (&[("TMUX_PANE", "%1")],                              DETACHED,      Some(20),  Unconfirmed("(pid 20) is not among its ancestors")),
+    (&[("TMUX_PANE", "%1")],                              None,          Some(20),  Unconfirmed("(pid 20) is not among its ancestors")),
+    // Other surfaces are not tmux panes: the rule is tmux's.
+    (&[("CMUX_SURFACE_ID", "a")],                         DETACHED,      None,      Surface("cmux:a")),
+    (&[("TMUX_PANE", "%1"), TMUX, ("ZELLIJ_PANE_ID", "3"), ("ZELLIJ_SESSION_NAME", "s")], IN_ZELLIJ_IN_TMUX, Some(777), Surface("zellij:s:3")),
+    // An explicit surface is the user's word.
+    (&[("CRASH_RESUME_SURFACE", "mine"), ("TMUX_PANE", "%1"), TMUX], IN_TMUX, Some(777), Surface("mine")),
+];
+
+#[test]
+fn without_a_terminal_a_tmux_pane_counts_only_with_its_process_among_the_ancestors() {
+    for (vars, tree, pane_process, expected) in WITHOUT_TERMINAL {
+        let evidence = SurfaceEvidence {
+            ancestors: tree.map(|tree| {
+                tree.iter()
+                    .map(|(pid, name)| Ancestor {
+                        pid: *pid,
+                        name: name.to_string(),
+                    })
+                    .collect()
+            }),
+            has_terminal: Some(false),
+            tmux_pane_process: *pane_process,
+            ..SurfaceEvidence::default()
+        };
+        let get = |name: &str| {
+            vars.iter()
+                .find(|(variable, _)| *variable == name)
+                .map(|(_, value)| value.to_string())
+        };
+        let decision = decide_surface(get, &evidence);
+        let case = format!("{vars:?} {tree:?} {pane_process:?}");
+        match (expected, &decision) {
+            (Surface(pane), SurfaceDecision::Named(SurfaceHint::TmuxPane(got)))
+                if pane.starts_with('%') =>
+            {
+                assert_eq!(got, pane, "{case}");
+            }
+            (Surface(surface), SurfaceDecision::Named(SurfaceHint::Ready(got))) => {
+                assert_eq!(got, surface, "{case}");
+            }
+            (Unconfirmed(reason), SurfaceDecision::Unconfirmed(got)) => {
+                assert!(got.contains(reason), "{case}: {got}");
+                assert!(
+                    got.contains("no terminal") && got.contains("not trusted"),
+                    "{case}: {got}"
+                );
+            }
+            _ => panic!("{case}: expected {expected:?}, got {decision:?}"),
+        }
+        // With a terminal the same evidence is weighed as before.
+        let with_terminal = SurfaceEvidence {
+            has_terminal: Some(true),
+            ..evidence
+        };
+        assert!(
+            !matches!(
+                decide_surface(get, &with_terminal),
+                SurfaceDecision::Unconfirmed(_)
+            ),
+            "{case}"
+        );
     }
 }
 

@@ -137,6 +137,8 @@ proptest! {
                 .iter()
                 .filter(|(name, _)| **name != "ZELLIJ_SESSION_NAME")
                 .all(|(_, value)| value.trim().is_empty())),
+            // Only an agent known to have no terminal can be unconfirmed.
+            SurfaceDecision::Unconfirmed(why) => prop_assert!(false, "unconfirmed without evidence: {}", why),
         }
     }
 }
