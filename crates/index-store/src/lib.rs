@@ -423,14 +423,17 @@ impl Store {
         &self,
         surface: &str,
     ) -> Result<(Option<index_core::Entry>, Vec<Warning>), StoreError> {
-        match safe_open::read(self.path.as_std_path(), Symlinks::Refuse) {
+        match read_trusted(&self.path) {
             Ok(bytes) => {
                 if let Some(found) = format::parse_one(&bytes, surface) {
                     return Ok((found, Vec::new()));
                 }
             }
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok((None, Vec::new())),
-            // Errors (a directory, no permission) are reported by the full load below.
+            Err(ReadError::Io(error)) if error.kind() == io::ErrorKind::NotFound => {
+                return Ok((None, Vec::new()));
+            }
+            // Errors (a directory, no permission, another user's file) are reported by the
+            // full load below.
             Err(_) => {}
         }
         let snapshot = self.load()?;
@@ -627,9 +630,8 @@ impl Store {
         sidecar_seen: bool,
     ) -> Result<(Document, bool), StoreError> {
         let (document, from_backup) = self.backup_document();
-        let ours = from_backup
-            || format::begins_as_index(bytes)
-            || (bytes.is_empty() && sidecar_seen);
+        let ours =
+            from_backup || format::begins_as_index(bytes) || (bytes.is_empty() && sidecar_seen);
         match ours {
             true => Ok((document, from_backup)),
             false => Err(StoreError::NotAnIndex {
@@ -691,7 +693,7 @@ impl Store {
     /// a hard link (a copy where links are not supported). The corrupt file itself stays until
     /// the repaired index is renamed over it, so there is never a moment with no index. A copy
     /// already kept of the same file (an earlier repair that could not finish) is used again,
-    /// so repeated reads keep at most one.
+    /// so repeated writes that fail keep at most one.
     fn quarantine(&self) -> Result<Utf8PathBuf, StoreError> {
         if let Some(kept) = self.kept_copy() {
             return Ok(kept);

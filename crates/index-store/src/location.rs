@@ -121,10 +121,13 @@ fn unsafe_link(link: &Path, metadata: &std::fs::Metadata) -> Option<String> {
 /// can replace or remove what is ours in it (OpenSSH's exception too). A file or dir that
 /// cannot be examined is left to the open that follows, which names the error.
 pub(crate) fn untrusted_path(path: &Utf8Path) -> Option<String> {
-    if let Ok(metadata) = std::fs::symlink_metadata(path) {
-        if let Some(reason) = untrusted(&metadata, false) {
-            return Some(format!("it {reason}"));
-        }
+    // A symlink still there (a loop) is refused by the open that follows.
+    let file = std::fs::symlink_metadata(path).ok();
+    let file_reason = file
+        .filter(|metadata| !metadata.is_symlink())
+        .and_then(|metadata| untrusted(&metadata, false));
+    if let Some(reason) = file_reason {
+        return Some(format!("it {reason}"));
     }
     path.ancestors().skip(1).find_map(|dir| {
         let dir = if dir.as_str().is_empty() {

@@ -33,9 +33,12 @@ const WRITES: [&[&str]; 4] = [
     &["forget", "A"],
 ];
 
-/// Every file in `dir` as it is: its bytes, mode, owner, inode and change time, which any
-/// write, rename, chmod or chown changes.
-fn files_in(dir: &Path) -> BTreeMap<String, (Vec<u8>, u32, u32, u64, i64, i64)> {
+/// A file as it is: its bytes, mode, owner, inode and change time (seconds, nanoseconds),
+/// which any write, rename, chmod or chown changes.
+type FileState = (Vec<u8>, u32, u32, u64, i64, i64);
+
+/// Every file in `dir` as it is.
+fn files_in(dir: &Path) -> BTreeMap<String, FileState> {
     let Ok(listing) = fs::read_dir(dir) else {
         return BTreeMap::new();
     };
@@ -94,7 +97,13 @@ fn reads_never_create_move_or_change_a_file() {
             }
             assert_eq!(files_in(&env.index_dir()), before, "{args:?} wrote");
         }
-        check(&env, &["lookup", "A"], 0, contains("sid-a"), predicate::always());
+        check(
+            &env,
+            &["lookup", "A"],
+            0,
+            contains("sid-a"),
+            predicate::always(),
+        );
     }
     // The next write repairs it from the backup, keeping the damaged file aside.
     check(
@@ -134,7 +143,10 @@ fn every_command_refuses(env: &Sandbox, message: &str, context: &str) {
     )
     .assert_silent_success(context);
     let log = hook_log(env);
-    assert!(log.contains("error:") && log.contains(message), "{context}: {log}");
+    assert!(
+        log.contains("error:") && log.contains(message),
+        "{context}: {log}"
+    );
     let mut after = files_in(&env.index_dir());
     after.remove("hook.log");
     assert_eq!(after, before, "{context}: the hook");
@@ -211,7 +223,13 @@ fn an_index_or_dir_another_user_could_change_is_refused_as_a_symlink_is() {
     // A sticky dir that everyone can write, such as /var/tmp, is fine: no one else can replace
     // or remove what is ours in it.
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o1777)).unwrap();
-    check(&env, &["lookup", "A"], 0, contains("sid-a"), predicate::always());
+    check(
+        &env,
+        &["lookup", "A"],
+        0,
+        contains("sid-a"),
+        predicate::always(),
+    );
     record(&env, "B", "sid-b", "REPO");
 
     if as_root {

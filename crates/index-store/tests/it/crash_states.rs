@@ -662,7 +662,11 @@ fn a_torn_index_is_kept_aside_and_the_backup_generation_used() {
             snapshot.warnings
         );
         assert_eq!(snapshot.index, backup_generation, "{context}");
-        assert_eq!(fs::read(store.path()).unwrap(), bytes, "{context}: a read wrote");
+        assert_eq!(
+            fs::read(store.path()).unwrap(),
+            bytes,
+            "{context}: a read wrote"
+        );
         let updated = store.update(|_| ()).unwrap();
         let moved_to = quarantined_from_backup(&updated.warnings, &context);
         assert_eq!(fs::read(moved_to).unwrap(), bytes, "{context}");

@@ -346,7 +346,11 @@ fn check_store(bytes: &[u8], with_backup: bool) -> Result<(), TestCaseError> {
                 "{:?}",
                 update
             );
-            prop_assert_eq!(fs::read(&path).unwrap(), bytes, "a foreign file was touched");
+            prop_assert_eq!(
+                fs::read(&path).unwrap(),
+                bytes,
+                "a foreign file was touched"
+            );
             prop_assert_eq!(names_in(&dir), files_before);
         }
         // A damaged index of ours: a read uses the backup (or an empty index) and writes

@@ -256,7 +256,11 @@ fn a_file_that_is_not_an_index_is_refused_by_reads_and_writes_and_left_as_it_was
         };
         refused(store.load().map(drop));
         refused(store.load_entry("p").map(drop));
-        refused(store.update(|index| index.record(rec("p", "s", "r"), 1)).map(drop));
+        refused(
+            store
+                .update(|index| index.record(rec("p", "s", "r"), 1))
+                .map(drop),
+        );
         refused(store.forget("p").map(drop));
         refused(store.prune(1, 2, |_| None).map(drop));
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "{context}");
@@ -286,7 +290,11 @@ fn an_empty_file_with_a_sidecar_beside_it_is_an_empty_index() {
             "{sidecar}: {:?}",
             snapshot.warnings
         );
-        assert_eq!(std::fs::read(&path).unwrap(), b"", "{sidecar}: a read wrote");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            b"",
+            "{sidecar}: a read wrote"
+        );
         if sidecar == "index.json.lock" {
             // The JavaScript tool's lock dir, left by its crash, is stale once 15 s old; this
             // one is fresh, so the write would wait for it.
@@ -295,7 +303,10 @@ fn an_empty_file_with_a_sidecar_beside_it_is_an_empty_index() {
         store
             .update(|index| index.record(rec("p", "s", "r"), 1))
             .unwrap();
-        assert!(store.load().unwrap().index.lookup("p").is_some(), "{sidecar}");
+        assert!(
+            store.load().unwrap().index.lookup("p").is_some(),
+            "{sidecar}"
+        );
     }
 }
 
