@@ -123,6 +123,26 @@ pub fn parse(bytes: &[u8]) -> Result<Document, ParseError> {
     }
 }
 
+/// Whether `bytes` begin as both tools begin an index, `{"version": <number>`, whatever
+/// follows: a file of ours that was damaged (a torn write of a tool that writes in place, an
+/// edit gone wrong) is still recognised by its start, so it is repaired, where any other file
+/// that is not an index is refused.
+pub fn begins_as_index(bytes: &[u8]) -> bool {
+    let rest = bytes.trim_ascii_start();
+    let Some(rest) = rest.strip_prefix(b"{") else {
+        return false;
+    };
+    let Some(rest) = rest.trim_ascii_start().strip_prefix(b"\"version\"") else {
+        return false;
+    };
+    let Some(rest) = rest.trim_ascii_start().strip_prefix(b":") else {
+        return false;
+    };
+    rest.trim_ascii_start()
+        .first()
+        .is_some_and(u8::is_ascii_digit)
+}
+
 /// One surface's entry, read without building the whole index: `Some(found)` when the file
 /// is an ordinary one and the answer is certain; `None` when only a full [`parse`] can say
 /// (anything unusual: a corrupt or newer file, an entry of unknown shape, or the entry's
@@ -147,7 +167,9 @@ pub(crate) fn parse_general(bytes: &[u8]) -> Result<Document, ParseError> {
             "the top level is not a JSON object".into(),
         ));
     };
-    match top.shift_remove("version") {
+    let version = top.shift_remove("version");
+    let had_version = version.is_some();
+    match version {
         None => {}
         Some(raw) => match member_value(raw)? {
             Value::Number(number) => match number.as_u64() {
@@ -165,6 +187,11 @@ pub(crate) fn parse_general(bytes: &[u8]) -> Result<Document, ParseError> {
                 )));
             }
         },
+    }
+    if !top.0.iter().any(|(key, _)| key == "entries") && !had_version {
+        return Err(ParseError::Corrupt(
+            "it holds neither `version` nor `entries`, so it is not an index".into(),
+        ));
     }
     let raw_entries = match top.shift_remove("entries") {
         None => Vec::new(),
@@ -629,13 +656,14 @@ mod fast {
         }
         let mut document = Document::default();
         let mut raw_entries = None;
+        let mut has_version = false;
         for (key, raw) in top.0 {
             match key.as_str() {
                 "version" => match serde_json::from_str::<u64>(raw.get()).ok()? {
                     version if version > FORMAT_VERSION => {
                         return Some(Err(ParseError::NewerVersion(version)));
                     }
-                    _ => {}
+                    _ => has_version = true,
                 },
                 "entries" => raw_entries = Some(raw),
                 _ => {
@@ -643,6 +671,10 @@ mod fast {
                     document.unknown_fields.insert(key, value);
                 }
             }
+        }
+        // Neither member: not an index, which the general path says.
+        if !has_version && raw_entries.is_none() {
+            return None;
         }
         let members = match raw_entries {
             None => Vec::new(),

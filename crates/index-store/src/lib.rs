@@ -12,9 +12,17 @@
 //!   outside loses nothing that was acknowledged.
 //! - Every file is opened through `safe-open`: no symlink followed at the index's own files,
 //!   no wait on a FIFO, regular files only.
-//! - A missing file is an empty index. A file that does not parse is moved aside to
-//!   `<index>.corrupt-<time>` (never deleted or overwritten), the backup generation is used when
-//!   there is one, and the caller gets a [`Warning`] saying where it went.
+//! - A missing file is an empty index. Reads never create, move or change a file.
+//! - A file that is not an index is never touched: one that does not parse is taken for a
+//!   damaged index of ours only when it begins as an index does (`{"version": 1`), when a
+//!   readable backup `<index>.bak` is beside it, or, for an empty file, when a sidecar of ours
+//!   or the JavaScript tool's is beside it; anything else is refused
+//!   ([`StoreError::NotAnIndex`]). A read of a damaged index uses the backup (or an empty
+//!   index) and says so; the next write keeps the damaged file as `<index>.corrupt-<time>`
+//!   (never deleted or overwritten) and writes the repaired index over it.
+//! - The index, and every dir on its path, must be the user's (or root's) and writable by no
+//!   one else (a sticky dir aside), as OpenSSH requires of its files
+//!   ([`StoreError::UnsafeOwnership`]).
 
 #![deny(missing_docs)]
 
@@ -193,6 +201,32 @@ pub enum StoreError {
         /// Why it is unsafe, in words.
         reason: String,
     },
+    #[error(
+        "index at {path} was not used: {reason}, so another user could change what it holds. \
+         Make it and its dirs yours and writable only by you (chown, chmod go-w), or choose \
+         another path with --path"
+    )]
+    /// The index, or a dir on its path, is another user's or writable by others: the
+    /// symlink rule ([`StoreError::UnsafeSymlink`]) applied to the file and its dirs.
+    UnsafeOwnership {
+        /// The index file.
+        path: Utf8PathBuf,
+        /// Which file or dir, and why, in words.
+        reason: String,
+    },
+    #[error(
+        "{path} is not a crash-resume index ({reason}), and no backup of one is beside it; it \
+         was left as it is. Check --path and CRASH_RESUME_INDEX_PATH; if it is an index that \
+         was damaged, move it aside and run again (a new index is started)"
+    )]
+    /// The file at the index path is not an index, nor recognisably a damaged one of ours: it
+    /// is never read as one, moved or replaced.
+    NotAnIndex {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// Why it is not an index, in words.
+        reason: String,
+    },
 }
 
 /// Something the caller should tell the user; the operation itself went through.
@@ -209,19 +243,15 @@ pub enum Warning {
         /// Whether the index was rebuilt from the backup.
         from_backup: bool,
     },
-    /// The index did not parse and could not be replaced by the repaired one (for example a
-    /// read-only dir). `kept_copy` is the copy kept aside, when one could be made.
-    CorruptInPlace {
+    /// A read found a damaged index of ours and used its backup (or an empty index) instead;
+    /// nothing was written: the next write repairs the file.
+    Damaged {
         /// The file concerned.
         path: Utf8PathBuf,
         /// Why, in words.
         reason: String,
-        /// Whether the index was rebuilt from the backup.
+        /// Whether the backup was read (else an empty index).
         from_backup: bool,
-        /// Why the repaired index could not replace it.
-        why_not_moved: String,
-        /// The copy kept aside, when one could be made.
-        kept_copy: Option<Utf8PathBuf>,
     },
     /// Part of the file could not be used.
     Problem {
@@ -252,29 +282,14 @@ impl std::fmt::Display for Warning {
                 "index at {path} could not be read ({reason}); moved it aside to {moved_to}, {}",
                 source(*from_backup)
             ),
-            Warning::CorruptInPlace {
+            Warning::Damaged {
                 path,
                 reason,
                 from_backup,
-                why_not_moved,
-                kept_copy: None,
             } => write!(
                 f,
-                "index at {path} could not be read ({reason}) and could not be moved aside \
-                 ({why_not_moved}); {}",
-                source(*from_backup)
-            ),
-            Warning::CorruptInPlace {
-                path,
-                reason,
-                from_backup,
-                why_not_moved,
-                kept_copy: Some(kept_copy),
-            } => write!(
-                f,
-                "index at {path} could not be read ({reason}); a copy is kept at {kept_copy}, \
-                 but the repaired index could not replace it ({why_not_moved}); {}; it stays \
-                 as it is until a write succeeds",
+                "index at {path} could not be read ({reason}); {}; the file is left as it is \
+                 until the next write keeps it aside as {path}.corrupt-<time> and repairs it",
                 source(*from_backup)
             ),
             Warning::Problem {
@@ -336,7 +351,9 @@ pub struct Store {
 enum Read {
     Missing,
     Parsed(Box<Document>, Vec<u8>),
-    Corrupt(String),
+    /// Not a readable index: why, and the bytes, for telling a damaged index of ours from a
+    /// file that is not one.
+    Corrupt(String, Vec<u8>),
 }
 
 impl Store {
@@ -352,6 +369,9 @@ impl Store {
         }
         if path.is_dir() {
             return Err(StoreError::IsDirectory { path });
+        }
+        if let Some(reason) = location::untrusted_path(&path) {
+            return Err(StoreError::UnsafeOwnership { path, reason });
         }
         Ok(Store { path, options })
     }
@@ -376,35 +396,23 @@ impl Store {
         sidecar(&self.path, ".bak")
     }
 
-    /// Reads the index without locking. A corrupt file is repaired under the lock (moved aside,
-    /// the backup restored); where that is not possible the backup is used in memory.
+    /// Reads the index without locking, and never writes: a damaged index of ours is read
+    /// from its backup (or as empty) with a [`Warning::Damaged`], and left for the next write
+    /// to repair; a file that is not an index is refused ([`StoreError::NotAnIndex`]).
     pub fn load(&self) -> Result<Snapshot, StoreError> {
         match self.read(&self.path)? {
             Read::Missing => Ok(Snapshot::default()),
             Read::Parsed(document, _) => Ok(self.snapshot(*document, Vec::new())),
-            Read::Corrupt(reason) => match self.update(|_| ()) {
-                Ok(updated) => {
-                    let index = match self.read(&self.path)? {
-                        Read::Parsed(document, _) => document.index,
-                        _ => Index::default(),
-                    };
-                    Ok(Snapshot {
-                        index,
-                        warnings: updated.warnings,
-                    })
-                }
-                Err(error) => {
-                    let (document, from_backup) = self.backup_document();
-                    let warning = Warning::CorruptInPlace {
-                        path: self.path.clone(),
-                        reason,
-                        from_backup,
-                        why_not_moved: error.to_string(),
-                        kept_copy: self.kept_copy(),
-                    };
-                    Ok(self.snapshot(document, vec![warning]))
-                }
-            },
+            Read::Corrupt(reason, bytes) => {
+                let (document, from_backup) =
+                    self.adopt_damaged(reason.clone(), &bytes, self.has_sidecar())?;
+                let warning = Warning::Damaged {
+                    path: self.path.clone(),
+                    reason,
+                    from_backup,
+                };
+                Ok(self.snapshot(document, vec![warning]))
+            }
         }
     }
 
@@ -415,14 +423,17 @@ impl Store {
         &self,
         surface: &str,
     ) -> Result<(Option<index_core::Entry>, Vec<Warning>), StoreError> {
-        match safe_open::read(self.path.as_std_path(), Symlinks::Refuse) {
+        match read_trusted(&self.path) {
             Ok(bytes) => {
                 if let Some(found) = format::parse_one(&bytes, surface) {
                     return Ok((found, Vec::new()));
                 }
             }
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok((None, Vec::new())),
-            // Errors (a directory, no permission) are reported by the full load below.
+            Err(ReadError::Io(error)) if error.kind() == io::ErrorKind::NotFound => {
+                return Ok((None, Vec::new()));
+            }
+            // Errors (a directory, no permission, another user's file) are reported by the
+            // full load below.
             Err(_) => {}
         }
         let snapshot = self.load()?;
@@ -483,6 +494,10 @@ impl Store {
         &self,
         change: impl FnOnce(&mut Document) -> T,
     ) -> Result<Updated<T>, StoreError> {
+        // Whether a sidecar was here before this write made its own: what makes an empty file
+        // ours. A file that is not an index is refused before anything is created beside it.
+        let sidecar_seen = self.has_sidecar();
+        self.refuse_foreign(sidecar_seen)?;
         self.ensure_dir()?;
         let lock_path = self.lock_path();
         let shared_dir = self.shared_lock_path();
@@ -493,13 +508,14 @@ impl Store {
             index: &self.path,
         };
         lock.hold(paths, self.options.lock_timeout, || {
-            self.update_locked(change)
+            self.update_locked(change, sidecar_seen)
         })
     }
 
     fn update_locked<T>(
         &self,
         change: impl FnOnce(&mut Document) -> T,
+        sidecar_seen: bool,
     ) -> Result<Updated<T>, StoreError> {
         faults::reach(faults::Point::Locked).map_err(|source| StoreError::Write {
             path: self.path.clone(),
@@ -510,9 +526,10 @@ impl Store {
         let (mut document, previous) = match self.read(&self.path)? {
             Read::Missing => (Document::default(), None),
             Read::Parsed(document, bytes) => (*document, Some(bytes)),
-            Read::Corrupt(reason) => {
+            Read::Corrupt(reason, bytes) => {
+                let (document, from_backup) =
+                    self.adopt_damaged(reason.clone(), &bytes, sidecar_seen)?;
                 let moved_to = self.quarantine()?;
-                let (document, from_backup) = self.backup_document();
                 warnings.push(Warning::Quarantined {
                     path: self.path.clone(),
                     moved_to,
@@ -560,30 +577,97 @@ impl Store {
             .collect()
     }
 
+    /// Reads `path` (the index or its backup), refusing a file another user could have
+    /// written (checked on the open file, so it is the one read).
     fn read(&self, path: &Utf8Path) -> Result<Read, StoreError> {
-        let bytes = match safe_open::read(path.as_std_path(), Symlinks::Refuse) {
+        let bytes = match read_trusted(path) {
             Ok(bytes) => bytes,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Read::Missing),
-            Err(error) if error.kind() == io::ErrorKind::IsADirectory => {
-                return Err(StoreError::IsDirectory {
+            Err(ReadError::Untrusted(reason)) => {
+                return Err(StoreError::UnsafeOwnership {
                     path: path.to_owned(),
+                    reason,
                 });
             }
-            Err(source) => {
-                return Err(StoreError::Read {
-                    path: path.to_owned(),
-                    cause: source,
-                });
-            }
+            Err(ReadError::Io(error)) => return Self::read_failure(path, error),
         };
+        if bytes.is_empty() {
+            return Ok(Read::Corrupt("it is empty".into(), bytes));
+        }
         match format::parse(&bytes) {
             Ok(document) => Ok(Read::Parsed(Box::new(document), bytes)),
-            Err(format::ParseError::Corrupt(reason)) => Ok(Read::Corrupt(reason)),
+            Err(format::ParseError::Corrupt(reason)) => Ok(Read::Corrupt(reason, bytes)),
             Err(format::ParseError::NewerVersion(found)) => Err(StoreError::NewerVersion {
                 path: path.to_owned(),
                 found,
             }),
         }
+    }
+
+    /// What a failed read of `path` is: a missing file an empty index, else an error naming it.
+    fn read_failure(path: &Utf8Path, error: io::Error) -> Result<Read, StoreError> {
+        match error {
+            error if error.kind() == io::ErrorKind::NotFound => Ok(Read::Missing),
+            error if error.kind() == io::ErrorKind::IsADirectory => Err(StoreError::IsDirectory {
+                path: path.to_owned(),
+            }),
+            cause => Err(StoreError::Read {
+                path: path.to_owned(),
+                cause,
+            }),
+        }
+    }
+
+    /// The index to use in place of a file that is not a readable index, when the file is a
+    /// damaged index of ours: it begins as an index does, or a readable backup of ours is
+    /// beside it, or it is empty and a sidecar of ours or the JavaScript tool's was beside it
+    /// (`sidecar_seen`, looked at before this process made any: a crash of that tool while it
+    /// rewrites the file in place can leave it empty). The backup generation when it parses
+    /// (`true`), else an empty index. Any other file is not ours: [`StoreError::NotAnIndex`].
+    fn adopt_damaged(
+        &self,
+        reason: String,
+        bytes: &[u8],
+        sidecar_seen: bool,
+    ) -> Result<(Document, bool), StoreError> {
+        let (document, from_backup) = self.backup_document();
+        let ours =
+            from_backup || format::begins_as_index(bytes) || (bytes.is_empty() && sidecar_seen);
+        match ours {
+            true => Ok((document, from_backup)),
+            false => Err(StoreError::NotAnIndex {
+                path: self.path.clone(),
+                reason,
+            }),
+        }
+    }
+
+    /// Refuses, before a write creates anything beside it, a file at the index path that is
+    /// not an index of ours. The common file is judged by its first bytes alone; the full
+    /// judgement is made again under the lock.
+    fn refuse_foreign(&self, sidecar_seen: bool) -> Result<(), StoreError> {
+        let head = safe_open::read_head(self.path.as_std_path(), Symlinks::Refuse, 64);
+        // A file that cannot be read is reported by the read under the lock.
+        match head {
+            Ok(head) if !format::begins_as_index(&head.bytes) => {
+                if let Read::Corrupt(reason, bytes) = self.read(&self.path)? {
+                    self.adopt_damaged(reason, &bytes, sidecar_seen)?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a sidecar of ours (`<index>.bak`, `<index>.flock`) or the JavaScript tool's
+    /// lock dir (`<index>.lock`) is beside the index.
+    fn has_sidecar(&self) -> bool {
+        [
+            self.backup_path(),
+            self.lock_path(),
+            self.shared_lock_path(),
+        ]
+        .iter()
+        .any(|sidecar| fs::symlink_metadata(sidecar).is_ok())
     }
 
     /// The backup generation, if it parses; else an empty document.
@@ -609,7 +693,7 @@ impl Store {
     /// a hard link (a copy where links are not supported). The corrupt file itself stays until
     /// the repaired index is renamed over it, so there is never a moment with no index. A copy
     /// already kept of the same file (an earlier repair that could not finish) is used again,
-    /// so repeated reads keep at most one.
+    /// so repeated writes that fail keep at most one.
     fn quarantine(&self) -> Result<Utf8PathBuf, StoreError> {
         if let Some(kept) = self.kept_copy() {
             return Ok(kept);
@@ -878,6 +962,26 @@ fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
         to: backup,
     });
     sync_dir(dir).map_err(not_durable)
+}
+
+/// Why a file could not be read: an I/O error, or it is not trusted (why, in words).
+enum ReadError {
+    Io(io::Error),
+    Untrusted(String),
+}
+
+/// Reads the file at `path` (no symlink followed), refusing it when its owner or mode, read
+/// from the open file, says another user could have written it.
+fn read_trusted(path: &Utf8Path) -> Result<Vec<u8>, ReadError> {
+    let mut file =
+        safe_open::open_read(path.as_std_path(), Symlinks::Refuse).map_err(ReadError::Io)?;
+    let metadata = file.metadata().map_err(ReadError::Io)?;
+    if let Some(reason) = location::untrusted(&metadata, false) {
+        return Err(ReadError::Untrusted(format!("it {reason}")));
+    }
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut file, &mut bytes).map_err(ReadError::Io)?;
+    Ok(bytes)
 }
 
 /// Copies `from` to `to`, a new file (never over an existing one), and syncs it: how a corrupt

@@ -103,41 +103,73 @@ fn real_location(path: &Path) -> PathBuf {
 }
 
 /// Why following the symlink at `link` is not safe, or `None` when it is.
-#[cfg(unix)]
 fn unsafe_link(link: &Path, metadata: &std::fs::Metadata) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let me = rustix::process::geteuid().as_raw();
-    let trusted = |uid: u32| uid == me || uid == 0;
-    if !trusted(metadata.uid()) {
-        return Some(format!(
-            "the link is owned by uid {}, not by you",
-            metadata.uid()
-        ));
+    if let Some(reason) = untrusted_owner(metadata) {
+        return Some(format!("the link {reason}"));
     }
     let dir = link.parent().unwrap_or(Path::new("/"));
-    let dir_metadata = match std::fs::metadata(dir) {
-        Ok(dir_metadata) => dir_metadata,
-        Err(error) => return Some(format!("its directory cannot be checked ({error})")),
-    };
-    if !trusted(dir_metadata.uid()) {
-        return Some(format!(
-            "its directory {} is owned by uid {}, not by you",
-            dir.display(),
-            dir_metadata.uid()
-        ));
+    match std::fs::metadata(dir) {
+        Ok(dir_metadata) => untrusted(&dir_metadata, false)
+            .map(|reason| format!("its directory {} {reason}", dir.display())),
+        Err(error) => Some(format!("its directory cannot be checked ({error})")),
     }
-    if dir_metadata.mode() & 0o022 != 0 {
-        return Some(format!(
-            "its directory {} can be written by others (mode {:o})",
-            dir.display(),
-            dir_metadata.mode() & 0o7777
-        ));
+}
+
+/// Why the index at `path` (its real location, symlinks followed) is not safe to use, or
+/// `None` when it is: the symlink rule applied to the file and every existing dir on its
+/// path, where a sticky dir (such as `/var/tmp`) may be writable by others, since no one else
+/// can replace or remove what is ours in it (OpenSSH's exception too). A file or dir that
+/// cannot be examined is left to the open that follows, which names the error.
+pub(crate) fn untrusted_path(path: &Utf8Path) -> Option<String> {
+    // A symlink still there (a loop) is refused by the open that follows.
+    let file = std::fs::symlink_metadata(path).ok();
+    let file_reason = file
+        .filter(|metadata| !metadata.is_symlink())
+        .and_then(|metadata| untrusted(&metadata, false));
+    if let Some(reason) = file_reason {
+        return Some(format!("it {reason}"));
     }
-    None
+    path.ancestors().skip(1).find_map(|dir| {
+        let dir = if dir.as_str().is_empty() {
+            Utf8Path::new(".")
+        } else {
+            dir
+        };
+        let metadata = std::fs::metadata(dir).ok()?;
+        untrusted(&metadata, true).map(|reason| format!("the directory {dir} on its path {reason}"))
+    })
+}
+
+/// Why a file or dir with this owner and mode could be changed by another user, in words
+/// that follow its name ("is owned by uid 1001, not by you"), or `None` when only this user
+/// (or root) can change it. `sticky_ok`: a dir writable by others is accepted when sticky.
+#[cfg(unix)]
+pub(crate) fn untrusted(metadata: &std::fs::Metadata, sticky_ok: bool) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    if let Some(reason) = untrusted_owner(metadata) {
+        return Some(reason);
+    }
+    let mode = metadata.mode() & 0o7777;
+    let sticky = sticky_ok && metadata.is_dir() && mode & 0o1000 != 0;
+    (mode & 0o022 != 0 && !sticky).then(|| format!("can be written by others (mode {mode:o})"))
 }
 
 #[cfg(not(unix))]
-fn unsafe_link(_link: &Path, _metadata: &std::fs::Metadata) -> Option<String> {
+pub(crate) fn untrusted(_metadata: &std::fs::Metadata, _sticky_ok: bool) -> Option<String> {
+    None
+}
+
+/// Why the owner of a file or dir is not to be trusted: neither this user nor root.
+#[cfg(unix)]
+fn untrusted_owner(metadata: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    let owner = metadata.uid();
+    (owner != me && owner != 0).then(|| format!("is owned by uid {owner}, not by you"))
+}
+
+#[cfg(not(unix))]
+fn untrusted_owner(_metadata: &std::fs::Metadata) -> Option<String> {
     None
 }
 

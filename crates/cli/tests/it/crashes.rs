@@ -421,14 +421,27 @@ fn corrupt_index_is_kept_aside_and_the_latest_acknowledged_generation_restored()
 }
 
 #[test]
-fn corrupt_index_found_by_a_read_is_repaired_too() {
+fn corrupt_index_found_by_a_read_is_read_from_the_backup_and_repaired_by_the_next_write() {
     let env = sandbox_with(&[("A", "sid-a", "REPO"), ("B", "sid-b", "REPO")]);
     env.write_index_bytes(b"{ not json");
+    let files_before = env.index_dir_files();
     check(
         &env,
         &["lookup", "A"],
         0,
         contains("sid-a"),
+        contains("warning:")
+            .and(contains("from the backup"))
+            .and(contains("the next write")),
+    );
+    // The read wrote nothing.
+    assert_eq!(env.index_bytes().unwrap(), b"{ not json");
+    assert_eq!(env.index_dir_files(), files_before);
+    check(
+        &env,
+        &["touch", "B"],
+        0,
+        contains("touched B"),
         contains("warning:").and(contains("index.json.corrupt-")),
     );
     let index: Value = env.index();
@@ -442,10 +455,13 @@ fn corrupt_index_found_by_a_read_is_repaired_too() {
     );
 }
 
+/// What a crash of the JavaScript tool, which rewrites the file in place and keeps no backup,
+/// can leave: the start of an index. It is ours, so it is kept aside and a new index started.
 #[test]
 fn corrupt_index_without_a_backup_starts_empty() {
     let env = Sandbox::default();
-    env.write_index_bytes(b"[1, 2, 3]");
+    let torn = b"{\n  \"version\": 1,\n  \"entries\": {\n    \"A\": {\"surfaceId\"";
+    env.write_index_bytes(torn);
     check(
         &env,
         &["record", "N", "sid-n", "REPO"],
@@ -454,14 +470,7 @@ fn corrupt_index_without_a_backup_starts_empty() {
         contains("warning:").and(contains("no usable backup")),
     );
     assert_eq!(env.entries().keys().collect::<Vec<_>>(), ["N"]);
-    let kept: Vec<String> = env
-        .index_dir_files()
-        .into_iter()
-        .filter(|name| name.starts_with("index.json.corrupt-"))
-        .collect();
+    let kept = env.corrupt_copies();
     assert_eq!(kept.len(), 1);
-    assert_eq!(
-        fs::read(env.index_dir().join(&kept[0])).unwrap(),
-        b"[1, 2, 3]"
-    );
+    assert_eq!(fs::read(env.index_dir().join(&kept[0])).unwrap(), torn);
 }

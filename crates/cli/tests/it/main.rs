@@ -24,6 +24,7 @@ mod matrix;
 mod messages;
 mod meta;
 mod paths;
+mod reads;
 mod restore;
 mod scenarios;
 mod soak;

@@ -4,8 +4,9 @@
 //!
 //! - Neither ever panics.
 //! - What parses is rewritten stably, keeping unusable entries and unknown fields.
-//! - A file the loader cannot parse is never overwritten: its bytes are kept in
-//!   `index.json.corrupt-*`, and the backup generation (or an empty index) is used.
+//! - A file the loader cannot parse is never overwritten. One that is not recognisably an index
+//!   of ours is refused and left as it was; a damaged one of ours is read from the backup (or
+//!   as empty) without a write, and the next write keeps its bytes in `index.json.corrupt-*`.
 //! - A file of a newer version is refused and left untouched.
 
 use std::fs;
@@ -331,9 +332,42 @@ fn check_store(bytes: &[u8], with_backup: bool) -> Result<(), TestCaseError> {
             prop_assert_eq!(fs::read(&path).unwrap(), bytes, "a newer file was touched");
             prop_assert_eq!(names_in(&dir), files_before);
         }
+        // Not an index, nor recognisably a damaged one of ours: refused by reads and writes,
+        // and left exactly as it was.
+        Err(ParseError::Corrupt(_)) if !with_backup && !format::begins_as_index(bytes) => {
+            prop_assert!(
+                matches!(loaded, Err(StoreError::NotAnIndex { .. })),
+                "{:?}",
+                loaded
+            );
+            let update = store.update(|index| index.touch("x", NOW));
+            prop_assert!(
+                matches!(update, Err(StoreError::NotAnIndex { .. })),
+                "{:?}",
+                update
+            );
+            prop_assert_eq!(
+                fs::read(&path).unwrap(),
+                bytes,
+                "a foreign file was touched"
+            );
+            prop_assert_eq!(names_in(&dir), files_before);
+        }
+        // A damaged index of ours: a read uses the backup (or an empty index) and writes
+        // nothing; the next write keeps the file aside as it was and repairs the index.
         Err(ParseError::Corrupt(_)) => {
             let snapshot = loaded.unwrap();
-            let kept = match &snapshot.warnings[..] {
+            let read_from_backup = match &snapshot.warnings[..] {
+                [Warning::Damaged { from_backup, .. }] => *from_backup,
+                other => return Err(TestCaseError::fail(format!("warnings {other:?}"))),
+            };
+            prop_assert_eq!(read_from_backup, with_backup);
+            prop_assert_eq!(&snapshot.index, &backup_index);
+            prop_assert_eq!(fs::read(&path).unwrap(), bytes, "a read wrote the file");
+            prop_assert_eq!(names_in(&dir), files_before);
+
+            let updated = store.update(|_| ()).unwrap();
+            let kept = match &updated.warnings[..] {
                 [
                     Warning::Quarantined {
                         moved_to,
@@ -352,7 +386,6 @@ fn check_store(bytes: &[u8], with_backup: bool) -> Result<(), TestCaseError> {
                 bytes,
                 "the corrupt file is kept as it was"
             );
-            prop_assert_eq!(&snapshot.index, &backup_index);
             // Repaired on disk: the next read has nothing to warn about.
             let again = store.load().unwrap();
             prop_assert_eq!(again.warnings, []);

@@ -1,5 +1,5 @@
-//! The store's behaviour on disk: missing files, backups, corruption, locking, volatile paths,
-//! private directories, symlinks.
+//! The store's behaviour on disk: missing files, backups, corruption, files that are not an
+//! index, ownership, locking, volatile paths, private directories, symlinks.
 
 use std::time::Duration;
 
@@ -126,7 +126,7 @@ fn temp_files_left_by_a_killed_writer_are_cleaned_under_the_lock() {
 }
 
 #[test]
-fn a_corrupt_index_is_kept_aside_and_the_backup_is_used() {
+fn a_corrupt_index_is_read_from_the_backup_and_kept_aside_by_the_next_write() {
     let (_dir, dir) = temp_dir();
     let path = dir.join("index.json");
     let store = store_at(&path);
@@ -136,28 +136,46 @@ fn a_corrupt_index_is_kept_aside_and_the_backup_is_used() {
     store
         .update(|index| index.record(rec("p2", "s2", "r"), 2))
         .unwrap();
-    std::fs::write(&path, b"{\"version\":1,\"entries\":{\"p1\":").unwrap();
+    let garbage = b"{\"version\":1,\"entries\":{\"p1\":";
+    std::fs::write(&path, garbage).unwrap();
+    let names_before = names_in(&dir);
 
+    // A read uses the backup, says so, and writes nothing.
     let snapshot = store.load().unwrap();
-    let moved_to = quarantined_from_backup(&snapshot.warnings, "a corrupt index");
+    assert!(
+        matches!(
+            &snapshot.warnings[..],
+            [Warning::Damaged {
+                from_backup: true,
+                ..
+            }]
+        ),
+        "{:?}",
+        snapshot.warnings
+    );
+    assert!(snapshot.warnings[0].to_string().contains("the next write"));
+    // The backup held the latest acknowledged generation: nothing acknowledged is lost.
+    assert!(snapshot.index.lookup("p1").is_some());
+    assert!(snapshot.index.lookup("p2").is_some());
+    assert_eq!(std::fs::read(&path).unwrap(), garbage);
+    assert_eq!(names_in(&dir), names_before);
+
+    // The next write keeps the corrupt file aside and repairs the index from the backup.
+    let updated = store
+        .update(|index| index.record(rec("p3", "s3", "r"), 3))
+        .unwrap();
+    let moved_to = quarantined_from_backup(&updated.warnings, "a corrupt index");
     assert!(
         moved_to.as_str().contains("index.json.corrupt-"),
         "{moved_to}"
     );
-    assert_eq!(
-        std::fs::read(moved_to).unwrap(),
-        b"{\"version\":1,\"entries\":{\"p1\":"
-    );
-    assert!(snapshot.warnings[0].to_string().contains(moved_to.as_str()));
-    // The backup held the latest acknowledged generation: nothing acknowledged is lost.
-    assert!(snapshot.index.lookup("p1").is_some());
-    assert!(snapshot.index.lookup("p2").is_some());
-    // The repaired index is on disk, and the next record goes through.
-    store
-        .update(|index| index.record(rec("p3", "s3", "r"), 3))
-        .unwrap();
-    let index = store.load().unwrap().index;
-    assert!(index.lookup("p1").is_some() && index.lookup("p3").is_some());
+    assert_eq!(std::fs::read(moved_to).unwrap(), garbage);
+    assert!(updated.warnings[0].to_string().contains(moved_to.as_str()));
+    let snapshot = store.load().unwrap();
+    assert_eq!(snapshot.warnings, []);
+    let index = snapshot.index;
+    assert!(index.lookup("p1").is_some() && index.lookup("p2").is_some());
+    assert!(index.lookup("p3").is_some());
 }
 
 #[test]
@@ -165,6 +183,9 @@ fn a_second_corruption_never_overwrites_the_first_kept_file() {
     let (_dir, dir) = temp_dir();
     let path = dir.join("index.json");
     let store = store_at(&path);
+    store
+        .update(|index| index.record(rec("p", "s", "r"), 1))
+        .unwrap();
     let mut kept = Vec::new();
     for garbage in ["not json", "[1,2,3]", "{\"entries\": 5}"] {
         std::fs::write(&path, garbage).unwrap();
@@ -183,19 +204,110 @@ fn a_second_corruption_never_overwrites_the_first_kept_file() {
 }
 
 #[test]
-fn a_corrupt_index_without_backup_starts_empty() {
+fn a_damaged_index_that_begins_as_one_is_ours_even_without_a_backup() {
     let (_dir, dir) = temp_dir();
     let path = dir.join("index.json");
-    std::fs::write(&path, [0xff, 0xfe, 0x00]).unwrap();
-    let snapshot = store_at(&path).load().unwrap();
+    // What a torn in-place write of the JavaScript tool leaves.
+    let torn = b"{\n  \"version\": 1,\n  \"entries\": {\n    \"p1\": {";
+    std::fs::write(&path, torn).unwrap();
+    let store = store_at(&path);
+    let snapshot = store.load().unwrap();
     assert!(matches!(
         &snapshot.warnings[..],
-        [Warning::Quarantined {
+        [Warning::Damaged {
             from_backup: false,
             ..
         }]
     ));
     assert!(snapshot.index.is_empty());
+    assert_eq!(names_in(&dir), ["index.json"]);
+    let updated = store
+        .update(|index| index.record(rec("p", "s", "r"), 1))
+        .unwrap();
+    let [Warning::Quarantined { moved_to, .. }] = &updated.warnings[..] else {
+        panic!("{:?}", updated.warnings);
+    };
+    assert_eq!(std::fs::read(moved_to).unwrap(), torn);
+}
+
+/// Files a mistyped `--path` could name: not JSON, JSON of another tool (a `package.json`, a
+/// `launch.json` whose `version` is a string), an empty file with nothing of ours beside it.
+#[test]
+fn a_file_that_is_not_an_index_is_refused_by_reads_and_writes_and_left_as_it_was() {
+    use std::os::unix::fs::PermissionsExt;
+    let foreign: [&[u8]; 6] = [
+        b"export PATH=$HOME/bin:$PATH\n",
+        &[0xff, 0xfe, 0x00],
+        b"{}",
+        b"{\"name\": \"app\", \"dependencies\": {}}",
+        b"{\"version\": \"0.2.0\", \"configurations\": []}",
+        b"",
+    ];
+    for bytes in foreign {
+        let context = String::from_utf8_lossy(bytes).into_owned();
+        let (_dir, dir) = temp_dir();
+        let path = dir.join("notes");
+        std::fs::write(&path, bytes).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let store = store_at(&path);
+        let refused = |result: Result<(), StoreError>| match result {
+            Err(StoreError::NotAnIndex { path: named, .. }) => assert_eq!(named, path),
+            other => panic!("{context}: {other:?}"),
+        };
+        refused(store.load().map(drop));
+        refused(store.load_entry("p").map(drop));
+        refused(
+            store
+                .update(|index| index.record(rec("p", "s", "r"), 1))
+                .map(drop),
+        );
+        refused(store.forget("p").map(drop));
+        refused(store.prune(1, 2, |_| None).map(drop));
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{context}");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o644, "{context}");
+        assert_eq!(names_in(&dir), ["notes"], "{context}");
+    }
+}
+
+/// A crash of the JavaScript tool while it rewrites the file in place can leave it empty,
+/// holding its lock dir; a file of ours that was emptied has our sidecars beside it.
+#[test]
+fn an_empty_file_with_a_sidecar_beside_it_is_an_empty_index() {
+    for sidecar in ["index.json.lock", "index.json.flock", "index.json.bak"] {
+        let (_dir, dir) = temp_dir();
+        let path = dir.join("index.json");
+        std::fs::write(&path, b"").unwrap();
+        match sidecar {
+            "index.json.lock" => std::fs::create_dir(dir.join(sidecar)).unwrap(),
+            _ => std::fs::write(dir.join(sidecar), b"").unwrap(),
+        }
+        let store = store_at(&path);
+        let snapshot = store.load().unwrap();
+        assert!(snapshot.index.is_empty(), "{sidecar}");
+        assert!(
+            matches!(&snapshot.warnings[..], [Warning::Damaged { .. }]),
+            "{sidecar}: {:?}",
+            snapshot.warnings
+        );
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            b"",
+            "{sidecar}: a read wrote"
+        );
+        if sidecar == "index.json.lock" {
+            // The JavaScript tool's lock dir, left by its crash, is stale once 15 s old; this
+            // one is fresh, so the write would wait for it.
+            continue;
+        }
+        store
+            .update(|index| index.record(rec("p", "s", "r"), 1))
+            .unwrap();
+        assert!(
+            store.load().unwrap().index.lookup("p").is_some(),
+            "{sidecar}"
+        );
+    }
 }
 
 #[test]
