@@ -151,7 +151,23 @@ pub(crate) fn untrusted(metadata: &std::fs::Metadata, sticky_ok: bool) -> Option
     }
     let mode = metadata.mode() & 0o7777;
     let sticky = sticky_ok && metadata.is_dir() && mode & 0o1000 != 0;
-    (mode & 0o022 != 0 && !sticky).then(|| format!("can be written by others (mode {mode:o})"))
+    // Group write is the user's alone when the group is the user's private one (systems that
+    // make a group per user, as Debian and Fedora do, default to umask 002), as Debian's
+    // OpenSSH accepts it.
+    let writers = if private_group(metadata.gid()) {
+        0o002
+    } else {
+        0o022
+    };
+    (mode & writers != 0 && !sticky).then(|| format!("can be written by others (mode {mode:o})"))
+}
+
+/// Whether `gid` is the user's private group: the user's own group, numbered as the user is
+/// (the convention of systems that make a group per user), so that no one else is in it.
+#[cfg(unix)]
+fn private_group(gid: u32) -> bool {
+    let user = rustix::process::geteuid().as_raw();
+    gid == user && rustix::process::getegid().as_raw() == gid
 }
 
 #[cfg(not(unix))]

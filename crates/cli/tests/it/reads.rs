@@ -232,6 +232,37 @@ fn an_index_or_dir_another_user_could_change_is_refused_as_a_symlink_is() {
     );
     record(&env, "B", "sid-b", "REPO");
 
+    // Group write in the user's private group (the group of the user's own id, under the
+    // umask 002 of systems with a group per user) is the user's alone; in another group it is
+    // not.
+    let (uid, gid) = (
+        rustix::process::geteuid().as_raw(),
+        rustix::process::getegid().as_raw(),
+    );
+    let env = sandbox_with(&[("A", "sid-a", "REPO")]);
+    let dir = env.index_dir();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o770)).unwrap();
+    if uid == gid {
+        check(
+            &env,
+            &["lookup", "A"],
+            0,
+            contains("sid-a"),
+            predicate::always(),
+        );
+    }
+    if as_root {
+        std::os::unix::fs::chown(&dir, None, Some(NOBODY)).unwrap();
+        every_command_refuses(
+            &env,
+            &format!(
+                "the directory {} on its path can be written by others (mode 770)",
+                dir.display()
+            ),
+            "a dir another group can write",
+        );
+    }
+
     if as_root {
         // An index planted by another user in a shared dir.
         let env = sandbox_with(&[("A", "sid-a", "REPO")]);
