@@ -15,17 +15,20 @@
 //! - A missing file is an empty index. A file that does not parse is moved aside to
 //!   `<index>.corrupt-<time>` (never deleted or overwritten), the backup generation is used when
 //!   there is one, and the caller gets a [`Warning`] saying where it went.
+//! - A file crash-resume edits but does not own (an agent's settings) goes through
+//!   [`edit_file`]: the same durable write as a locked read-change-write that loses neither a
+//!   concurrent edit of ours nor the owner's own write, and leaves no backup when it fails.
 
 #![deny(missing_docs)]
 
 // The crash points and file-operation recording are test hooks: public only with the
 // `fault-injection` feature that tests enable, and hidden from the docs even then.
+mod edit;
 #[cfg(feature = "fault-injection")]
 #[doc(hidden)]
 pub mod faults;
 #[cfg(not(feature = "fault-injection"))]
 mod faults;
-mod edit;
 pub mod format;
 mod location;
 mod lock;

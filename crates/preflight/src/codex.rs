@@ -136,8 +136,8 @@ pub struct ThreadRow {
 }
 
 /// What a batch of preflights (a restore plan) learned about Codex's state databases: each one
-/// found locked (Codex writing it past [`BUSY_TIMEOUT`]), with the reason, so the batch waits for
-/// a locked database once, not once per session. Keep one for one batch, not longer.
+/// found locked (Codex writing it past the 250 ms busy timeout), with the reason, so the batch
+/// waits for a locked database once, not once per session. Keep one for one batch, not longer.
 #[derive(Debug, Default)]
 pub struct Cache {
     locked: RefCell<HashMap<Utf8PathBuf, String>>,

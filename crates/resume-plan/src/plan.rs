@@ -5,7 +5,8 @@
 //! One conversation is never resumed twice: a session bound to another surface, or held by a
 //! live Claude Code process, is reported as held elsewhere. The plan is linear in the number of
 //! entries: the excluded ids are built once, and what is read per config dir (live agents, the
-//! retention setting) once per dir; the preflights share one cache.
+//! retention setting) once per dir; the preflights share one cache (which also remembers a
+//! locked Codex state database, so its busy wait is paid once per plan).
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::SystemTime;

@@ -218,9 +218,9 @@ fn read_stdin(deadline: Duration) -> anyhow::Result<serde_json::Value> {
     match index_core::capture::read_hook_payload(stdin) {
         Ok(Some(value)) => Ok(value),
         Ok(None) => Err(anyhow!("no hook payload on stdin")),
-        Err(error) if error.io_error_kind() == Some(std::io::ErrorKind::TimedOut) => Err(
-            anyhow!("no complete hook payload on stdin within {deadline:?}"),
-        ),
+        Err(error) if error.io_error_kind() == Some(std::io::ErrorKind::TimedOut) => Err(anyhow!(
+            "no complete hook payload on stdin within {deadline:?}"
+        )),
         Err(error) if error.is_io() => Err(anyhow!(error).context("cannot read stdin")),
         Err(error) => Err(anyhow!(error).context("the hook payload is not valid JSON")),
     }

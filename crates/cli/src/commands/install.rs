@@ -110,9 +110,10 @@ pub fn install_command_hooks(
     dry_run: bool,
     next_steps: impl FnOnce(&Utf8Path) -> Option<String>,
 ) -> Result<(), Failure> {
-    let path = index_store::resolve_path(file.path).map_err(settings_failure)?;
+    let path = index_store::resolve_path(file.path).map_err(|error| settings_failure(&error))?;
     if dry_run {
-        let current = index_store::read_editable(&path).map_err(settings_failure)?;
+        let current =
+            index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
         let (added, bytes) = merged(&path, current.as_deref(), file)?;
         return report_dry_run(cx, &path, file, &added, &bytes);
     }
@@ -131,7 +132,7 @@ pub fn install_command_hooks(
         Ok::<_, EditError>(write.then_some(bytes))
     })
     .map_err(|error| match error {
-        EditError::Store(error) => settings_failure(error),
+        EditError::Store(error) => settings_failure(&error),
         EditError::Refused(failure) => failure,
     })?;
     let (added, bytes) = result.expect("the edit ran");
@@ -176,9 +177,9 @@ impl From<index_store::StoreError> for EditError {
 }
 
 /// A store failure on the settings file, said of the settings file, with the way out.
-fn settings_failure(error: index_store::StoreError) -> Failure {
+fn settings_failure(error: &index_store::StoreError) -> Failure {
     use index_store::StoreError;
-    let text = match &error {
+    let text = match error {
         StoreError::IsDirectory { path } => {
             format!("settings path {path} is a directory; give the settings file's path")
         }
@@ -344,17 +345,17 @@ fn parse_settings(path: &Utf8Path, bytes: &[u8], given: bool) -> Result<Members,
             }
         ))
     };
-    match serde_json::from_str::<Value>(&text) {
+    match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(_)) => {}
         Ok(_) => return Err(refuse(format!("{path} is not a JSON object"))),
         Err(error) => return Err(refuse(format!("cannot parse {path} ({error})"))),
     }
     // Every key is checked at every depth: a duplicate would otherwise lose one of its values.
-    let mut checker = serde_json::Deserializer::from_str(&text);
+    let mut checker = serde_json::Deserializer::from_str(text);
     UniqueKeys(String::new())
         .deserialize(&mut checker)
         .map_err(|error| refuse(format!("{path} holds a key twice ({error})")))?;
-    serde_json::from_str::<Members>(&text)
+    serde_json::from_str::<Members>(text)
         .map_err(|error| refuse(format!("cannot parse {path} ({error})")))
 }
 

@@ -15,8 +15,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{
     claude_dir, claude_resume_command, codex_home, crash_resume_agent, git_work_dir,
-    plan_by_surface, restore,
-    run_hook, session_end, session_start, uuid, write_transcript,
+    plan_by_surface, restore, run_hook, session_end, session_start, uuid, write_transcript,
 };
 use crate::{Reaped, Sandbox};
 
