@@ -111,13 +111,15 @@ pub fn install_command_hooks(
     next_steps: impl FnOnce(&Utf8Path) -> Option<String>,
 ) -> Result<(), Failure> {
     let path = index_store::resolve_path(file.path).map_err(|error| settings_failure(&error))?;
+    // Read first (for a dry run, only): what cannot be read is refused before anything is made.
+    let current = index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
     if dry_run {
-        let current =
-            index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
         let (added, bytes) = merged(&path, current.as_deref(), file)?;
         return report_dry_run(cx, &path, file, &added, &bytes);
     }
-    if let Some(dir) = path.parent().filter(|dir| !dir.as_str().is_empty()) {
+    if current.is_none()
+        && let Some(dir) = path.parent().filter(|dir| !dir.as_str().is_empty())
+    {
         safe_open::create_private_dirs(dir.as_std_path())
             .with_context(|| {
                 format!("cannot create {dir}; or choose another settings file with --settings")
