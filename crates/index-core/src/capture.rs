@@ -320,6 +320,22 @@ pub struct HookPayload {
 /// `SessionEnd` reasons that mean the user ended the session on purpose.
 pub const CLEAN_END_REASONS: [&str; 3] = ["prompt_input_exit", "logout", "exit"];
 
+/// How much of a hook's stdin is asked for at once: a pipe's default capacity.
+const PAYLOAD_CHUNK: usize = 64 * 1024;
+
+/// Reads an agent hook's payload from `reader` (its stdin): the first JSON value, parsed as its
+/// bytes arrive, each byte once whatever the size, and read no further than its last byte, since
+/// an agent may never close the hook's stdin. `Ok(None)`: the reader ended with nothing but
+/// whitespace. An I/O error of `reader` (such as a deadline passed) comes back as the error's
+/// [`serde_json::Error::io_error_kind`].
+pub fn read_hook_payload(reader: impl std::io::Read) -> Result<Option<Value>, serde_json::Error> {
+    let buffered = std::io::BufReader::with_capacity(PAYLOAD_CHUNK, reader);
+    serde_json::Deserializer::from_reader(buffered)
+        .into_iter()
+        .next()
+        .transpose()
+}
+
 /// Reads a Claude Code or Codex CLI hook payload: `session_id` (Codex's older `thread-id` and
 /// `thread_id` too), `cwd`, `transcript_path`, `hook_event_name` (or `type`), `source`,
 /// `reason`. Returns what is wrong when the payload cannot be used.
@@ -327,11 +343,12 @@ pub fn parse_hook_payload(value: &Value) -> Result<HookPayload, String> {
     let Value::Object(object) = value else {
         return Err("the hook payload is not a JSON object".into());
     };
+    // Values are taken byte for byte: a dir or an id may begin or end with a space, and a
+    // trimmed one would name another dir or session. Only an empty value counts as absent.
     let text = |key: &str| {
         object
             .get(key)
             .and_then(Value::as_str)
-            .map(str::trim)
             .filter(|text| !text.is_empty())
             .map(str::to_string)
     };
@@ -357,7 +374,12 @@ pub fn parse_hook_payload(value: &Value) -> Result<HookPayload, String> {
     };
     Ok(HookPayload {
         session,
-        cwd: text("cwd"),
+        // Present but empty is kept, so the record refuses it as not absolute rather than
+        // falling back to the hook's own dir.
+        cwd: object
+            .get("cwd")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         transcript_path: text("transcript_path"),
         event,
     })

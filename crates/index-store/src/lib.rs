@@ -23,11 +23,15 @@
 //! - The index, and every dir on its path, must be the user's (or root's) and writable by no
 //!   one else (a sticky dir aside), as OpenSSH requires of its files
 //!   ([`StoreError::UnsafeOwnership`]).
+//! - A file crash-resume edits but does not own (an agent's settings) goes through
+//!   [`edit_file`]: the same durable write as a locked read-change-write that loses neither a
+//!   concurrent edit of ours nor the owner's own write, and leaves no backup when it fails.
 
 #![deny(missing_docs)]
 
 // The crash points and file-operation recording are test hooks: public only with the
 // `fault-injection` feature that tests enable, and hidden from the docs even then.
+mod edit;
 #[cfg(feature = "fault-injection")]
 #[doc(hidden)]
 pub mod faults;
@@ -50,6 +54,7 @@ use index_core::Index;
 use safe_open::Symlinks;
 use thiserror::Error;
 
+pub use edit::{ATTEMPTS as EDIT_ATTEMPTS, Edited, edit_file, read_editable};
 pub use format::{Document, FORMAT_VERSION, Problem};
 pub use location::{
     Durability, FILE_NAME, default_index_path, durability, durability_with, resolve as resolve_path,
@@ -226,6 +231,58 @@ pub enum StoreError {
         path: Utf8PathBuf,
         /// Why it is not an index, in words.
         reason: String,
+    },
+    #[error("cannot read {path}: {cause}")]
+    /// A file crash-resume edits but does not own (an agent's settings) could not be read.
+    FileRead {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// The I/O error.
+        cause: io::Error,
+    },
+    #[error(
+        "cannot write {path}: {cause}; it was left as it was and no backup of it was kept: make \
+         its directory writable or free some disk space"
+    )]
+    /// A file crash-resume edits but does not own could not be written; nothing changed.
+    FileWrite {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// The I/O error.
+        cause: io::Error,
+    },
+    #[error(
+        "{path} is read-only, so crash-resume leaves it as it is; make it writable \
+         (chmod u+w {path}) and run this again"
+    )]
+    /// A file crash-resume edits but does not own is read-only: it is not written.
+    FileReadOnly {
+        /// The file concerned.
+        path: Utf8PathBuf,
+    },
+    #[error(
+        "{path} is being changed by another crash-resume process ({holder}); gave up after \
+         {waited:.1?}. Nothing was written; try again once it finishes"
+    )]
+    /// Another crash-resume process held the lock on the file's dir past the deadline.
+    FileLocked {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// Who holds the lock: its pid and state, as far as known.
+        holder: String,
+        /// How long the wait was.
+        waited: Duration,
+    },
+    #[error(
+        "{path} changed while crash-resume was writing it, {attempts} times in a row (another \
+         program is writing it); nothing was written: try again once that program is done"
+    )]
+    /// The file kept changing between its read and its replacement.
+    FileKeptChanging {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// How many times the change was made.
+        attempts: u32,
     },
 }
 
@@ -795,89 +852,6 @@ impl Store {
             }
         }
     }
-}
-
-/// Replaces `path` with `bytes` durably (temp file in the same dir, write, fsync, rename, fsync
-/// the dir), keeping the file's permissions. For small files crash-resume edits besides the
-/// index (an agent's settings). When the file exists, its previous content is first kept in a
-/// new file `<path>.crash-resume-<epoch ms>[-n].bak` (created, never over an existing file),
-/// whose path is returned. `path` is the file itself: a symlink there is refused.
-pub fn replace_file(path: &Utf8Path, bytes: &[u8]) -> Result<Option<Utf8PathBuf>, StoreError> {
-    let read_error = |cause| StoreError::Read {
-        path: path.to_owned(),
-        cause,
-    };
-    let previous = match safe_open::open_read(path.as_std_path(), Symlinks::Refuse) {
-        Ok(mut file) => {
-            let permissions = file.metadata().map_err(read_error)?.permissions();
-            let mut content = Vec::new();
-            io::Read::read_to_end(&mut file, &mut content).map_err(read_error)?;
-            Some((permissions, content))
-        }
-        Err(error) if error.kind() == io::ErrorKind::NotFound => None,
-        Err(error) => return Err(read_error(error)),
-    };
-    let dir = parent(path);
-    let write_error = |cause| StoreError::Write {
-        path: dir.to_owned(),
-        cause,
-    };
-    let (permissions, content) = previous.unzip();
-    let temp = write_temp(path, bytes, permissions)?;
-    faults::reach(faults::Point::TempSynced).map_err(write_error)?;
-    let backup = match content {
-        Some(content) => Some(keep_previous(path, &content)?),
-        None => None,
-    };
-    faults::reach(faults::Point::BackupWritten).map_err(write_error)?;
-    #[allow(clippy::disallowed_methods)] // this is the one place that replaces files
-    temp.persist(path).map_err(|error| StoreError::Write {
-        path: path.to_owned(),
-        cause: error.error,
-    })?;
-    let not_durable = |cause| StoreError::NotDurable {
-        path: path.to_owned(),
-        cause,
-    };
-    faults::reach(faults::Point::Renamed).map_err(not_durable)?;
-    sync_dir(dir).map_err(not_durable)?;
-    Ok(backup)
-}
-
-/// Writes `content` to a new file `<path>.crash-resume-<ms>[-n].bak`, synced.
-fn keep_previous(path: &Utf8Path, content: &[u8]) -> Result<Utf8PathBuf, StoreError> {
-    let stamp = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_millis())
-        .unwrap_or_default();
-    for attempt in 0..1000u32 {
-        let backup = match attempt {
-            0 => sidecar(path, &format!(".crash-resume-{stamp}.bak")),
-            n => sidecar(path, &format!(".crash-resume-{stamp}-{n}.bak")),
-        };
-        let created = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&backup)
-            .and_then(|mut file| {
-                file.write_all(content)?;
-                sync::sync(&file)
-            });
-        match created {
-            Ok(()) => return Ok(backup),
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(cause) => {
-                return Err(StoreError::Write {
-                    path: backup,
-                    cause,
-                });
-            }
-        }
-    }
-    Err(StoreError::Write {
-        path: path.to_owned(),
-        cause: io::Error::new(io::ErrorKind::AlreadyExists, "too many backups"),
-    })
 }
 
 /// A temp file in `path`'s dir holding `bytes`, synced, with `permissions` when given.

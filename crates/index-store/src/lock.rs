@@ -73,6 +73,28 @@ impl Lock {
         })
     }
 
+    /// A lock on a directory itself (opened read-only, created by no one): for a file that
+    /// crash-resume edits but does not own, which must not gain a lock file beside it. The lock
+    /// stays valid across renames in the dir, unlike one on the file.
+    pub(crate) fn open_dir(dir: &Utf8Path) -> Result<Lock, StoreError> {
+        let file = File::open(dir).map_err(|source| StoreError::Lock {
+            path: dir.to_owned(),
+            cause: source,
+        })?;
+        #[cfg(unix)]
+        let place = file
+            .metadata()
+            .ok()
+            .map(|metadata| (metadata.dev(), metadata.ino()));
+        #[cfg(not(unix))]
+        let place = None;
+        #[allow(clippy::disallowed_methods)] // the lock module locks the dir too
+        Ok(Lock {
+            file: RwLock::new(file),
+            place,
+        })
+    }
+
     /// Runs `critical` holding both locks, each waited for until `timeout` has passed since the
     /// call.
     pub(crate) fn hold<T>(

@@ -25,6 +25,8 @@
 //! written: a reader does not block Codex, which keeps the database in WAL mode. There is no disk
 //! recovery for Codex.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fs;
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::time::Duration;
@@ -133,9 +135,53 @@ pub struct ThreadRow {
     pub archived: bool,
 }
 
+/// What a batch of preflights (a restore plan) learned about Codex's state databases: each one
+/// found locked (Codex writing it past the 250 ms busy timeout), with the reason, so the batch
+/// waits for a locked database once, not once per session. Keep one for one batch, not longer.
+#[derive(Debug, Default)]
+pub struct Cache {
+    locked: RefCell<HashMap<Utf8PathBuf, String>>,
+}
+
+impl Cache {
+    /// [`locate`], a database found locked earlier in the batch not waited for again: the
+    /// answer is the one a locked database gives (the search, with the same reason).
+    pub fn locate(&self, codex_home: &Utf8Path, session: &str) -> Located {
+        let db = codex_home.join(STATE_DB);
+        let known = self.locked.borrow().get(&db).cloned();
+        let row = match known {
+            Some(reason) => Err(reason),
+            None => read_row(&db, session).map_err(|error| {
+                let reason = error.to_string();
+                if is_locked(&error) {
+                    self.locked.borrow_mut().insert(db.clone(), reason.clone());
+                }
+                reason
+            }),
+        };
+        located(codex_home, session, row)
+    }
+}
+
+/// Whether the database was locked past the busy timeout.
+fn is_locked(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 /// What `codex resume <session>` would make of the session under `codex_home`.
 pub fn locate(codex_home: &Utf8Path, session: &str) -> Located {
-    let row = thread_row(codex_home, session);
+    located(codex_home, session, thread_row(codex_home, session))
+}
+
+/// The answer for `session` given its row (or why the database could not be read).
+fn located(
+    codex_home: &Utf8Path,
+    session: &str,
+    row: Result<Option<ThreadRow>, String>,
+) -> Located {
     match row {
         Ok(Some(row)) => {
             let path = if row.rollout_path.is_absolute() {
@@ -184,18 +230,19 @@ fn search(codex_home: &Utf8Path, session: &str, source: Source) -> Located {
 /// The session's row in `$CODEX_HOME/state_5.sqlite`, read-only. `Ok(None)`: no database, or no
 /// row for this id. `Err`: the database exists but could not be read (the reason).
 pub fn thread_row(codex_home: &Utf8Path, session: &str) -> Result<Option<ThreadRow>, String> {
+    read_row(&codex_home.join(STATE_DB), session).map_err(|error| error.to_string())
+}
+
+fn read_row(db: &Utf8Path, session: &str) -> Result<Option<ThreadRow>, rusqlite::Error> {
     use rusqlite::{Connection, OpenFlags, OptionalExtension as _};
 
-    let db = codex_home.join(STATE_DB);
     if !db.is_file() {
         return Ok(None);
     }
     // Read-only and without creating anything: Codex's database is never written or migrated.
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let connection = Connection::open_with_flags(&db, flags).map_err(|error| error.to_string())?;
-    connection
-        .busy_timeout(BUSY_TIMEOUT)
-        .map_err(|error| error.to_string())?;
+    let connection = Connection::open_with_flags(db, flags)?;
+    connection.busy_timeout(BUSY_TIMEOUT)?;
     connection
         .query_row(
             "SELECT rollout_path, cwd, archived FROM threads WHERE id = ?1",
@@ -209,7 +256,6 @@ pub fn thread_row(codex_home: &Utf8Path, session: &str) -> Result<Option<ThreadR
             },
         )
         .optional()
-        .map_err(|error| error.to_string())
 }
 
 /// Judges a rollout file as Codex reads it: a regular file, not empty, whose first line is a

@@ -163,12 +163,22 @@ pub struct Outcome {
 /// Runs the preflight. Reads at most one file check per session asked about, one directory
 /// listing for the recovery scan, and transcript tails along a `continued-in` chain.
 pub fn preflight(input: &Input) -> Outcome {
-    preflight_with(input, &claude::Cache::default())
+    preflight_with(input, &Cache::default())
+}
+
+/// What a batch of preflights (a restore plan) reads once: Claude Code's folders and settings,
+/// and which Codex state databases are locked. Keep one for one batch, not longer.
+#[derive(Debug, Default)]
+pub struct Cache {
+    /// Claude Code's project folders, working dirs and transcripts.
+    pub claude: claude::Cache,
+    /// Codex's state databases found locked.
+    pub codex: codex::Cache,
 }
 
 /// [`preflight`] for one of many inputs asked about at once (a restore plan): what is read
 /// from disk is kept in `cache` and read once for the whole batch. The answers are the same.
-pub fn preflight_with(input: &Input, cache: &claude::Cache) -> Outcome {
+pub fn preflight_with(input: &Input, cache: &Cache) -> Outcome {
     let started = Instant::now();
     let mut trail = Trail {
         steps: Vec::new(),
@@ -234,6 +244,7 @@ enum Disk<'a> {
     },
     Codex {
         home: Utf8PathBuf,
+        cache: &'a codex::Cache,
     },
 }
 
@@ -266,8 +277,8 @@ impl Disk<'_> {
                 let found = cache.locate(config_dir, project_dir, session);
                 Located::from_claude(found.reachability, found.path.into_string())
             }
-            Disk::Codex { home } => {
-                let found = codex::locate(home, session);
+            Disk::Codex { home, cache } => {
+                let found = cache.locate(home, session);
                 Located {
                     reachable: found.reachability.is_reachable(),
                     state: found.describe(),
@@ -300,7 +311,7 @@ impl Disk<'_> {
     fn describe(&self) -> String {
         match self {
             Disk::Claude { project_dir, .. } => project_dir.to_string(),
-            Disk::Codex { home } => format!("{home}/sessions"),
+            Disk::Codex { home, .. } => format!("{home}/sessions"),
         }
     }
 }
@@ -312,7 +323,7 @@ fn non_empty(value: &Option<String>) -> Option<&str> {
         .filter(|text| !text.is_empty())
 }
 
-fn decide(input: &Input, trail: &mut Trail, cache: &claude::Cache) -> Decision {
+fn decide(input: &Input, trail: &mut Trail, cache: &Cache) -> Decision {
     let home = input.home.as_deref();
     let Some(provider) = non_empty(&input.provider) else {
         trail.step(
@@ -345,13 +356,16 @@ fn decide(input: &Input, trail: &mut Trail, cache: &claude::Cache) -> Decision {
     };
     let config_dir = paths::expand_home(config_dir, home);
     let disk = if is_codex {
-        Disk::Codex { home: config_dir }
+        Disk::Codex {
+            home: config_dir,
+            cache: &cache.codex,
+        }
     } else if let Some(cwd) = non_empty(&input.cwd) {
-        let cwd = cache.resolve_working_dir(cwd, home);
+        let cwd = cache.claude.resolve_working_dir(cwd, home);
         Disk::Claude {
             project_dir: claude::project_dir(&config_dir, &cwd),
             config_dir,
-            cache,
+            cache: &cache.claude,
         }
     } else {
         trail.step(StepId::Provider, true, provider);

@@ -5,7 +5,8 @@
 //! One conversation is never resumed twice: a session bound to another surface, or held by a
 //! live Claude Code process, is reported as held elsewhere. The plan is linear in the number of
 //! entries: the excluded ids are built once, and what is read per config dir (live agents, the
-//! retention setting) once per dir; the preflights share one cache.
+//! retention setting) once per dir; the preflights share one cache (which also remembers a
+//! locked Codex state database, so its busy wait is paid once per plan).
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::SystemTime;
@@ -89,7 +90,7 @@ pub struct Planner<'a> {
     env: &'a Environment,
     home: Option<Utf8PathBuf>,
     excluded: BTreeSet<String>,
-    cache: preflight::claude::Cache,
+    cache: preflight::Cache,
     holders: HashMap<Utf8PathBuf, Vec<(String, u32)>>,
     cleanup_days: HashMap<Utf8PathBuf, u64>,
     now: SystemTime,
@@ -105,7 +106,7 @@ impl<'a> Planner<'a> {
             home: env.home(),
             // Every bound id; each entry's own is taken out while its preflight runs.
             excluded: input::excluded_ids(index, None),
-            cache: preflight::claude::Cache::default(),
+            cache: preflight::Cache::default(),
             holders: HashMap::new(),
             cleanup_days: HashMap::new(),
             now: SystemTime::now(),
@@ -135,7 +136,7 @@ impl<'a> Planner<'a> {
                 input.cwd.as_deref().unwrap_or_default(),
                 session,
                 input.home.as_deref(),
-                &self.cache,
+                &self.cache.claude,
             )
             .and_then(|path| {
                 let days = *self

@@ -105,16 +105,15 @@ fn capture(
     started: Instant,
 ) -> anyhow::Result<String> {
     let is_retry = cx.is_hook_retry;
-    let text = match payload_arg {
-        Some(text) => text.to_string(),
+    let value: serde_json::Value = match payload_arg {
+        Some(text) => serde_json::Deserializer::from_str(text)
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow!("no hook payload given"))?
+            .context("the hook payload is not valid JSON")?,
         None if is_retry => read_stdin(RETRY_STDIN_DEADLINE)?,
         None => read_stdin(STDIN_DEADLINE)?,
     };
-    let value: serde_json::Value = serde_json::Deserializer::from_str(&text)
-        .into_iter()
-        .next()
-        .ok_or_else(|| anyhow!("no hook payload on stdin"))?
-        .context("the hook payload is not valid JSON")?;
     let payload = parse_hook_payload(&value).map_err(|reason| anyhow!(reason))?;
     // The programs the hook runs (tmux, `ps`) get what is left of the budget, less the reserve.
     let programs_deadline = started + HOOK_BUDGET.saturating_sub(WRITE_RESERVE);
@@ -165,7 +164,7 @@ fn capture(
         {
             let retry_wait =
                 setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT));
-            let pid = spawn_retry(cx, agent, &surface, &text, retry_wait)?;
+            let pid = spawn_retry(cx, agent, &surface, &value.to_string(), retry_wait)?;
             return Err(Notice::warning(format!(
                 "{error}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {retry_wait:?}"
             )));
@@ -210,43 +209,59 @@ fn not_recorded_under_daemon(cx: &Context, daemon: u32, session: &str) -> String
     format!("session {session} not recorded: Codex's daemon (pid {daemon}) hides its pane")
 }
 
-/// Reads stdin up to EOF or the first complete JSON value, whichever comes first, giving up at
-/// the deadline. Read on this thread, waiting in `poll` with the time left: no helper thread to
-/// start and hand the bytes over from (each hand-over waits for a CPU on a busy machine).
-fn read_stdin(deadline: Duration) -> anyhow::Result<String> {
-    use rustix::event::{PollFd, PollFlags, Timespec, poll};
-    let started = Instant::now();
-    let stdin = std::io::stdin();
-    let gave_up = || anyhow!("no complete hook payload on stdin within {deadline:?}");
-    let mut bytes = Vec::new();
-    let mut chunk = [0u8; 8192];
-    loop {
-        let left = deadline
-            .checked_sub(started.elapsed())
-            .ok_or_else(gave_up)?;
-        let mut waiting = [PollFd::new(&stdin, PollFlags::IN)];
-        let timeout = Timespec::try_from(left).context("the stdin deadline")?;
-        match poll(&mut waiting, Some(&timeout)) {
-            Ok(0) => return Err(gave_up()),
-            Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(error) => return Err(anyhow!(error).context("cannot wait for stdin")),
-        }
-        match rustix::io::read(&stdin, &mut chunk) {
-            Ok(0) => break,
-            Ok(read) => {
-                bytes.extend_from_slice(&chunk[..read]);
-                let mut values =
-                    serde_json::Deserializer::from_slice(&bytes).into_iter::<serde_json::Value>();
-                if matches!(values.next(), Some(Ok(_))) {
-                    break;
-                }
+/// Reads the payload from stdin (the first JSON value, in one pass, nothing after it waited for:
+/// Claude Code may never close stdin), giving up at the deadline.
+fn read_stdin(deadline: Duration) -> anyhow::Result<serde_json::Value> {
+    let stdin = DeadlineStdin {
+        started: Instant::now(),
+        deadline,
+        stdin: std::io::stdin(),
+    };
+    match index_core::capture::read_hook_payload(stdin) {
+        Ok(Some(value)) => Ok(value),
+        Ok(None) => Err(anyhow!("no hook payload on stdin")),
+        Err(error) if error.io_error_kind() == Some(std::io::ErrorKind::TimedOut) => Err(anyhow!(
+            "no complete hook payload on stdin within {deadline:?}"
+        )),
+        Err(error) if error.is_io() => Err(anyhow!(error).context("cannot read stdin")),
+        Err(error) => Err(anyhow!(error).context("the hook payload is not valid JSON")),
+    }
+}
+
+/// Stdin read on this thread, each read waiting in `poll` for the time left before the
+/// deadline (no helper thread to start and hand the bytes over from: each hand-over waits for a
+/// CPU on a busy machine); past it, a read fails with [`std::io::ErrorKind::TimedOut`].
+struct DeadlineStdin {
+    started: Instant,
+    deadline: Duration,
+    stdin: std::io::Stdin,
+}
+
+impl std::io::Read for DeadlineStdin {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        use rustix::io::Errno;
+        let timed_out = || std::io::Error::from(std::io::ErrorKind::TimedOut);
+        loop {
+            let left = self
+                .deadline
+                .checked_sub(self.started.elapsed())
+                .ok_or_else(timed_out)?;
+            let mut waiting = [PollFd::new(&self.stdin, PollFlags::IN)];
+            let timeout = Timespec::try_from(left).map_err(std::io::Error::other)?;
+            match poll(&mut waiting, Some(&timeout)) {
+                Ok(0) => return Err(timed_out()),
+                Ok(_) => {}
+                Err(Errno::INTR) => continue,
+                Err(error) => return Err(error.into()),
             }
-            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => continue,
-            Err(_) => break,
+            match rustix::io::read(&self.stdin, &mut *buffer) {
+                Ok(read) => return Ok(read),
+                Err(Errno::INTR | Errno::AGAIN) => continue,
+                Err(error) => return Err(error.into()),
+            }
         }
     }
-    String::from_utf8(bytes).context("the hook payload is not UTF-8")
 }
 
 /// How long a background retry waits for the lock, unless `--lock-timeout` says longer.

@@ -21,7 +21,6 @@ use std::fmt;
 
 use anyhow::{Context as _, anyhow};
 use camino::{Utf8Path, Utf8PathBuf};
-use safe_open::Symlinks;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
@@ -96,71 +95,62 @@ pub struct HookFile<'a> {
     pub given: bool,
 }
 
+/// How long an install waits for another one writing the same dir's settings.
+const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Adds the file's command as a command hook of each of its events (a symlink at the path is
 /// followed when it is safe to, so a dotfile manager's link stays a link), creating the file
 /// when it is missing; prints what it did, and `next_steps` for the file written, if any.
+///
+/// The write is a locked read-merge-write ([`index_store::edit_file`]): installs at once all
+/// land, and settings the agent writes meanwhile are merged into, not overwritten.
 pub fn install_command_hooks(
     cx: &Context,
     file: &HookFile<'_>,
     dry_run: bool,
     next_steps: impl FnOnce(&Utf8Path) -> Option<String>,
 ) -> Result<(), Failure> {
-    let path = index_store::resolve_path(file.path)?;
-    let mut settings = read_settings(&path, file.given)?;
-    let added = merge(&mut settings, file.command, file.events).map_err(|reason| {
-        Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
-    })?;
-    let mut bytes =
-        serde_json::to_vec_pretty(&settings).map_err(|error| Failure::Failed(error.into()))?;
-    bytes.push(b'\n');
-    let report = |written: bool| {
-        let merged = String::from_utf8_lossy(&bytes).into_owned();
-        let merged =
-            RawValue::from_string(merged).map_err(|error| Failure::Failed(error.into()))?;
-        output::print_json(&output::Installed::new(
-            path.as_str(),
-            &added,
-            file.command,
-            written,
-            dry_run.then_some(&*merged),
-        ))
-    };
-    if dry_run && cx.json {
-        return report(false);
-    }
+    let path = index_store::resolve_path(file.path).map_err(|error| settings_failure(&error))?;
+    // Read first (for a dry run, only): what cannot be read is refused before anything is made.
+    let current = index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
     if dry_run {
-        output::print_message(&format!(
-            "{} (dry run: {path} was not written)",
-            if added.is_empty() {
-                "already installed".to_string()
-            } else {
-                format!("would add {}", added.join(" and "))
-            }
-        ));
-        return output::print_line(String::from_utf8_lossy(&bytes).trim_end());
+        let (added, bytes) = merged(&path, current.as_deref(), file)?;
+        return report_dry_run(cx, &path, file, &added, &bytes);
     }
+    if current.is_none()
+        && let Some(dir) = path.parent().filter(|dir| !dir.as_str().is_empty())
+    {
+        safe_open::create_private_dirs(dir.as_std_path())
+            .with_context(|| {
+                format!("cannot create {dir}; or choose another settings file with --settings")
+            })
+            .map_err(Failure::Failed)?;
+    }
+    let mut result = None;
+    let edited = index_store::edit_file(&path, LOCK_TIMEOUT, |current| {
+        let (added, bytes) = merged(&path, current, file).map_err(EditError::Refused)?;
+        let write = !added.is_empty();
+        result = Some((added, bytes.clone()));
+        Ok::<_, EditError>(write.then_some(bytes))
+    })
+    .map_err(|error| match error {
+        EditError::Store(error) => settings_failure(&error),
+        EditError::Refused(failure) => failure,
+    })?;
+    let (added, bytes) = result.expect("the edit ran");
     if let Some(note) = next_steps(&path) {
         output::print_message(&note);
     }
-    if added.is_empty() && cx.json {
-        return report(false);
+    if cx.json {
+        return report_json(&path, file, &added, &bytes, edited.written, false);
     }
-    if added.is_empty() {
+    if !edited.written {
         return output::print_line(&format!(
             "already installed in {}",
             index_core::text::escape(path.as_str())
         ));
     }
-    if let Some(dir) = path.parent().filter(|dir| !dir.as_str().is_empty()) {
-        safe_open::create_private_dirs(dir.as_std_path())
-            .with_context(|| format!("cannot create {dir}"))
-            .map_err(Failure::Failed)?;
-    }
-    let backup = index_store::replace_file(&path, &bytes)?;
-    if cx.json {
-        return report(true);
-    }
-    let kept = match backup {
+    let kept = match edited.backup {
         Some(backup) => format!(
             " (the previous version is kept as {})",
             index_core::text::escape(backup.as_str())
@@ -173,6 +163,96 @@ pub fn install_command_hooks(
         index_core::text::escape(path.as_str()),
         index_core::text::escape(file.command)
     ))
+}
+
+/// Why an edit of the settings did not go through: the store's failure, or the settings
+/// refused (already said in full).
+enum EditError {
+    Store(index_store::StoreError),
+    Refused(Failure),
+}
+
+impl From<index_store::StoreError> for EditError {
+    fn from(error: index_store::StoreError) -> Self {
+        EditError::Store(error)
+    }
+}
+
+/// A store failure on the settings file, said of the settings file, with the way out.
+fn settings_failure(error: &index_store::StoreError) -> Failure {
+    use index_store::StoreError;
+    let text = match error {
+        StoreError::IsDirectory { path } => {
+            format!("settings path {path} is a directory; give the settings file's path")
+        }
+        StoreError::NotUtf8 { path } => {
+            format!("settings path {} is not valid UTF-8", path.display())
+        }
+        StoreError::Read { path, cause } => format!("cannot read {path}: {cause}"),
+        StoreError::Write { path, cause } => format!("cannot write {path}: {cause}"),
+        StoreError::Lock { path, cause } => format!("cannot lock {path}: {cause}"),
+        other => other.to_string(),
+    };
+    Failure::Failed(anyhow!(
+        "{text}; or choose another settings file with --settings"
+    ))
+}
+
+/// The settings `current` holds (none when `None`) with the file's command added: the events
+/// it was added to, and the merged file's bytes.
+fn merged(
+    path: &Utf8Path,
+    current: Option<&[u8]>,
+    file: &HookFile<'_>,
+) -> Result<(Vec<&'static str>, Vec<u8>), Failure> {
+    let mut settings = parse_settings(path, current.unwrap_or_default(), file.given)?;
+    let added = merge(&mut settings, file.command, file.events).map_err(|reason| {
+        Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
+    })?;
+    let mut bytes =
+        serde_json::to_vec_pretty(&settings).map_err(|error| Failure::Failed(error.into()))?;
+    bytes.push(b'\n');
+    Ok((added, bytes))
+}
+
+fn report_json(
+    path: &Utf8Path,
+    file: &HookFile<'_>,
+    added: &[&'static str],
+    bytes: &[u8],
+    written: bool,
+    dry_run: bool,
+) -> Result<(), Failure> {
+    let merged = String::from_utf8_lossy(bytes).into_owned();
+    let merged = RawValue::from_string(merged).map_err(|error| Failure::Failed(error.into()))?;
+    output::print_json(&output::Installed::new(
+        path.as_str(),
+        added,
+        file.command,
+        written,
+        dry_run.then_some(&*merged),
+    ))
+}
+
+fn report_dry_run(
+    cx: &Context,
+    path: &Utf8Path,
+    file: &HookFile<'_>,
+    added: &[&'static str],
+    bytes: &[u8],
+) -> Result<(), Failure> {
+    if cx.json {
+        return report_json(path, file, added, bytes, false, true);
+    }
+    output::print_message(&format!(
+        "{} (dry run: {path} was not written)",
+        if added.is_empty() {
+            "already installed".to_string()
+        } else {
+            format!("would add {}", added.join(" and "))
+        }
+    ));
+    output::print_line(String::from_utf8_lossy(bytes).trim_end())
 }
 
 /// A JSON object as its members in order, each value kept as its original text until it is
@@ -249,31 +329,11 @@ impl Members {
     }
 }
 
-/// `given`: the path came from `--settings`, so the advice does not suggest it.
-fn read_settings(path: &Utf8Path, given: bool) -> Result<Members, Failure> {
-    let file = match safe_open::open_read(path.as_std_path(), Symlinks::Refuse) {
-        Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Members::default()),
-        Err(error) => {
-            return Err(Failure::Failed(
-                anyhow!(error).context(format!("cannot read {path}")),
-            ));
-        }
-    };
-    let metadata = file
-        .metadata()
-        .with_context(|| format!("cannot read {path}"))
-        .map_err(Failure::Failed)?;
-    if metadata.permissions().readonly() {
-        return Err(Failure::Failed(anyhow!(
-            "{path} is read-only, so crash-resume leaves it as it is; make it writable \
-             (chmod u+w {path}) and run this again, or add the hooks by hand"
-        )));
-    }
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut { file }, &mut text)
-        .with_context(|| format!("cannot read {path}"))
-        .map_err(Failure::Failed)?;
+/// The settings in `bytes` (empty or blank: none yet). `given`: the path came from
+/// `--settings`, so the advice does not suggest it.
+fn parse_settings(path: &Utf8Path, bytes: &[u8], given: bool) -> Result<Members, Failure> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|error| Failure::Failed(anyhow!("cannot read {path}: {error}")))?;
     if text.trim().is_empty() {
         return Ok(Members::default());
     }
@@ -287,17 +347,17 @@ fn read_settings(path: &Utf8Path, given: bool) -> Result<Members, Failure> {
             }
         ))
     };
-    match serde_json::from_str::<Value>(&text) {
+    match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(_)) => {}
         Ok(_) => return Err(refuse(format!("{path} is not a JSON object"))),
         Err(error) => return Err(refuse(format!("cannot parse {path} ({error})"))),
     }
     // Every key is checked at every depth: a duplicate would otherwise lose one of its values.
-    let mut checker = serde_json::Deserializer::from_str(&text);
+    let mut checker = serde_json::Deserializer::from_str(text);
     UniqueKeys(String::new())
         .deserialize(&mut checker)
         .map_err(|error| refuse(format!("{path} holds a key twice ({error})")))?;
-    serde_json::from_str::<Members>(&text)
+    serde_json::from_str::<Members>(text)
         .map_err(|error| refuse(format!("cannot parse {path} ({error})")))
 }
 

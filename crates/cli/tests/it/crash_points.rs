@@ -467,7 +467,8 @@ fn every_writing_operation_failing_at_every_point_says_so_and_keeps_the_index() 
 }
 
 /// `hook install` replaces Claude Code's settings the way the index is written (temp file,
-/// sync, backup, rename, sync), without the index lock: the points after `locked` apply.
+/// sync, backup, rename, sync), under a lock of its own: the points after `locked` apply. A
+/// failure before the rename leaves the settings as they were and no backup.
 #[test]
 fn hook_install_aborted_or_failing_at_every_point_leaves_whole_settings() {
     for action in ["abort", "fail"] {
@@ -517,10 +518,18 @@ fn hook_install_aborted_or_failing_at_every_point_leaves_whole_settings() {
                             && stderr.contains("left as it was"),
                         "{context}: {stderr}"
                     );
+                    assert!(
+                        stderr.contains("--settings")
+                            && !stderr.contains("index")
+                            && !stderr.contains("--path"),
+                        "{context}: said of the settings file: {stderr}"
+                    );
+                    // Neither a temp file nor a backup is left: the backup of a failed install
+                    // is taken away again.
                     let names: Vec<String> = fs::read_dir(settings.parent().unwrap())
                         .unwrap()
                         .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
-                        .filter(|name| name.ends_with(".tmp"))
+                        .filter(|name| name.ends_with(".tmp") || name.ends_with(".bak"))
                         .collect();
                     assert_eq!(names, Vec::<String>::new(), "{context}");
                 }

@@ -609,6 +609,55 @@ fn a_payload_without_cwd_records_the_hooks_working_dir() {
     assert_eq!(entry["repo"], "from-process");
 }
 
+/// Every payload value is taken byte for byte: a dir whose name begins or ends with a space is
+/// another dir than the trimmed one, and a session id may hold spaces too. A `cwd` that is not
+/// absolute (one that only a trim would make absolute, or an empty one) is refused, not
+/// replaced by the hook's own dir.
+#[test]
+fn payload_values_are_recorded_byte_for_byte_and_a_relative_cwd_is_refused() {
+    let env = Sandbox::default();
+    let spaced = make_dir(&env.root().join(" proj "));
+    let trimmed = make_dir(&env.root().join("proj"));
+    let session = format!(" {} ", uuid(1));
+    run_hook(
+        &env,
+        "claude",
+        &[("KITTY_WINDOW_ID", "1")],
+        &session_start(&session, &spaced, "startup"),
+    )
+    .assert_silent_success("spaces around the dir and the session");
+    let entry = env.entry("kitty:1").expect("recorded");
+    assert_eq!(entry["cwd"], json!(spaced), "{entry}");
+    assert_ne!(entry["cwd"], json!(trimmed), "{entry}");
+    assert_eq!(entry["sessionId"], json!(session), "{entry}");
+
+    let absolute_once_trimmed = format!(" {}", trimmed.display());
+    for (case, cwd) in [
+        ("a leading space", json!(absolute_once_trimmed)),
+        ("empty", json!("")),
+        ("relative", json!("proj")),
+    ] {
+        let payload = json!({
+            "session_id": uuid(2),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+            "cwd": cwd,
+        });
+        let mut command = crash_resume_agent(&env);
+        command
+            .args(["hook", "claude"])
+            .current_dir(&trimmed)
+            .env("KITTY_WINDOW_ID", "2");
+        run_with_stdin(command, &payload.to_string()).assert_silent_success(case);
+        assert_eq!(env.entry("kitty:2"), None, "{case}: nothing recorded");
+        let log = hook_log(&env);
+        assert!(
+            log.contains("error:") && log.contains("working dir is a relative path"),
+            "{case}: {log}"
+        );
+    }
+}
+
 /// A clean end of a session the surface no longer holds (the surface moved on) changes nothing.
 #[test]
 fn a_clean_end_of_a_superseded_session_leaves_the_entry_alone() {
@@ -783,7 +832,7 @@ const FAILURES: &[(&str, Vars, &str, &[&str])] = &[
     ("blank stdin",         &[], " \n\t\n",                                     &["error:", "no hook payload on stdin"]),
     ("not an object",       &[], r#"["s-1"]"#,                                  &["error:", "not a JSON object"]),
     ("no session_id",       &[], r#"{"hook_event_name":"SessionStart","cwd":"/x/p","source":"startup"}"#, &["error:", "has no session_id"]),
-    ("blank session_id",    &[], r#"{"session_id":"  ","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "has no session_id"]),
+    ("blank session_id",    &[], r#"{"session_id":"  ","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "session id is only whitespace"]),
     ("control character",   &[], r#"{"session_id":"s\u0007x","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "session id contains a control character"]),
     ("option-like session", &[], r#"{"session_id":"--dangerously-skip-permissions","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "session id begins with '-'"]),
     ("control in cwd",      &[], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/\u0015touch X\n"}"#, &["error:", "working dir contains a control character (U+0015)"]),
@@ -981,6 +1030,44 @@ fn a_hook_whose_stdin_stays_open_records_after_one_json_value() {
         // The next case binds the same session elsewhere; start from an empty index.
         fs::remove_file(env.index_path()).unwrap();
     }
+}
+
+/// An 8 MiB payload (a long prompt) on a stdin that stays open is read in one pass, not parsed
+/// again after every chunk: it is recorded well within the stdin deadline.
+#[test]
+fn a_hook_reads_an_eight_mib_payload_on_an_open_stdin_and_records_it() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    let prompt = "a prompt the user typed, long ".repeat(8 * 1024 * 1024 / 30 + 1);
+    let payload = claude_payload(
+        "UserPromptSubmit",
+        &uuid(1),
+        &cwd,
+        json!({ "prompt": prompt }),
+    );
+    assert!(payload.len() > 8 * 1024 * 1024);
+    let (mut child, mut stdin) = spawn_piped(
+        crash_resume_agent(&env)
+            .args(["hook", "claude"])
+            .env("CRASH_RESUME_SURFACE", "big"),
+    );
+    stdin.write_all(payload.as_bytes()).unwrap();
+    let status = wait_until("the hook to exit with its stdin open", || {
+        child.try_wait().unwrap()
+    });
+    drop(stdin);
+    HookRun {
+        status,
+        ..HookRun::from(child.wait_with_output().unwrap())
+    }
+    .assert_silent_success("8 MiB payload");
+    assert_eq!(
+        env.entry("big").map(|entry| entry["sessionId"].clone()),
+        Some(json!(uuid(1))),
+        "{}",
+        hook_log(&env)
+    );
+    assert!(!hook_log(&env).contains("error"), "{}", hook_log(&env));
 }
 
 /// Stdin open and silent: the hook gives up at its stdin deadline, exits 0 and logs it.

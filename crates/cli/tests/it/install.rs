@@ -1,6 +1,7 @@
 //! `crash-resume hook install claude|codex`: merged into Claude Code's settings with every other
 //! setting kept (in its order), idempotent, backed up, `--dry-run` writes nothing, a file it
-//! cannot parse is refused and left byte for byte; and the command it installs really records.
+//! cannot parse is refused and left byte for byte; installs at once and the agent's own writes
+//! are not lost; a full disk leaves no backup; and the command it installs really records.
 
 use std::fs;
 use std::path::Path;
@@ -10,11 +11,13 @@ use predicates::prelude::*;
 use predicates::str::{contains, is_empty};
 use serde_json::{Value, json};
 
+use rustix::process::Signal;
+
 use crate::harness::{
-    agent_command, claude_dir, codex_home, crash_resume_agent, git_work_dir, hook_log,
+    agent_command, claude_dir, codex_home, crash_resume_agent, git_work_dir, hook_log, make_dir,
     run_with_stdin, session_end, session_start, uuid,
 };
-use crate::{BIN, Sandbox};
+use crate::{BIN, Reaped, Sandbox, crash_resume_std};
 
 /// Settings a user already has: another tool's SessionStart and Stop hooks, and unrelated keys
 /// before and after `hooks`.
@@ -566,4 +569,170 @@ fn directories_it_creates_are_private() {
             & 0o777;
         assert_eq!(mode, 0o700, "{dir}");
     }
+}
+
+/// The crash-resume hook commands in `settings` for `event`.
+fn commands_in(settings: &Value, event: &str) -> Vec<String> {
+    settings["hooks"][event]
+        .as_array()
+        .unwrap_or_else(|| panic!("hooks.{event} is a list: {settings}"))
+        .iter()
+        .flat_map(|group| group["hooks"].as_array().unwrap())
+        .filter_map(|hook| hook["command"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Installs at once into one file, each with its own index (`--path`): every one lands, none
+/// is lost to another's write (each is a locked read-merge-write).
+#[test]
+fn concurrent_installs_with_different_paths_all_land() {
+    let env = Sandbox::default();
+    let settings_path = env.root().join("settings.json");
+    fs::write(&settings_path, EXISTING).unwrap();
+    let settings_arg = settings_path.to_str().unwrap();
+    let indexes: Vec<String> = (0..8)
+        .map(|n| {
+            env.root()
+                .join(format!("index-{n}/index.json"))
+                .to_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let children: Vec<Reaped> = indexes
+        .iter()
+        .map(|index| {
+            Reaped::new(
+                crash_resume_agent(&env)
+                    .args(["--path", index])
+                    .args(["hook", "install", "claude", "--settings", settings_arg])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(String::from_utf8_lossy(&output.stdout).contains("installed"));
+    }
+    let settings: Value = serde_json::from_slice(&fs::read(&settings_path).unwrap()).unwrap();
+    for event in ["SessionStart", "SessionEnd"] {
+        let commands = commands_in(&settings, event);
+        for index in &indexes {
+            assert_eq!(
+                commands
+                    .iter()
+                    .filter(|command| command.contains(index.as_str()))
+                    .count(),
+                1,
+                "{event} runs the install for {index} once: {settings:#}"
+            );
+        }
+    }
+    assert_eq!(settings["model"], "opus");
+    assert_eq!(backups_of(&settings_path).len(), indexes.len());
+}
+
+/// The agent writes its own settings between the install's read and its rename (the install
+/// stopped right before the rename): the install sees the change, merges into the new settings
+/// and keeps them; the backup it leaves holds the agent's version, not a stale one.
+#[test]
+fn settings_the_agent_writes_during_an_install_are_merged_into_not_lost() {
+    let env = Sandbox::default();
+    let settings_path = env.root().join("settings.json");
+    fs::write(&settings_path, EXISTING).unwrap();
+    let settings_arg = settings_path.to_str().unwrap();
+    let install = Reaped::new(
+        crash_resume_std(&env)
+            .env("CRASH_RESUME_FAULT", "backup-written:stop")
+            .args(["hook", "install", "claude", "--settings", settings_arg])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    install.wait_until_stopped();
+    let mut agents: Value = serde_json::from_str(EXISTING).unwrap();
+    agents["model"] = json!("sonnet");
+    agents["theme"] = json!("dark");
+    let agents_text = serde_json::to_string_pretty(&agents).unwrap();
+    fs::write(&settings_path, &agents_text).unwrap();
+    install.signal(Signal::CONT);
+    // The second attempt, made from the agent's settings, stops at the same point.
+    install.wait_until_stopped();
+    install.signal(Signal::CONT);
+    let output = install.wait_with_output();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let settings: Value = serde_json::from_slice(&fs::read(&settings_path).unwrap()).unwrap();
+    assert_eq!(settings["model"], "sonnet", "{settings:#}");
+    assert_eq!(settings["theme"], "dark", "{settings:#}");
+    our_command(&settings, "SessionStart");
+    our_command(&settings, "SessionEnd");
+    assert_eq!(
+        fs::read_to_string(backup_of(&settings_path)).unwrap(),
+        agents_text,
+        "the one backup holds what the install replaced"
+    );
+}
+
+/// A disk that fills while the install writes (a 64 KiB tmpfs: the new settings fit, the
+/// backup does not): it fails, says so of the settings file, and leaves the settings as they
+/// were and no backup, whole or cut short. Mounting needs root (CI runs as root): without it
+/// this test fails, it does not skip.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_leaves_the_settings_intact_and_no_backup_needs_root() {
+    let env = Sandbox::default();
+    let disk = make_dir(&env.root().join("small-disk"));
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&disk)
+        .output()
+        .expect("run mount");
+    assert!(
+        mounted.status.success(),
+        "this test needs root to mount a small tmpfs: {}",
+        String::from_utf8_lossy(&mounted.stderr)
+    );
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(&disk);
+    // 24 KiB of settings: the file and its new version fit in 64 KiB, a third copy does not.
+    let mut settings: Value = serde_json::from_str(EXISTING).unwrap();
+    settings["notes"] = json!("x".repeat(24 * 1024));
+    let original = serde_json::to_string_pretty(&settings).unwrap();
+    let settings_path = disk.join("settings.json");
+    fs::write(&settings_path, &original).unwrap();
+    let settings_arg = settings_path.to_str().unwrap();
+    install(&env, &["--settings", settings_arg])
+        .code(1)
+        .stdout(is_empty())
+        .stderr(
+            contains(settings_arg)
+                .and(contains("No space left on device"))
+                .and(contains("--settings"))
+                .and(contains("index").not())
+                .and(contains("--path").not()),
+        );
+    assert_eq!(fs::read_to_string(&settings_path).unwrap(), original);
+    let left: Vec<String> = fs::read_dir(&disk)
+        .unwrap()
+        .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["settings.json"], "no backup and no temp file left");
 }

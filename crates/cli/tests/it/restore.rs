@@ -14,8 +14,8 @@ use predicates::str::{contains, is_empty};
 use serde_json::{Value, json};
 
 use crate::harness::{
-    claude_dir, claude_resume_command, crash_resume_agent, git_work_dir, plan_by_surface, restore,
-    run_hook, session_end, session_start, uuid, write_transcript,
+    claude_dir, claude_resume_command, codex_home, crash_resume_agent, git_work_dir,
+    plan_by_surface, restore, run_hook, session_end, session_start, uuid, write_transcript,
 };
 use crate::{Reaped, Sandbox};
 
@@ -359,6 +359,66 @@ fn a_surface_that_failed_to_open_is_tried_again_by_the_next_restore() {
             env.entries()["tmux:work:0.0"].get("restore_claimed_at"),
             None,
             "attempt {attempt}: the claim was taken back"
+        );
+    }
+}
+
+/// Codex writing its state database (held locked past the reader's busy timeout) while a
+/// restore plans 20 Codex sessions: the plan is made, each session found by the search by id
+/// and saying the database could not be read. The plan waits for the lock once, not once per
+/// session (the time is in BENCHMARKS.md, not asserted here).
+#[test]
+fn a_locked_codex_state_database_is_reported_for_every_session_and_the_plan_is_made() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    let home = codex_home(&env);
+    let day = home.join("sessions/2026/12/01");
+    fs::create_dir_all(&day).unwrap();
+    let sessions: Vec<String> = (1..=20).map(uuid).collect();
+    for (n, session) in sessions.iter().enumerate() {
+        let meta = json!({
+            "timestamp": "2026-12-01T07:40:15.000Z",
+            "type": "session_meta",
+            "payload": { "id": session, "cwd": cwd },
+        });
+        fs::write(
+            day.join(format!("rollout-2026-12-01T07-40-15-{session}.jsonl")),
+            format!("{meta}\n"),
+        )
+        .unwrap();
+        run_hook(
+            &env,
+            "codex",
+            &[("CRASH_RESUME_SURFACE", &format!("codex-{n}"))],
+            &json!({
+                "session_id": session,
+                "cwd": cwd,
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+            })
+            .to_string(),
+        )
+        .assert_silent_success(session);
+    }
+    // A rollback-journal database (the default mode), held by an exclusive transaction: a
+    // reader waits its busy timeout, then gets `database is locked`.
+    let db = rusqlite::Connection::open(home.join("state_5.sqlite")).unwrap();
+    db.execute_batch(
+        "CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL, \
+         cwd TEXT NOT NULL, archived INTEGER NOT NULL DEFAULT 0); BEGIN EXCLUSIVE",
+    )
+    .unwrap();
+    let plan = restore_json(&env, &[]);
+    db.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(plan.len(), sessions.len(), "{plan:#?}");
+    for (n, session) in sessions.iter().enumerate() {
+        let item = &plan[&format!("codex-{n}")];
+        assert_eq!(item["verdict"], "resume", "{item:#}");
+        assert_eq!(item["session_id"], json!(session), "{item:#}");
+        let said = item.to_string();
+        assert!(
+            said.contains("search by id; state_5.sqlite could not be read: database is locked"),
+            "{item:#}"
         );
     }
 }

@@ -1,7 +1,8 @@
 //! Bounded fuzzing of the hook-payload reader: arbitrary bytes, arbitrary JSON and near-valid
 //! payloads (wrong types, blank and huge values, unknown events) never make it panic, and what
-//! it accepts is usable: a non-blank session id, trimmed, and a clean end only for the reasons
-//! that mean one.
+//! it accepts is usable: a non-empty session id, every value byte for byte as sent (never
+//! trimmed: a dir or an id may hold leading or trailing spaces), and a clean end only for the
+//! reasons that mean one.
 
 use index_core::capture::{
     CLEAN_END_REASONS, HookEvent, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface,
@@ -73,14 +74,17 @@ fn near_valid_payload() -> impl Strategy<Value = Value> {
 
 fn check(value: &Value) -> Result<(), TestCaseError> {
     if let Ok(payload) = parse_hook_payload(value) {
+        let sent = |key: &str| value.get(key).and_then(Value::as_str);
         prop_assert!(!payload.session.is_empty());
-        prop_assert_eq!(payload.session.trim(), payload.session.as_str());
-        for text in [&payload.cwd, &payload.transcript_path]
+        let session_sent = ["session_id", "thread_id", "thread-id"]
             .into_iter()
-            .flatten()
-        {
-            prop_assert!(!text.is_empty() && text.trim() == text.as_str());
-        }
+            .find_map(|key| sent(key).filter(|text| !text.is_empty()));
+        prop_assert_eq!(Some(payload.session.as_str()), session_sent);
+        prop_assert_eq!(payload.cwd.as_deref(), sent("cwd"));
+        prop_assert_eq!(
+            payload.transcript_path.as_deref(),
+            sent("transcript_path").filter(|text| !text.is_empty())
+        );
         if let HookEvent::SessionEnd { reason, clean } = &payload.event {
             prop_assert_eq!(
                 *clean,

@@ -340,3 +340,44 @@ fn the_preflight_gives_codex_verdicts_with_the_reason() {
         transcript.detail
     );
 }
+
+/// A state database Codex holds locked past the busy timeout is waited for once per batch: a
+/// batch's cache answers every later session from what the first read found (the search, with
+/// the same reason), without opening the database again: even once the lock is gone, that
+/// batch still says locked, while a new batch reads the row.
+#[test]
+fn a_locked_state_database_is_waited_for_once_per_batch() {
+    let sandbox = Sandbox::new();
+    let home = sandbox.root.join("codex");
+    let dir = home.join("sessions/2026/12/01");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rollout = dir.join(format!("rollout-x-{SESSION}.jsonl"));
+    std::fs::write(&rollout, intact()).unwrap();
+    // Rollback-journal mode (the default): an exclusive transaction keeps readers out.
+    let db = Connection::open(home.join(codex::STATE_DB)).unwrap();
+    db.execute_batch(
+        "CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL, \
+         cwd TEXT NOT NULL, archived INTEGER NOT NULL DEFAULT 0)",
+    )
+    .unwrap();
+    db.execute(
+        "INSERT INTO threads (id, rollout_path, cwd) VALUES (?1, ?2, '/w')",
+        [SESSION, rollout.as_str()],
+    )
+    .unwrap();
+    db.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let locked = Source::SearchAfterStateError("database is locked".to_string());
+    let batch = codex::Cache::default();
+    for _ in 0..20 {
+        let located = batch.locate(&home, SESSION);
+        assert_eq!(located.source, locked);
+        assert_eq!(located.reachability, Reachability::Reachable);
+    }
+    db.execute_batch("COMMIT").unwrap();
+    assert_eq!(batch.locate(&home, SESSION).source, locked, "remembered");
+    assert_eq!(
+        codex::Cache::default().locate(&home, SESSION).source,
+        Source::StateRow,
+        "a new batch reads the row"
+    );
+}

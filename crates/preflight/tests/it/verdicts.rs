@@ -503,7 +503,7 @@ fn a_shared_cache_answers_a_batch_as_each_input_alone() {
             }
         }
     }
-    let cache = preflight::claude::Cache::default();
+    let cache = preflight::Cache::default();
     let answer = |outcome: Outcome| {
         (
             outcome.verdict,
