@@ -89,8 +89,15 @@ fn test(extra: &[String]) -> Result<()> {
     eprintln!("Claude Code CLI: {}", executable.display());
     let executable = codex_cli::install()?;
     eprintln!("Codex CLI: {}", executable.display());
+    // CI's profile (`.config/nextest.toml`) when run by CI.
+    let profile = if std::env::var_os("CI").is_some() {
+        "ci"
+    } else {
+        "default"
+    };
     run(cargo()
         .args(["nextest", "run", "--workspace", "--no-fail-fast"])
+        .args(["--profile", profile])
         .args(["--features", "preflight/real-cli,crash-resume/real-cli"])
         .args(extra))?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
