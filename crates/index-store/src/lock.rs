@@ -59,13 +59,7 @@ impl Lock {
             path: lock_path.to_owned(),
             cause: source,
         })?;
-        #[cfg(unix)]
-        let place = file
-            .metadata()
-            .ok()
-            .map(|metadata| (metadata.dev(), metadata.ino()));
-        #[cfg(not(unix))]
-        let place = None;
+        let place = place_of(&file);
         #[allow(clippy::disallowed_methods)] // this is the one place that locks the index
         Ok(Lock {
             file: RwLock::new(file),
@@ -81,13 +75,7 @@ impl Lock {
             path: dir.to_owned(),
             cause: source,
         })?;
-        #[cfg(unix)]
-        let place = file
-            .metadata()
-            .ok()
-            .map(|metadata| (metadata.dev(), metadata.ino()));
-        #[cfg(not(unix))]
-        let place = None;
+        let place = place_of(&file);
         #[allow(clippy::disallowed_methods)] // the lock module locks the dir too
         Ok(Lock {
             file: RwLock::new(file),
@@ -485,6 +473,22 @@ fn pending_dir_path(shared_dir: &Utf8Path) -> Utf8PathBuf {
 /// The path of the JavaScript tool's lock dir for an index.
 pub(crate) fn shared_dir_path(index: &Utf8Path) -> Utf8PathBuf {
     Utf8PathBuf::from(format!("{index}.lock"))
+}
+
+/// The device and inode of an open file, where the platform has them: what tells a lock file
+/// replaced under its name from the one locked.
+fn place_of(file: &File) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        file.metadata()
+            .ok()
+            .map(|metadata| (metadata.dev(), metadata.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        None
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -81,6 +81,29 @@ fn expected_run(env: &Sandbox, place: &PanePlace, cwd: &Path, session: &str) -> 
         named: place.surface(),
         args: format!("--resume {session}"),
     }
+}
+
+/// Records `surface` → `session` of Claude Code in `cwd` with `record`, its transcript written
+/// an hour old where the CLI keeps it.
+fn record_session(env: &Sandbox, surface: &str, session: &str, repo: &str, cwd: &Path) {
+    let config = claude_dir(env);
+    write_transcript(&config, cwd, session, HOUR);
+    let recorded = crash_resume_agent(env)
+        .args([
+            "record",
+            surface,
+            session,
+            repo,
+            "--provider",
+            "claude",
+            "--cwd",
+        ])
+        .arg(cwd)
+        .arg("--config-dir")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(recorded.status.success(), "record {surface}: {recorded:?}");
 }
 
 /// The process tmux started in each pane (`pane_pid`), by surface: a restore that re-opens a
@@ -637,7 +660,6 @@ fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
 fn concurrent_restores_on_an_empty_server_rebuild_every_pane_once() {
     let env = Sandbox::default();
     install_claude_stand_in_that_stays(&env);
-    let config = claude_dir(&env);
     let places = [
         PanePlace::new("alpha", 0, 0),
         PanePlace::new("alpha", 0, 1),
@@ -653,24 +675,7 @@ fn concurrent_restores_on_an_empty_server_rebuild_every_pane_once() {
     for (n, place) in places.iter().enumerate() {
         let cwd = git_work_dir(&env, &format!("repo-{n}"), "");
         let session = uuid(n as u32 + 1);
-        write_transcript(&config, &cwd, &session, HOUR);
-        let status = crash_resume_agent(&env)
-            .args([
-                "record",
-                &place.surface(),
-                &session,
-                &format!("repo-{n}"),
-                "--provider",
-                "claude",
-                "--cwd",
-                cwd.to_str().unwrap(),
-                "--config-dir",
-                config.to_str().unwrap(),
-            ])
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success());
+        record_session(&env, &place.surface(), &session, &format!("repo-{n}"), &cwd);
         sessions.insert(place.surface(), (session, cwd));
     }
     let index_before = fs::read(env.index_path()).unwrap();
@@ -754,25 +759,7 @@ fn a_session_name_tmux_cannot_hold_fails_and_creates_nothing() {
     install_claude_stand_in(&env);
     let cwd = git_work_dir(&env, "proj", "");
     for (n, surface) in [(1, "tmux:a.b:0.0"), (2, "tmux:c:d:0.0"), (3, "tmux:ok:0.0")] {
-        let session = uuid(n);
-        write_transcript(&claude_dir(&env), &cwd, &session, Duration::from_secs(60));
-        crash_resume_agent(&env)
-            .args([
-                "record",
-                surface,
-                &session,
-                "r",
-                "--provider",
-                "claude",
-                "--cwd",
-            ])
-            .arg(&cwd)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap()
-            .success()
-            .then_some(())
-            .expect("recorded");
+        record_session(&env, surface, &uuid(n), "r", &cwd);
     }
     let name = server_name("unnameable");
     let server = TmuxServer::named(&env, &name);
@@ -873,21 +860,7 @@ fn recorded_values_reach_tmux_as_inert_text() {
     drop(server);
     let named = PanePlace::new("#(cd; touch session-name-ran)", 0, 0);
     let named_dir = git_work_dir(&env, "plain", "");
-    write_transcript(&config, &named_dir, &uuid(5), HOUR);
-    let recorded = crash_resume_agent(&env)
-        .args([
-            "record",
-            &named.surface(),
-            &uuid(5),
-            "plain",
-            "--provider",
-            "claude",
-            "--cwd",
-        ])
-        .arg(&named_dir)
-        .output()
-        .unwrap();
-    assert!(recorded.status.success(), "{recorded:?}");
+    record_session(&env, &named.surface(), &uuid(5), "plain", &named_dir);
 
     // After the reboot only the idle pane's session is there.
     let server = TmuxServer::start(
@@ -1046,25 +1019,7 @@ fn a_stopped_tmux_server_fails_restore_once_and_claims_nothing() {
     let cwd = git_work_dir(&env, "proj", "");
     let surfaces_recorded = ["tmux:a:0.0", "tmux:b:0.0", "tmux:c:0.0"];
     for (n, surface) in (1..).zip(surfaces_recorded) {
-        let session = uuid(n);
-        write_transcript(&claude_dir(&env), &cwd, &session, Duration::from_secs(60));
-        crash_resume_agent(&env)
-            .args([
-                "record",
-                surface,
-                &session,
-                "r",
-                "--provider",
-                "claude",
-                "--cwd",
-            ])
-            .arg(&cwd)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap()
-            .success()
-            .then_some(())
-            .expect("recorded");
+        record_session(&env, surface, &uuid(n), "r", &cwd);
     }
     let name = server_name("stopped");
     let layout = [(PanePlace::new("dev", 0, 0), cwd, PANE_SHELL)];
