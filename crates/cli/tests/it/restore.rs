@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 
 use crate::harness::{
     claude_dir, claude_resume_command, codex_home, crash_resume_agent, git_work_dir,
-    plan_by_surface, restore, run_hook, session_end, session_start, uuid, write_transcript,
+    plan_by_surface, restore, run_hook, session_end, session_start, uuid, wait_until,
+    write_transcript,
 };
 use crate::{Reaped, Sandbox};
 
@@ -166,14 +167,24 @@ fn a_session_without_transcript_starts_fresh_and_has_no_command() {
 
 /// A process whose command line names `claude` (as Claude Code's does), doing nothing.
 fn fake_claude_process() -> Reaped {
-    Reaped::new(
+    let process = Reaped::new(
         Command::new("sleep")
             .arg0("claude")
             .arg("1000")
             .stdin(Stdio::null())
             .spawn()
             .expect("spawn sleep"),
-    )
+    );
+    // Right after the spawn, under load, the kernel may not show the new command line yet.
+    let cmdline = format!("/proc/{}/cmdline", process.pid());
+    if Path::new("/proc").is_dir() {
+        wait_until("the fake agent's command line", || {
+            fs::read(&cmdline)
+                .ok()
+                .filter(|bytes| bytes.starts_with(b"claude"))
+        });
+    }
+    process
 }
 
 /// Writes Claude Code's `<config dir>/sessions/<pid>.json` for a running process.
