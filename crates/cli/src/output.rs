@@ -60,17 +60,33 @@ impl<'a> Lookup<'a> {
 pub struct ResumeCmd<'a> {
     version: u32,
     surface: &'a str,
+    /// The session the command resumes (for `recover`, not the recorded one).
     session: Option<&'a str>,
     command: Option<&'a str>,
+    /// The preflight's verdict, when the surface has an entry that is not stale.
+    verdict: Option<&'static str>,
+    /// The session the index holds for the surface.
+    held_session: Option<&'a str>,
+    /// Who holds the session already (another surface, a running agent): nothing to resume.
+    held_elsewhere: Option<&'a str>,
 }
 
 impl<'a> ResumeCmd<'a> {
-    pub fn new(surface: &'a str, entry: Option<&'a Entry>, command: Option<&'a str>) -> Self {
+    pub fn new(
+        surface: &'a str,
+        item: Option<&'a resume_plan::PlanItem>,
+        command: Option<&'a str>,
+    ) -> Self {
         ResumeCmd {
             version: OUTPUT_VERSION,
             surface,
-            session: entry.map(|entry| entry.session.as_str()),
+            session: command
+                .and(item)
+                .and_then(|item| item.session_id.as_deref()),
             command,
+            verdict: item.map(|item| item.verdict.as_str()),
+            held_session: item.map(|item| item.held_session.as_str()),
+            held_elsewhere: item.and_then(|item| item.held_elsewhere.as_deref()),
         }
     }
 }
@@ -125,14 +141,32 @@ pub struct Pruned<'a> {
     /// Surfaces of entries that could not be used, pruned by their readable timestamps.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pruned_unusable: &'a [String],
+    /// Entries older than the max age kept because a running agent holds their session.
+    kept: Vec<KeptEntry<'a>>,
+}
+
+/// An entry `prune` kept: its surface, its session, and the agent process holding it.
+#[derive(Debug, Serialize)]
+struct KeptEntry<'a> {
+    surface: &'a str,
+    session: &'a str,
+    pid: u32,
 }
 
 impl<'a> Pruned<'a> {
-    pub fn new(pruned: &'a index_store::Pruned) -> Self {
+    pub fn new(pruned: &'a index_store::Pruned, kept: &'a [(String, String, u32)]) -> Self {
         Pruned {
             version: OUTPUT_VERSION,
             pruned: pruned.entries.iter().map(EntryJson::from).collect(),
             pruned_unusable: &pruned.unusable,
+            kept: kept
+                .iter()
+                .map(|(surface, session, pid)| KeptEntry {
+                    surface,
+                    session,
+                    pid: *pid,
+                })
+                .collect(),
         }
     }
 }
@@ -260,10 +294,28 @@ pub fn preflight_text(outcome: &preflight::Outcome) -> String {
 }
 
 pub fn print_line(text: &str) -> Result<(), Failure> {
+    print_bytes(format!("{text}\n").as_bytes())
+}
+
+/// Whether the reader of stdout has gone (a closed pipe): what is left to print is dropped.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Writes `bytes` to stdout. A closed pipe (`crash-resume man | head -1`) is not an error: the
+/// reader had what it wanted, so the rest is dropped and the command ends as it would have,
+/// with nothing on stderr (as ripgrep does); any other write error fails.
+pub fn print_bytes(bytes: &[u8]) -> Result<(), Failure> {
+    if STDOUT_CLOSED.load(Ordering::SeqCst) {
+        return Ok(());
+    }
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{text}")
-        .and_then(|()| stdout.flush())
-        .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout")))
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Ordering::SeqCst);
+            Ok(())
+        }
+        written => written
+            .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout"))),
+    }
 }
 
 /// A message for people (an error, a warning, a note) on stderr: the one place every message

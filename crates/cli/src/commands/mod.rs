@@ -50,12 +50,19 @@ pub fn run(cli: Cli) -> Outcome {
             settings,
             dry_run,
         }) => install::run(cx, agent, settings, dry_run),
+        // Both are made in memory, then written: a closed pipe is then one write that fails
+        // (and is not an error), not a panic inside the generator.
         Command::Completions { shell } => {
             let mut command = Cli::command();
-            clap_complete::generate(shell, &mut command, "crash-resume", &mut std::io::stdout());
-            Ok(())
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "crash-resume", &mut script);
+            crate::output::print_bytes(&script)
         }
-        Command::Man => crate::man::render(Cli::command(), &mut std::io::stdout())
-            .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout"))),
+        Command::Man => {
+            let mut page = Vec::new();
+            crate::man::render(Cli::command(), &mut page)
+                .map_err(|error| Failure::Failed(anyhow!(error).context("cannot render the man page")))?;
+            crate::output::print_bytes(&page)
+        }
     }
 }

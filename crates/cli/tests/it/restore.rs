@@ -165,7 +165,7 @@ fn a_session_without_transcript_starts_fresh_and_has_no_command() {
 }
 
 /// A process whose command line names `claude` (as Claude Code's does), doing nothing.
-fn fake_claude_process() -> Reaped {
+pub fn fake_claude_process() -> Reaped {
     Reaped::new(
         Command::new("sleep")
             .arg0("claude")
@@ -177,7 +177,7 @@ fn fake_claude_process() -> Reaped {
 }
 
 /// Writes Claude Code's `<config dir>/sessions/<pid>.json` for a running process.
-fn write_running_session(config: &Path, pid: u32, session: &str, cwd: &Path) -> PathBuf {
+pub fn write_running_session(config: &Path, pid: u32, session: &str, cwd: &Path) -> PathBuf {
     let dir = config.join("sessions");
     fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{pid}.json"));
