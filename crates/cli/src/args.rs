@@ -218,6 +218,24 @@ pub enum HookCommand {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Remove every crash-resume hook from the agent's settings, whichever binary path installed it
+    #[command(after_help = "Examples:
+  crash-resume hook uninstall claude
+  crash-resume hook uninstall codex --dry-run
+
+Everything else in the file is kept as written; the previous version is kept beside it as
+<file>.crash-resume-<ms>.bak. Running it again changes nothing.")]
+    Uninstall {
+        #[arg(value_enum)]
+        agent: Agent,
+        /// The hook file [default: claude: $CLAUDE_CONFIG_DIR/settings.json, else
+        /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json]
+        #[arg(long, value_name = "FILE")]
+        settings: Option<String>,
+        /// Print the settings without our hooks instead of writing them
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 #[derive(Debug, Args)]

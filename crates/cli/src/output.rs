@@ -11,6 +11,7 @@ use index_core::{Entry, Millis, Recorded as CoreRecorded, SessionId, SurfaceId, 
 use index_store::Durability;
 use serde::Serialize;
 
+use crate::commands::Removed;
 use crate::error::Failure;
 
 /// The version of these documents; bumped on any incompatible change.
@@ -222,6 +223,8 @@ pub struct Installed<'a> {
     settings: &'a str,
     /// The hook events added (`SessionStart`, `SessionEnd`); empty when already installed.
     added: &'a [&'static str],
+    /// Hooks of ours from another binary path that the install replaced.
+    replaced: &'a [Removed],
     command: &'a str,
     /// Whether the settings file was written (never with `--dry-run`).
     written: bool,
@@ -234,6 +237,7 @@ impl<'a> Installed<'a> {
     pub fn new(
         settings: &'a str,
         added: &'a [&'static str],
+        replaced: &'a [Removed],
         command: &'a str,
         written: bool,
         merged: Option<&'a serde_json::value::RawValue>,
@@ -242,7 +246,38 @@ impl<'a> Installed<'a> {
             version: OUTPUT_VERSION,
             settings,
             added,
+            replaced,
             command,
+            written,
+            merged,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Uninstalled<'a> {
+    version: u32,
+    settings: &'a str,
+    /// The hooks of ours removed, each with its event and command; empty when there was none.
+    removed: &'a [Removed],
+    /// Whether the settings file was written (never with `--dry-run`).
+    written: bool,
+    /// With `--dry-run`: the settings that would be written (`null` when there is no file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merged: Option<&'a serde_json::value::RawValue>,
+}
+
+impl<'a> Uninstalled<'a> {
+    pub fn new(
+        settings: &'a str,
+        removed: &'a [Removed],
+        written: bool,
+        merged: Option<&'a serde_json::value::RawValue>,
+    ) -> Self {
+        Uninstalled {
+            version: OUTPUT_VERSION,
+            settings,
+            removed,
             written,
             merged,
         }

@@ -18,6 +18,8 @@ use anyhow::anyhow;
 use clap::CommandFactory;
 use index_core::SurfaceId;
 
+pub use install::Removed;
+
 use crate::args::{Agent, Cli, Command, HookCommand};
 use crate::context::{Context, Outcome};
 use crate::error::Failure;
@@ -49,7 +51,12 @@ pub fn run(cli: Cli) -> Outcome {
             agent,
             settings,
             dry_run,
-        }) => install::run(cx, agent, settings, dry_run),
+        }) => install::run(cx, agent, settings, dry_run, false),
+        Command::Hook(HookCommand::Uninstall {
+            agent,
+            settings,
+            dry_run,
+        }) => install::run(cx, agent, settings, dry_run, true),
         // Both are made in memory, then written: a closed pipe is then one write that fails
         // (and is not an error), not a panic inside the generator.
         Command::Completions { shell } => {

@@ -161,7 +161,11 @@ fn a_session_without_transcript_starts_fresh_and_has_no_command() {
     assert_eq!(item["session_id"], Value::Null, "{item}");
     assert_eq!(item["command"], Value::Null, "{item}");
     let text = restore_text(&env, &[]);
-    assert!(text[0].1.contains("\tfresh\t-\tstarts fresh"), "{text:?}");
+    // surface, verdict, session, how long ago it was last active, what happens.
+    let fields: Vec<&str> = text[0].1.split('\t').collect();
+    assert_eq!(fields[1..3], ["fresh", "-"], "{text:?}");
+    assert!(fields[3].ends_with("s ago"), "{text:?}");
+    assert_eq!(fields[4], "starts fresh", "{text:?}");
 }
 
 /// A process whose command line names `claude` (as Claude Code's does), doing nothing.
