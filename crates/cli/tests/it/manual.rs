@@ -166,3 +166,25 @@ fn a_closed_pipe_is_not_an_error() {
         assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{args:?}");
     }
 }
+
+/// The man page's FILES section names every file the tool leaves beside the index.
+#[test]
+fn the_man_page_names_the_files_beside_the_index() {
+    let env = Sandbox::default();
+    crate::record(&env, "S", "sid-1", "proj");
+    let applied = crate::harness::crash_resume_agent(&env)
+        .args(["restore", "--apply", "tmux", "--tmux-socket", "none"])
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{applied:?}");
+    let page = stdout_of(&env, &["man"]);
+    let files = env.index_dir_files();
+    assert!(
+        files.len() >= 4,
+        "the index, its backup, its lock and the restore lock: {files:?}"
+    );
+    for file in files {
+        assert!(page.contains(&file), "{file} is not in the man page");
+    }
+    assert!(!page.contains("index.json.lock and"), "the lock is index.json.flock");
+}
