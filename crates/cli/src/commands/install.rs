@@ -204,7 +204,11 @@ fn report_uninstall_json(
     let merged = merged
         .map(|bytes| {
             let text = String::from_utf8_lossy(bytes).trim_end().to_string();
-            RawValue::from_string(if text.is_empty() { "null".to_string() } else { text })
+            RawValue::from_string(if text.is_empty() {
+                "null".to_string()
+            } else {
+                text
+            })
         })
         .transpose()
         .map_err(|error| Failure::Failed(error.into()))?;
@@ -343,8 +347,7 @@ fn merged(path: &Utf8Path, current: Option<&[u8]>, file: &HookFile<'_>) -> Resul
     let replaced = strip_ours(&mut settings, Some(file.command)).map_err(refused)?;
     if !replaced.is_empty() {
         // Read back as written, so the merge sees the stripped hooks as text again.
-        let bytes =
-            serde_json::to_vec(&settings).map_err(|error| Failure::Failed(error.into()))?;
+        let bytes = serde_json::to_vec(&settings).map_err(|error| Failure::Failed(error.into()))?;
         settings = parse_settings(path, &bytes, file.given)?;
     }
     let added = merge(&mut settings, file.command, file.events).map_err(refused)?;
@@ -408,7 +411,10 @@ fn report_dry_run(
         would.push(format!("would add {}", merged.added.join(" and ")));
     }
     if !merged.replaced.is_empty() {
-        would.push(format!("would replace {}", describe_removed(&merged.replaced)));
+        would.push(format!(
+            "would replace {}",
+            describe_removed(&merged.replaced)
+        ));
     }
     output::print_message(&format!(
         "{} (dry run: {path} was not written)",
@@ -724,7 +730,11 @@ fn strip_ours(settings: &mut Members, keep: Option<&str>) -> Result<Vec<Removed>
             for hook in list {
                 let command = serde_json::from_str::<Value>(hook.get())
                     .ok()
-                    .and_then(|hook| hook.get("command").and_then(Value::as_str).map(str::to_string));
+                    .and_then(|hook| {
+                        hook.get("command")
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    });
                 match command {
                     Some(command) if doomed(&command) => removed.push(Removed {
                         event: event.clone(),

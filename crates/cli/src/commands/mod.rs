@@ -67,8 +67,9 @@ pub fn run(cli: Cli) -> Outcome {
         }
         Command::Man => {
             let mut page = Vec::new();
-            crate::man::render(Cli::command(), &mut page)
-                .map_err(|error| Failure::Failed(anyhow!(error).context("cannot render the man page")))?;
+            crate::man::render(Cli::command(), &mut page).map_err(|error| {
+                Failure::Failed(anyhow!(error).context("cannot render the man page"))
+            })?;
             crate::output::print_bytes(&page)
         }
     }

@@ -23,11 +23,8 @@ pub fn run(cx: &Context, max_age: &str) -> Outcome {
         }
         match live.borrow_mut().entry_holder(entry, cx.env()) {
             Some(pid) => {
-                kept.borrow_mut().push((
-                    entry.surface.to_string(),
-                    entry.session.to_string(),
-                    pid,
-                ));
+                kept.borrow_mut()
+                    .push((entry.surface.to_string(), entry.session.to_string(), pid));
                 Some(now)
             }
             None => active,

@@ -281,7 +281,9 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
             })
             .collect();
         crate::table::aligned(
-            &["SURFACE", "VERDICT", "SESSION", "ACTIVE", "COMMAND", "NOTES"],
+            &[
+                "SURFACE", "VERDICT", "SESSION", "ACTIVE", "COMMAND", "NOTES",
+            ],
             &rows,
         )
     } else {

@@ -211,7 +211,10 @@ fn a_plain_number_max_age_is_said_back_as_milliseconds() {
     assert!(text.starts_with("busy\t"), "{text}");
     // The other commands that take a max age warn the same way (prune last: it drops them).
     for (args, said) in [
-        (&["resume-cmd", "busy", "5"][..], "the max age 5 is 5 milliseconds"),
+        (
+            &["resume-cmd", "busy", "5"][..],
+            "the max age 5 is 5 milliseconds",
+        ),
         (&["prune", "999"], "the max age 999 is 999 milliseconds"),
     ] {
         let output = run(&env, args);

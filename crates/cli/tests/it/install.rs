@@ -119,7 +119,10 @@ fn install_merges_into_existing_settings_keeps_a_backup_and_is_idempotent() {
                 .and(contains(BIN)),
         )
         // The next step, last.
-        .stderr(contains("next: start Claude Code in a terminal pane").and(contains("crash-resume list")));
+        .stderr(
+            contains("next: start Claude Code in a terminal pane")
+                .and(contains("crash-resume list")),
+        );
     let bytes = fs::read(&settings_path).unwrap();
     let merged: Value = serde_json::from_slice(&bytes).unwrap();
     let existing: Value = serde_json::from_str(EXISTING).unwrap();
@@ -771,7 +774,11 @@ fn uninstall_removes_every_hook_of_ours_and_keeps_the_rest() {
         .args(["hook", "install", "claude", "--settings", settings_arg])
         .output()
         .unwrap();
-    assert!(other_install.status.success(), "{}", String::from_utf8_lossy(&other_install.stderr));
+    assert!(
+        other_install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&other_install.stderr)
+    );
     let stdout = String::from_utf8_lossy(&other_install.stdout);
     assert!(
         stdout.contains("replacing the SessionStart hook (") && stdout.contains(BIN),
@@ -794,10 +801,15 @@ fn uninstall_removes_every_hook_of_ours_and_keeps_the_rest() {
     let dry_stdout: Value = serde_json::from_slice(&dry.get_output().stdout).unwrap();
     assert_eq!(dry_stdout, serde_json::from_str::<Value>(EXISTING).unwrap());
     assert!(
-        String::from_utf8_lossy(&dry.get_output().stderr).contains("would remove the SessionStart hook"),
+        String::from_utf8_lossy(&dry.get_output().stderr)
+            .contains("would remove the SessionStart hook"),
         "{dry:?}"
     );
-    assert_eq!(backups_of(&settings_path).len(), before, "a dry run writes nothing");
+    assert_eq!(
+        backups_of(&settings_path).len(),
+        before,
+        "a dry run writes nothing"
+    );
 
     uninstall(&env, "claude", &["--settings", settings_arg])
         .success()
@@ -807,14 +819,20 @@ fn uninstall_removes_every_hook_of_ours_and_keeps_the_rest() {
                 .and(contains("(the previous version is kept as ")),
         );
     let left: Value = serde_json::from_slice(&fs::read(&settings_path).unwrap()).unwrap();
-    assert_eq!(left, serde_json::from_str::<Value>(EXISTING).unwrap(), "everything else kept");
+    assert_eq!(
+        left,
+        serde_json::from_str::<Value>(EXISTING).unwrap(),
+        "everything else kept"
+    );
     assert_eq!(backups_of(&settings_path).len(), before + 1);
 
     // Again: nothing to remove, nothing written.
     let bytes = fs::read(&settings_path).unwrap();
     uninstall(&env, "claude", &["--settings", settings_arg])
         .success()
-        .stdout(format!("no hooks of crash-resume in {settings_arg}; nothing to remove\n"));
+        .stdout(format!(
+            "no hooks of crash-resume in {settings_arg}; nothing to remove\n"
+        ));
     assert_eq!(fs::read(&settings_path).unwrap(), bytes);
     assert_eq!(backups_of(&settings_path).len(), before + 1);
 
@@ -857,7 +875,11 @@ fn uninstall_takes_only_our_hook_out_of_a_shared_group_for_every_agent() {
             .args(["--json", "hook", "uninstall", agent])
             .output()
             .unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let document: Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(document["written"], true, "{document}");
         assert_eq!(document["settings"], path.to_str().unwrap());

@@ -186,5 +186,8 @@ fn the_man_page_names_the_files_beside_the_index() {
     for file in files {
         assert!(page.contains(&file), "{file} is not in the man page");
     }
-    assert!(!page.contains("index.json.lock and"), "the lock is index.json.flock");
+    assert!(
+        !page.contains("index.json.lock and"),
+        "the lock is index.json.flock"
+    );
 }
