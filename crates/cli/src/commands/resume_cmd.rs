@@ -108,7 +108,8 @@ fn plan_item(cx: &Context, entry: &Entry) -> Result<PlanItem, Failure> {
     if own {
         return Ok(item);
     }
-    let index = context::load(cx)?;
+    // The entry's read reported the index's warnings already.
+    let index = context::open_store(cx)?.load()?.index;
     let entry = index.lookup(entry.surface.as_str()).unwrap_or(entry);
     Planner::new(&index, &registry, cx.env())
         .item(entry)
