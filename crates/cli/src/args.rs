@@ -73,6 +73,11 @@ pub enum Command {
     },
     /// Print the one shell line that resumes a surface's session
     ///
+    /// It prints what `restore` would run for the surface: for a recorded transcript that is
+    /// gone, the other conversation of its dir that would be resumed (with a note on stderr);
+    /// nothing, with exit 4, when nothing can be resumed (the preflight says fresh) or a
+    /// running agent or another surface holds the session already.
+    ///
     /// With MAX_AGE, a session is offered only when it was active within it: the later of its
     /// last hook (last_active) and the last change of its transcript counts.
     #[command(
@@ -101,7 +106,7 @@ pub enum Command {
     /// Drop every entry not active within MAX_AGE (milliseconds, or 90s, 30m, 2h, 7d)
     ///
     /// Activity is the later of the entry's last hook (last_active) and the last change of its
-    /// transcript.
+    /// transcript. An entry whose session a running agent holds is kept, and named on stderr.
     #[command(after_help = "Examples:
   crash-resume prune 7d
   crash-resume --json prune 30d | jq '.pruned[].surfaceId'")]
@@ -215,6 +220,24 @@ pub enum HookCommand {
         #[arg(long, value_name = "FILE")]
         settings: Option<String>,
         /// Print the merged settings instead of writing them
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Remove every crash-resume hook from the agent's settings, whichever binary path installed it
+    #[command(after_help = "Examples:
+  crash-resume hook uninstall claude
+  crash-resume hook uninstall codex --dry-run
+
+Everything else in the file is kept as written; the previous version is kept beside it as
+<file>.crash-resume-<ms>.bak. Running it again changes nothing.")]
+    Uninstall {
+        #[arg(value_enum)]
+        agent: Agent,
+        /// The hook file [default: claude: $CLAUDE_CONFIG_DIR/settings.json, else
+        /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json]
+        #[arg(long, value_name = "FILE")]
+        settings: Option<String>,
+        /// Print the settings without our hooks instead of writing them
         #[arg(long)]
         dry_run: bool,
     },

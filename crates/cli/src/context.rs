@@ -112,6 +112,47 @@ pub fn parse_duration_in(text: &str, what: &str, source: &str) -> Result<Duratio
     })
 }
 
+/// A max age as [`parse_duration`] reads it; a plain number under 1000 is said back as the
+/// milliseconds it is, in a warning (`90` is 90 ms, not 90 minutes).
+pub fn parse_max_age(text: &str, what: &str) -> Result<Duration, Failure> {
+    let duration = parse_duration(text, what)?;
+    let trimmed = text.trim();
+    if trimmed.bytes().all(|byte| byte.is_ascii_digit()) && duration < Duration::from_secs(1) {
+        crate::output::print_message(&format!(
+            "warning: the {what} {trimmed} is {trimmed} milliseconds (a plain number is milliseconds); write {trimmed}s, {trimmed}m, {trimmed}h or {trimmed}d for longer"
+        ));
+    }
+    Ok(duration)
+}
+
+/// What to say after "no entry for surface S": the nearest recorded surface when one is close
+/// (a typo), else where to find the recorded ones. Best effort: an index that cannot be read
+/// gives the plain hint.
+pub fn surface_hint(cx: &Context, surface: &str) -> String {
+    let index = open_store(cx).ok().and_then(|store| store.load().ok());
+    let Some(index) = index.map(|snapshot| snapshot.index) else {
+        return "; `crash-resume list` shows the recorded surfaces".to_string();
+    };
+    if index.is_empty() {
+        return "; the index is empty (the hook records a session when its agent starts in a pane; `crash-resume path` shows which index is read)".to_string();
+    }
+    let nearest = index
+        .entries()
+        .into_iter()
+        .map(|entry| entry.surface.as_str())
+        .map(|known| (strsim::damerau_levenshtein(surface, known), known))
+        .min();
+    match nearest {
+        Some((distance, known)) if distance <= surface.chars().count().div_ceil(3).max(2) => {
+            format!(
+                "; did you mean {}? (`crash-resume list` shows every surface)",
+                escape(known)
+            )
+        }
+        _ => "; `crash-resume list` shows the recorded surfaces".to_string(),
+    }
+}
+
 pub fn millis(duration: Duration) -> Millis {
     Millis::try_from(duration.as_millis()).unwrap_or(Millis::MAX)
 }

@@ -40,9 +40,7 @@ fn main() -> ExitCode {
                 .windows(2)
                 .any(|pair| pair[0] == "hook" && (pair[1] == "claude" || pair[1] == "codex"));
             if error.use_stderr() && !is_hook && json {
-                let text = error.to_string();
-                let first = text.lines().next().unwrap_or_default();
-                output::print_error_json(first.trim_start_matches("error: "), 2);
+                output::print_error_json(&usage_message(&error.to_string()), 2);
             }
             return ExitCode::from(if error.use_stderr() && !is_hook { 2 } else { 0 });
         }
@@ -69,4 +67,21 @@ fn main() -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+/// A usage error as clap says it, on one line for `--json`: every line up to the advice to try
+/// `--help` (what is missing or wrong, the possible values), then the usage line.
+fn usage_message(text: &str) -> String {
+    let mut message = String::new();
+    for line in text.lines().map(str::trim).filter(|line| !line.is_empty()) {
+        if line.starts_with("For more information") {
+            continue;
+        }
+        match line.strip_prefix("Usage: ") {
+            Some(usage) => message.push_str(&format!("; usage: {usage}")),
+            None if message.is_empty() => message.push_str(line.trim_start_matches("error: ")),
+            None => message.push_str(&format!(" {line}")),
+        }
+    }
+    message
 }

@@ -149,7 +149,7 @@ fn closing_sections(page: &mut Roff) {
             ("2", "usage error or invalid input; nothing was written"),
             (
                 "4",
-                "nothing found: no such surface, or no resumable session (preflight: the verdict is fresh)",
+                "nothing found: no such surface, or no resumable session (preflight: the verdict is fresh; resume-cmd: fresh, or the session is held by a running agent or another surface)",
             ),
         ],
     );
@@ -201,7 +201,7 @@ fn closing_sections(page: &mut Roff) {
         &[
             (
                 "$XDG_STATE_HOME/crash-resume/index.json",
-                "the index (else ~/.local/state/crash-resume/index.json), with index.json.lock and index.json.bak beside it",
+                "the index (else ~/.local/state/crash-resume/index.json). Beside it: index.json.bak (a copy of the latest generation), index.json.flock (the write lock), index.json.restore.lock (held while restore --apply runs), index.json.lock (the JavaScript crash-resume-index's lock dir, there only during a write), and index.json.corrupt-<time> (a damaged index kept aside by a repair)",
             ),
             (
                 "$XDG_STATE_HOME/crash-resume/hook.log",
@@ -210,6 +210,10 @@ fn closing_sections(page: &mut Roff) {
             (
                 "$XDG_CONFIG_HOME/crash-resume/launchers.toml",
                 "launchers of your own: per provider, per repo, profiles",
+            ),
+            (
+                "~/.claude/settings.json, ~/.codex/hooks.json",
+                "where hook install adds the hooks and hook uninstall removes them (under $CLAUDE_CONFIG_DIR or $CODEX_HOME when set), each change backed up beside it as <file>.crash-resume-<ms>.bak",
             ),
         ],
     );

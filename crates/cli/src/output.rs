@@ -11,6 +11,7 @@ use index_core::{Entry, Millis, Recorded as CoreRecorded, SessionId, SurfaceId, 
 use index_store::Durability;
 use serde::Serialize;
 
+use crate::commands::Removed;
 use crate::error::Failure;
 
 /// The version of these documents; bumped on any incompatible change.
@@ -60,17 +61,33 @@ impl<'a> Lookup<'a> {
 pub struct ResumeCmd<'a> {
     version: u32,
     surface: &'a str,
+    /// The session the command resumes (for `recover`, not the recorded one).
     session: Option<&'a str>,
     command: Option<&'a str>,
+    /// The preflight's verdict, when the surface has an entry that is not stale.
+    verdict: Option<&'static str>,
+    /// The session the index holds for the surface.
+    held_session: Option<&'a str>,
+    /// Who holds the session already (another surface, a running agent): nothing to resume.
+    held_elsewhere: Option<&'a str>,
 }
 
 impl<'a> ResumeCmd<'a> {
-    pub fn new(surface: &'a str, entry: Option<&'a Entry>, command: Option<&'a str>) -> Self {
+    pub fn new(
+        surface: &'a str,
+        item: Option<&'a resume_plan::PlanItem>,
+        command: Option<&'a str>,
+    ) -> Self {
         ResumeCmd {
             version: OUTPUT_VERSION,
             surface,
-            session: entry.map(|entry| entry.session.as_str()),
+            session: command
+                .and(item)
+                .and_then(|item| item.session_id.as_deref()),
             command,
+            verdict: item.map(|item| item.verdict.as_str()),
+            held_session: item.map(|item| item.held_session.as_str()),
+            held_elsewhere: item.and_then(|item| item.held_elsewhere.as_deref()),
         }
     }
 }
@@ -125,14 +142,32 @@ pub struct Pruned<'a> {
     /// Surfaces of entries that could not be used, pruned by their readable timestamps.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pruned_unusable: &'a [String],
+    /// Entries older than the max age kept because a running agent holds their session.
+    kept: Vec<KeptEntry<'a>>,
+}
+
+/// An entry `prune` kept: its surface, its session, and the agent process holding it.
+#[derive(Debug, Serialize)]
+struct KeptEntry<'a> {
+    surface: &'a str,
+    session: &'a str,
+    pid: u32,
 }
 
 impl<'a> Pruned<'a> {
-    pub fn new(pruned: &'a index_store::Pruned) -> Self {
+    pub fn new(pruned: &'a index_store::Pruned, kept: &'a [(String, String, u32)]) -> Self {
         Pruned {
             version: OUTPUT_VERSION,
             pruned: pruned.entries.iter().map(EntryJson::from).collect(),
             pruned_unusable: &pruned.unusable,
+            kept: kept
+                .iter()
+                .map(|(surface, session, pid)| KeptEntry {
+                    surface,
+                    session,
+                    pid: *pid,
+                })
+                .collect(),
         }
     }
 }
@@ -188,6 +223,8 @@ pub struct Installed<'a> {
     settings: &'a str,
     /// The hook events added (`SessionStart`, `SessionEnd`); empty when already installed.
     added: &'a [&'static str],
+    /// Hooks of ours from another binary path that the install replaced.
+    replaced: &'a [Removed],
     command: &'a str,
     /// Whether the settings file was written (never with `--dry-run`).
     written: bool,
@@ -200,6 +237,7 @@ impl<'a> Installed<'a> {
     pub fn new(
         settings: &'a str,
         added: &'a [&'static str],
+        replaced: &'a [Removed],
         command: &'a str,
         written: bool,
         merged: Option<&'a serde_json::value::RawValue>,
@@ -208,7 +246,38 @@ impl<'a> Installed<'a> {
             version: OUTPUT_VERSION,
             settings,
             added,
+            replaced,
             command,
+            written,
+            merged,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Uninstalled<'a> {
+    version: u32,
+    settings: &'a str,
+    /// The hooks of ours removed, each with its event and command; empty when there was none.
+    removed: &'a [Removed],
+    /// Whether the settings file was written (never with `--dry-run`).
+    written: bool,
+    /// With `--dry-run`: the settings that would be written (`null` when there is no file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merged: Option<&'a serde_json::value::RawValue>,
+}
+
+impl<'a> Uninstalled<'a> {
+    pub fn new(
+        settings: &'a str,
+        removed: &'a [Removed],
+        written: bool,
+        merged: Option<&'a serde_json::value::RawValue>,
+    ) -> Self {
+        Uninstalled {
+            version: OUTPUT_VERSION,
+            settings,
+            removed,
             written,
             merged,
         }
@@ -260,10 +329,28 @@ pub fn preflight_text(outcome: &preflight::Outcome) -> String {
 }
 
 pub fn print_line(text: &str) -> Result<(), Failure> {
+    print_bytes(format!("{text}\n").as_bytes())
+}
+
+/// Whether the reader of stdout has gone (a closed pipe): what is left to print is dropped.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Writes `bytes` to stdout. A closed pipe (`crash-resume man | head -1`) is not an error: the
+/// reader had what it wanted, so the rest is dropped and the command ends as it would have,
+/// with nothing on stderr (as ripgrep does); any other write error fails.
+pub fn print_bytes(bytes: &[u8]) -> Result<(), Failure> {
+    if STDOUT_CLOSED.load(Ordering::SeqCst) {
+        return Ok(());
+    }
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{text}")
-        .and_then(|()| stdout.flush())
-        .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout")))
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Ordering::SeqCst);
+            Ok(())
+        }
+        written => written
+            .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout"))),
+    }
 }
 
 /// A message for people (an error, a warning, a note) on stderr: the one place every message

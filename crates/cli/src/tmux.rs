@@ -176,6 +176,33 @@ impl Server {
         }
     }
 
+    /// The socket this server listens on, as tmux itself finds it: for `-L NAME`,
+    /// `$TMUX_TMPDIR` (else `/tmp`) `/tmux-<uid>/NAME`, the dir's symlinks resolved; for the
+    /// default server, the socket `$TMUX` names when set, else `default` in that dir.
+    pub fn socket_path(&self) -> String {
+        let from_tmux = std::env::var("TMUX").ok().and_then(|value| {
+            let path = value.split(',').next().unwrap_or_default().to_string();
+            (!path.is_empty()).then_some(path)
+        });
+        if let (None, Some(path)) = (&self.socket, from_tmux) {
+            return path;
+        }
+        let base = std::env::var("TMUX_TMPDIR")
+            .ok()
+            .filter(|dir| !dir.is_empty())
+            .unwrap_or_else(|| "/tmp".to_string());
+        let dir = format!(
+            "{}/tmux-{}",
+            base.trim_end_matches('/'),
+            rustix::process::getuid().as_raw()
+        );
+        let dir = std::fs::canonicalize(&dir)
+            .ok()
+            .and_then(|dir| dir.into_os_string().into_string().ok())
+            .unwrap_or(dir);
+        format!("{dir}/{}", self.socket.as_deref().unwrap_or("default"))
+    }
+
     fn tmux(&self, args: &[&str]) -> anyhow::Result<String> {
         if let Some(unanswered) = self.unanswered() {
             bail!("{unanswered}; not asked again");

@@ -115,7 +115,7 @@ fn bench_payload(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(payload.len() as u64));
     group.bench_with_input(BenchmarkId::new("read", size), &payload, |b, payload| {
         b.iter(|| {
-            let value = read_hook_payload(Pipe { bytes: payload })
+            let value = read_hook_payload(&mut Pipe { bytes: payload })
                 .expect("valid JSON")
                 .expect("a value");
             black_box(parse_hook_payload(&value).expect("a payload"))

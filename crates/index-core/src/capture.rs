@@ -328,7 +328,13 @@ const PAYLOAD_CHUNK: usize = 64 * 1024;
 /// an agent may never close the hook's stdin. `Ok(None)`: the reader ended with nothing but
 /// whitespace. An I/O error of `reader` (such as a deadline passed) comes back as the error's
 /// [`serde_json::Error::io_error_kind`].
-pub fn read_hook_payload(reader: impl std::io::Read) -> Result<Option<Value>, serde_json::Error> {
+///
+/// It takes the reader as `dyn Read` so that the parser is compiled here, once, with this
+/// crate's optimisation (the workspace builds this crate optimised in tests too): a generic
+/// one would be compiled, unoptimised, in each test build of its caller.
+pub fn read_hook_payload(
+    reader: &mut dyn std::io::Read,
+) -> Result<Option<Value>, serde_json::Error> {
     let buffered = std::io::BufReader::with_capacity(PAYLOAD_CHUNK, reader);
     serde_json::Deserializer::from_reader(buffered)
         .into_iter()

@@ -5,6 +5,7 @@
 //!   provider's config dir, from values the caller read from its environment.
 //! - [`input`]: an index entry to a [`preflight::Input`].
 //! - [`resume`]: a verdict to the session it resumes and the command that resumes it.
+//! - [`live`]: which sessions running agents hold.
 //! - [`plan`]: the restore plan ([`PlanItem`], serialisable both ways).
 //! - [`hook`]: an agent's hook event to an operation on the index.
 //! - [`pane`]: whether a restore may take over an existing pane (its shell idle at its prompt).
@@ -30,6 +31,7 @@
 mod environment;
 pub mod hook;
 pub mod input;
+pub mod live;
 pub mod pane;
 pub mod plan;
 pub mod resume;

@@ -17,6 +17,7 @@ use launcher_map::{Registry, RenderError};
 use preflight::Verdict;
 use serde::{Deserialize, Serialize};
 
+use crate::live::LiveAgents;
 use crate::{Environment, input, resume};
 
 /// One surface of the plan.
@@ -53,6 +54,10 @@ pub struct PlanItem {
     pub why: Option<String>,
     /// What applying the plan did to this surface (filled in by whoever applies it).
     pub applied: Option<String>,
+    /// When the surface was last active, in epoch milliseconds: the later of its entry's
+    /// `last_active` and its transcript's last change ([`Entry::last_activity`]).
+    #[serde(default)]
+    pub last_activity: Millis,
 }
 
 impl PlanItem {
@@ -69,6 +74,9 @@ pub struct Plan {
     pub version: u32,
     /// One item per surface, sorted by surface.
     pub surfaces: Vec<PlanItem>,
+    /// When the plan was applied to tmux: the socket path of the server it was applied to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmux_server: Option<String>,
 }
 
 /// Why a plan could not be made.
@@ -91,7 +99,7 @@ pub struct Planner<'a> {
     home: Option<Utf8PathBuf>,
     excluded: BTreeSet<String>,
     cache: preflight::Cache,
-    holders: HashMap<Utf8PathBuf, Vec<(String, u32)>>,
+    live: LiveAgents,
     cleanup_days: HashMap<Utf8PathBuf, u64>,
     now: SystemTime,
 }
@@ -107,7 +115,7 @@ impl<'a> Planner<'a> {
             // Every bound id; each entry's own is taken out while its preflight runs.
             excluded: input::excluded_ids(index, None),
             cache: preflight::Cache::default(),
-            holders: HashMap::new(),
+            live: LiveAgents::default(),
             cleanup_days: HashMap::new(),
             now: SystemTime::now(),
         }
@@ -173,6 +181,7 @@ impl<'a> Planner<'a> {
             retention,
             why,
             applied: None,
+            last_activity: entry.last_activity(input::conversation_active(entry, self.env)),
         })
     }
 
@@ -192,14 +201,9 @@ impl<'a> Planner<'a> {
         {
             return Some(format!("surface {owner}"));
         }
-        let config_dir = config_dir.filter(|_| provider == "claude")?;
-        let live = self
-            .holders
-            .entry(config_dir.clone())
-            .or_insert_with(|| preflight::claude::live_holders(config_dir));
-        live.iter()
-            .find(|(held, _)| held == session)
-            .map(|(_, pid)| format!("a running agent (pid {pid})"))
+        self.live
+            .holder(provider, config_dir?, session)
+            .map(|pid| format!("a running agent (pid {pid})"))
     }
 }
 

@@ -16,7 +16,8 @@ pub fn run(cx: &Context, surface: &str) -> Outcome {
     let text = match updated.value {
         None => {
             return Err(Failure::NotFound(format!(
-                "no entry for surface {surface}; nothing forgotten"
+                "no entry for surface {surface}; nothing forgotten{}",
+                context::surface_hint(cx, surface)
             )));
         }
         Some(Forgotten::Entry(entry)) => format!(

@@ -212,12 +212,12 @@ fn not_recorded_under_daemon(cx: &Context, daemon: u32, session: &str) -> String
 /// Reads the payload from stdin (the first JSON value, in one pass, nothing after it waited for:
 /// Claude Code may never close stdin), giving up at the deadline.
 fn read_stdin(deadline: Duration) -> anyhow::Result<serde_json::Value> {
-    let stdin = DeadlineStdin {
+    let mut stdin = DeadlineStdin {
         started: Instant::now(),
         deadline,
         stdin: std::io::stdin(),
     };
-    match index_core::capture::read_hook_payload(stdin) {
+    match index_core::capture::read_hook_payload(&mut stdin) {
         Ok(Some(value)) => Ok(value),
         Ok(None) => Err(anyhow!("no hook payload on stdin")),
         Err(error) if error.io_error_kind() == Some(std::io::ErrorKind::TimedOut) => Err(anyhow!(

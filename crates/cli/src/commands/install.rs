@@ -1,6 +1,8 @@
 //! `crash-resume hook install claude|codex`: adds the SessionStart and SessionEnd command hooks
 //! to the agent's hook file (Claude Code's `settings.json`, Codex's `hooks.json`, which has the
-//! same shape), keeping every other setting, idempotently, written atomically.
+//! same shape), keeping every other setting, idempotently, written atomically; a hook of ours
+//! that another binary path installed is replaced, not doubled. `hook uninstall` removes every
+//! hook of ours, whichever binary path installed it, the same way.
 //!
 //! The user's file is treated as theirs:
 //! - what it holds is kept as written: each member's value is carried over as its original
@@ -10,7 +12,9 @@
 //!   the other), as is a file that does not parse, is not an object, or is read-only;
 //! - the previous version is kept in a new file of its own, `<file>.crash-resume-<ms>.bak`,
 //!   never over a file that is already there;
-//! - only the exact command it installs counts as installed;
+//! - only the exact command it installs counts as installed; a hook "of ours" is one whose
+//!   command is a program named `crash-resume` running `hook <agent>` (with `--path FILE` or
+//!   not), the shape `hook install` writes, from any dir;
 //! - dirs it creates are 0700.
 //!
 //! The merge works on any agent's hooks file of this shape (`{"hooks": {"<Event>": [{"hooks":
@@ -45,7 +49,10 @@ fn hook_file_name(agent: Agent) -> &'static str {
 /// What the user must still do in the agent once the hooks are in its file.
 fn next_steps(agent: Agent, path: &Utf8Path) -> Option<String> {
     match agent {
-        Agent::Claude => None,
+        Agent::Claude => Some(
+            "next: start Claude Code in a terminal pane (tmux, zellij, WezTerm, kitty, cmux);              its SessionStart hook records the session, and `crash-resume list` shows it. After              a crash, `crash-resume restore` shows what would be resumed and `crash-resume              restore --apply tmux` re-opens tmux panes"
+                .to_string(),
+        ),
         Agent::Codex => Some(format!(
             "Codex runs a new hook only once it is trusted: start `codex`, and at \"Hooks need \
              review\" choose \"Trust all and continue\" (Codex saves the trust in config.toml \
@@ -57,11 +64,13 @@ fn next_steps(agent: Agent, path: &Utf8Path) -> Option<String> {
     }
 }
 
+/// `hook install` (`uninstall` false) or `hook uninstall` of `agent`'s hooks.
 pub fn run(
     cx: &Context,
     agent: Agent,
     settings: Option<String>,
     dry_run: bool,
+    uninstall: bool,
 ) -> Result<(), Failure> {
     let given = settings.is_some();
     let path = match settings {
@@ -74,6 +83,9 @@ pub fn run(
         None => Utf8PathBuf::from(cx.config_dir(agent).map_err(Failure::Failed)?)
             .join(hook_file_name(agent)),
     };
+    if uninstall {
+        return uninstall_command_hooks(cx, &path, given, dry_run);
+    }
     let command = hook_command(cx, agent)?;
     let file = HookFile {
         path: &path,
@@ -82,6 +94,130 @@ pub fn run(
         given,
     };
     install_command_hooks(cx, &file, dry_run, |path| next_steps(agent, path))
+}
+
+/// Removes every hook of ours ([`is_ours`]) from the hooks file at `path`, whichever binary
+/// path installed it, keeping everything else as written (a hook group left with no hook is
+/// dropped, and an event left with no group). The same locked read-merge-write and backup as
+/// an install; a missing file, or one with no hook of ours, is left alone.
+fn uninstall_command_hooks(
+    cx: &Context,
+    path: &Utf8Path,
+    given: bool,
+    dry_run: bool,
+) -> Result<(), Failure> {
+    let path = index_store::resolve_path(path).map_err(|error| settings_failure(&error))?;
+    let current = index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
+    let stripped = |current: Option<&[u8]>| -> Result<(Vec<Removed>, Vec<u8>), Failure> {
+        let mut settings = parse_settings(&path, current.unwrap_or_default(), given)?;
+        let removed = strip_ours(&mut settings, None).map_err(|reason| {
+            Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
+        })?;
+        let mut bytes =
+            serde_json::to_vec_pretty(&settings).map_err(|error| Failure::Failed(error.into()))?;
+        bytes.push(b'\n');
+        Ok((removed, bytes))
+    };
+    let escaped = index_core::text::escape(path.as_str());
+    if current.is_none() || dry_run {
+        let (removed, bytes) = match &current {
+            Some(current) => stripped(Some(current))?,
+            None => (Vec::new(), Vec::new()),
+        };
+        if cx.json {
+            return report_uninstall_json(&path, &removed, false, dry_run.then_some(&bytes));
+        }
+        output::print_message(&match (&current, removed.is_empty()) {
+            (None, _) => format!("no hooks of crash-resume to remove: {escaped} does not exist"),
+            (Some(_), true) => {
+                format!("no hooks of crash-resume in {escaped} (dry run: it was not written)")
+            }
+            (Some(_), false) => format!(
+                "would remove {} (dry run: {escaped} was not written)",
+                describe_removed(&removed)
+            ),
+        });
+        return match current {
+            Some(_) => output::print_line(String::from_utf8_lossy(&bytes).trim_end()),
+            None => Ok(()),
+        };
+    }
+    let mut result = None;
+    let edited = index_store::edit_file(&path, LOCK_TIMEOUT, |current| {
+        let (removed, bytes) = stripped(current).map_err(EditError::Refused)?;
+        let write = !removed.is_empty();
+        result = Some(removed);
+        Ok::<_, EditError>(write.then_some(bytes))
+    })
+    .map_err(|error| match error {
+        EditError::Store(error) => settings_failure(&error),
+        EditError::Refused(failure) => failure,
+    })?;
+    let removed = result.expect("the edit ran");
+    if cx.json {
+        return report_uninstall_json(&path, &removed, edited.written, None);
+    }
+    if !edited.written {
+        return output::print_line(&format!(
+            "no hooks of crash-resume in {escaped}; nothing to remove"
+        ));
+    }
+    output::print_line(&format!(
+        "removed {} from {escaped}{}",
+        describe_removed(&removed),
+        kept_as(edited.backup.as_deref())
+    ))
+}
+
+/// ` (the previous version is kept as BACKUP)`, when there is one.
+fn kept_as(backup: Option<&Utf8Path>) -> String {
+    match backup {
+        Some(backup) => format!(
+            " (the previous version is kept as {})",
+            index_core::text::escape(backup.as_str())
+        ),
+        None => String::new(),
+    }
+}
+
+/// `the SessionStart hook (CMD) and the SessionEnd hook (CMD)`.
+fn describe_removed(removed: &[Removed]) -> String {
+    removed
+        .iter()
+        .map(|removed| {
+            format!(
+                "the {} hook ({})",
+                removed.event,
+                index_core::text::escape(&removed.command)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+fn report_uninstall_json(
+    path: &Utf8Path,
+    removed: &[Removed],
+    written: bool,
+    merged: Option<&Vec<u8>>,
+) -> Result<(), Failure> {
+    let merged = merged
+        .map(|bytes| {
+            let text = String::from_utf8_lossy(bytes).trim_end().to_string();
+            RawValue::from_string(if text.is_empty() {
+                "null".to_string()
+            } else {
+                text
+            })
+        })
+        .transpose()
+        .map_err(|error| Failure::Failed(error.into()))?;
+    output::print_json(&output::Uninstalled::new(
+        path.as_str(),
+        removed,
+        written,
+        merged.as_deref(),
+    ))
 }
 
 /// A hooks file to add a command hook to.
@@ -114,8 +250,8 @@ pub fn install_command_hooks(
     // Read first (for a dry run, only): what cannot be read is refused before anything is made.
     let current = index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
     if dry_run {
-        let (added, bytes) = merged(&path, current.as_deref(), file)?;
-        return report_dry_run(cx, &path, file, &added, &bytes);
+        let merged = merged(&path, current.as_deref(), file)?;
+        return report_dry_run(cx, &path, file, &merged);
     }
     if current.is_none()
         && let Some(dir) = path.parent().filter(|dir| !dir.as_str().is_empty())
@@ -128,41 +264,44 @@ pub fn install_command_hooks(
     }
     let mut result = None;
     let edited = index_store::edit_file(&path, LOCK_TIMEOUT, |current| {
-        let (added, bytes) = merged(&path, current, file).map_err(EditError::Refused)?;
-        let write = !added.is_empty();
-        result = Some((added, bytes.clone()));
-        Ok::<_, EditError>(write.then_some(bytes))
+        let merged = merged(&path, current, file).map_err(EditError::Refused)?;
+        let write = merged.changes().then(|| merged.bytes.clone());
+        result = Some(merged);
+        Ok::<_, EditError>(write)
     })
     .map_err(|error| match error {
         EditError::Store(error) => settings_failure(&error),
         EditError::Refused(failure) => failure,
     })?;
-    let (added, bytes) = result.expect("the edit ran");
+    let merged = result.expect("the edit ran");
+    if cx.json {
+        report_json(&path, file, &merged, edited.written, false)?;
+    } else if !edited.written {
+        output::print_line(&format!(
+            "already installed in {}",
+            index_core::text::escape(path.as_str())
+        ))?;
+    } else {
+        let replaced = match merged.replaced.is_empty() {
+            true => String::new(),
+            false => format!(", replacing {}", describe_removed(&merged.replaced)),
+        };
+        let added = match merged.added.is_empty() {
+            true => "crash-resume's".to_string(),
+            false => merged.added.join(" and "),
+        };
+        output::print_line(&format!(
+            "installed {added} hooks into {}: {}{replaced}{}",
+            index_core::text::escape(path.as_str()),
+            index_core::text::escape(file.command),
+            kept_as(edited.backup.as_deref())
+        ))?;
+    }
+    // The next step comes last, where it is read.
     if let Some(note) = next_steps(&path) {
         output::print_message(&note);
     }
-    if cx.json {
-        return report_json(&path, file, &added, &bytes, edited.written, false);
-    }
-    if !edited.written {
-        return output::print_line(&format!(
-            "already installed in {}",
-            index_core::text::escape(path.as_str())
-        ));
-    }
-    let kept = match edited.backup {
-        Some(backup) => format!(
-            " (the previous version is kept as {})",
-            index_core::text::escape(backup.as_str())
-        ),
-        None => String::new(),
-    };
-    output::print_line(&format!(
-        "installed {} hooks into {}: {}{kept}",
-        added.join(" and "),
-        index_core::text::escape(path.as_str()),
-        index_core::text::escape(file.command)
-    ))
+    Ok(())
 }
 
 /// Why an edit of the settings did not go through: the store's failure, or the settings
@@ -200,37 +339,61 @@ fn settings_failure(error: &index_store::StoreError) -> Failure {
 
 /// The settings `current` holds (none when `None`) with the file's command added: the events
 /// it was added to, and the merged file's bytes.
-fn merged(
-    path: &Utf8Path,
-    current: Option<&[u8]>,
-    file: &HookFile<'_>,
-) -> Result<(Vec<&'static str>, Vec<u8>), Failure> {
+fn merged(path: &Utf8Path, current: Option<&[u8]>, file: &HookFile<'_>) -> Result<Merged, Failure> {
     let mut settings = parse_settings(path, current.unwrap_or_default(), file.given)?;
-    let added = merge(&mut settings, file.command, file.events).map_err(|reason| {
-        Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
-    })?;
+    let refused =
+        |reason| Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"));
+    // A hook of ours from another binary path is replaced, not doubled.
+    let replaced = strip_ours(&mut settings, Some(file.command)).map_err(refused)?;
+    if !replaced.is_empty() {
+        // Read back as written, so the merge sees the stripped hooks as text again.
+        let bytes = serde_json::to_vec(&settings).map_err(|error| Failure::Failed(error.into()))?;
+        settings = parse_settings(path, &bytes, file.given)?;
+    }
+    let added = merge(&mut settings, file.command, file.events).map_err(refused)?;
     let mut bytes =
         serde_json::to_vec_pretty(&settings).map_err(|error| Failure::Failed(error.into()))?;
     bytes.push(b'\n');
-    Ok((added, bytes))
+    Ok(Merged {
+        added,
+        replaced,
+        bytes,
+    })
+}
+
+/// What an install makes of the settings.
+struct Merged {
+    /// The events the command was added to.
+    added: Vec<&'static str>,
+    /// The hooks of ours, from another binary path, that it replaced.
+    replaced: Vec<Removed>,
+    /// The settings with the change.
+    bytes: Vec<u8>,
+}
+
+impl Merged {
+    /// Whether the settings change at all.
+    fn changes(&self) -> bool {
+        !self.added.is_empty() || !self.replaced.is_empty()
+    }
 }
 
 fn report_json(
     path: &Utf8Path,
     file: &HookFile<'_>,
-    added: &[&'static str],
-    bytes: &[u8],
+    merged: &Merged,
     written: bool,
     dry_run: bool,
 ) -> Result<(), Failure> {
-    let merged = String::from_utf8_lossy(bytes).into_owned();
-    let merged = RawValue::from_string(merged).map_err(|error| Failure::Failed(error.into()))?;
+    let bytes = String::from_utf8_lossy(&merged.bytes).into_owned();
+    let bytes = RawValue::from_string(bytes).map_err(|error| Failure::Failed(error.into()))?;
     output::print_json(&output::Installed::new(
         path.as_str(),
-        added,
+        &merged.added,
+        &merged.replaced,
         file.command,
         written,
-        dry_run.then_some(&*merged),
+        dry_run.then_some(&*bytes),
     ))
 }
 
@@ -238,21 +401,30 @@ fn report_dry_run(
     cx: &Context,
     path: &Utf8Path,
     file: &HookFile<'_>,
-    added: &[&'static str],
-    bytes: &[u8],
+    merged: &Merged,
 ) -> Result<(), Failure> {
     if cx.json {
-        return report_json(path, file, added, bytes, false, true);
+        return report_json(path, file, merged, false, true);
+    }
+    let mut would = Vec::new();
+    if !merged.added.is_empty() {
+        would.push(format!("would add {}", merged.added.join(" and ")));
+    }
+    if !merged.replaced.is_empty() {
+        would.push(format!(
+            "would replace {}",
+            describe_removed(&merged.replaced)
+        ));
     }
     output::print_message(&format!(
         "{} (dry run: {path} was not written)",
-        if added.is_empty() {
+        if would.is_empty() {
             "already installed".to_string()
         } else {
-            format!("would add {}", added.join(" and "))
+            would.join(", ")
         }
     ));
-    output::print_line(String::from_utf8_lossy(bytes).trim_end())
+    output::print_line(String::from_utf8_lossy(&merged.bytes).trim_end())
 }
 
 /// A JSON object as its members in order, each value kept as its original text until it is
@@ -318,6 +490,11 @@ impl Members {
             Node::Raw(raw) if name == key => Some(raw.get()),
             _ => None,
         })
+    }
+
+    /// Drops `key` and its value.
+    fn remove(&mut self, key: &str) {
+        self.0.retain(|(name, _)| name != key);
     }
 
     /// Sets `key` to `value`, in its place when it is there, else at the end.
@@ -457,6 +634,133 @@ fn runs(group: &Value, command: &str) -> bool {
                 .iter()
                 .any(|hook| hook.get("command").and_then(Value::as_str) == Some(command))
         })
+}
+
+/// A hook of ours removed from the settings: its event and its command.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Removed {
+    pub event: String,
+    pub command: String,
+}
+
+/// Whether a hook command is one `hook install` writes, from whichever binary path: a program
+/// named `crash-resume` running `hook <agent>` for an agent it knows, with `--path FILE` or not.
+fn is_ours(command: &str) -> bool {
+    use clap::ValueEnum;
+    let Some(words) = shlex::split(command) else {
+        return false;
+    };
+    let (program, rest) = match words.split_first() {
+        Some((program, rest)) => (program, rest),
+        None => return false,
+    };
+    let hook = match rest {
+        [hook, agent] => Some((hook, agent)),
+        [flag, _, hook, agent] if flag == "--path" => Some((hook, agent)),
+        _ => None,
+    };
+    Utf8Path::new(program).file_name() == Some("crash-resume")
+        && hook.is_some_and(|(hook, agent)| {
+            hook == "hook"
+                && Agent::value_variants()
+                    .iter()
+                    .any(|known| known.provider() == agent)
+        })
+}
+
+/// The command of each hook of a hook group.
+fn group_commands(group: &str) -> Vec<String> {
+    serde_json::from_str::<Value>(group)
+        .ok()
+        .and_then(|group| group.get("hooks").and_then(Value::as_array).cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|hook| hook.get("command").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Removes every hook of ours but one running exactly `keep`, from every event; returns what
+/// it removed. Only the lists and groups that lose a hook are rewritten (their other members
+/// kept as written); a group left with no hook is dropped, and so is an event left with no
+/// group.
+fn strip_ours(settings: &mut Members, keep: Option<&str>) -> Result<Vec<Removed>, String> {
+    let Some(hooks) = settings.get("hooks") else {
+        return Ok(Vec::new());
+    };
+    let mut hooks: Members =
+        serde_json::from_str(hooks).map_err(|_| "`hooks` is not a JSON object".to_string())?;
+    // Uninstall (no `keep`) removes every hook of ours; an install replaces only one that runs
+    // the same arguments from another binary path (installs for other indexes stay).
+    let arguments = |command: &str| shlex::split(command).map(|words| words[1..].to_vec());
+    let doomed = |command: &str| {
+        is_ours(command)
+            && match keep {
+                None => true,
+                Some(keep) => command != keep && arguments(command) == arguments(keep),
+            }
+    };
+    let events: Vec<String> = hooks.0.iter().map(|(event, _)| event.clone()).collect();
+    let mut removed = Vec::new();
+    for event in events {
+        // Only lists of groups can hold a hook of ours; anything else is left as it is.
+        let Some(Ok(groups)) = hooks
+            .get(&event)
+            .map(serde_json::from_str::<Vec<Box<RawValue>>>)
+        else {
+            continue;
+        };
+        let before = removed.len();
+        let mut kept_groups = Vec::new();
+        for group in groups {
+            let commands = group_commands(group.get());
+            if !commands.iter().any(|command| doomed(command)) {
+                kept_groups.push(Node::Raw(group));
+                continue;
+            }
+            let mut members: Members = serde_json::from_str(group.get())
+                .map_err(|_| format!("a group of `hooks.{event}` is not a JSON object"))?;
+            let list: Vec<Box<RawValue>> = members
+                .get("hooks")
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|_| format!("the `hooks` of a group of `hooks.{event}` is not a list"))?
+                .unwrap_or_default();
+            let mut left = Vec::new();
+            for hook in list {
+                let command = serde_json::from_str::<Value>(hook.get())
+                    .ok()
+                    .and_then(|hook| {
+                        hook.get("command")
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    });
+                match command {
+                    Some(command) if doomed(&command) => removed.push(Removed {
+                        event: event.clone(),
+                        command,
+                    }),
+                    _ => left.push(Node::Raw(hook)),
+                }
+            }
+            if !left.is_empty() {
+                members.set("hooks", Node::List(left));
+                kept_groups.push(Node::Object(members));
+            }
+        }
+        if removed.len() == before {
+            continue;
+        }
+        if kept_groups.is_empty() {
+            hooks.remove(&event);
+        } else {
+            hooks.set(&event, Node::List(kept_groups));
+        }
+    }
+    if !removed.is_empty() {
+        settings.set("hooks", Node::Object(hooks));
+    }
+    Ok(removed)
 }
 
 /// Adds the command hook to each event that lacks it; returns the events it was added to. Only

@@ -14,6 +14,9 @@ pub fn run(cx: &Context, surface: &str) -> Outcome {
     }
     match entry {
         Some(_) => Ok(()),
-        None => Err(Failure::NotFound(format!("no entry for surface {surface}"))),
+        None => Err(Failure::NotFound(format!(
+            "no entry for surface {surface}{}",
+            context::surface_hint(cx, surface)
+        ))),
     }
 }

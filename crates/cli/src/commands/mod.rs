@@ -18,6 +18,8 @@ use anyhow::anyhow;
 use clap::CommandFactory;
 use index_core::SurfaceId;
 
+pub use install::Removed;
+
 use crate::args::{Agent, Cli, Command, HookCommand};
 use crate::context::{Context, Outcome};
 use crate::error::Failure;
@@ -49,13 +51,26 @@ pub fn run(cli: Cli) -> Outcome {
             agent,
             settings,
             dry_run,
-        }) => install::run(cx, agent, settings, dry_run),
+        }) => install::run(cx, agent, settings, dry_run, false),
+        Command::Hook(HookCommand::Uninstall {
+            agent,
+            settings,
+            dry_run,
+        }) => install::run(cx, agent, settings, dry_run, true),
+        // Both are made in memory, then written: a closed pipe is then one write that fails
+        // (and is not an error), not a panic inside the generator.
         Command::Completions { shell } => {
             let mut command = Cli::command();
-            clap_complete::generate(shell, &mut command, "crash-resume", &mut std::io::stdout());
-            Ok(())
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "crash-resume", &mut script);
+            crate::output::print_bytes(&script)
         }
-        Command::Man => crate::man::render(Cli::command(), &mut std::io::stdout())
-            .map_err(|error| Failure::Failed(anyhow!(error).context("cannot write to stdout"))),
+        Command::Man => {
+            let mut page = Vec::new();
+            crate::man::render(Cli::command(), &mut page).map_err(|error| {
+                Failure::Failed(anyhow!(error).context("cannot render the man page"))
+            })?;
+            crate::output::print_bytes(&page)
+        }
     }
 }

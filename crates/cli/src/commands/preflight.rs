@@ -13,7 +13,10 @@ pub fn run(cx: &Context, args: PreflightArgs) -> Outcome {
         Some(surface) => {
             let surface = SurfaceId::new(surface.as_str())?;
             let Some(entry) = index.lookup(surface.as_str()) else {
-                return Err(Failure::NotFound(format!("no entry for surface {surface}")));
+                return Err(Failure::NotFound(format!(
+                    "no entry for surface {surface}{}",
+                    context::surface_hint(cx, surface.as_str())
+                )));
             };
             resume_plan::input::preflight_input(&index, entry, cx.env())
         }

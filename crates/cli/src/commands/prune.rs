@@ -1,19 +1,48 @@
 //! `crash-resume prune`: drops the entries inactive longer than a max age, and the unusable
-//! ones whose own readable timestamps are older than that.
+//! ones whose own readable timestamps are older than that. An entry whose session a running
+//! agent holds is kept, however quiet it has been (the agent may sit at its prompt for days),
+//! and the command says which it kept.
+
+use std::cell::RefCell;
 
 use crate::context::{self, Context, Outcome};
 use crate::output;
 use index_core::text::escape;
+use resume_plan::live::LiveAgents;
 
 pub fn run(cx: &Context, max_age: &str) -> Outcome {
-    let max_age = context::millis(context::parse_duration(max_age, "max age")?);
-    let updated = context::open_store(cx)?.prune(max_age, context::now(), |entry| {
-        context::conversation_active(cx, entry)
+    let max_age = context::millis(context::parse_max_age(max_age, "max age")?);
+    let now = context::now();
+    let live = RefCell::new(LiveAgents::default());
+    // The entries kept only because an agent holds their session: (surface, session, pid).
+    let kept = RefCell::new(Vec::new());
+    let updated = context::open_store(cx)?.prune(max_age, now, |entry| {
+        let active = context::conversation_active(cx, entry);
+        if !entry.is_inactive(max_age, active, now) {
+            return active;
+        }
+        match live.borrow_mut().entry_holder(entry, cx.env()) {
+            Some(pid) => {
+                kept.borrow_mut()
+                    .push((entry.surface.to_string(), entry.session.to_string(), pid));
+                Some(now)
+            }
+            None => active,
+        }
     })?;
     context::report(&updated.warnings);
+    let mut kept = kept.into_inner();
+    kept.sort();
+    for (surface, session, pid) in &kept {
+        output::print_message(&format!(
+            "kept {} → {}: a running agent (pid {pid}) holds its session",
+            escape(surface),
+            escape(session)
+        ));
+    }
     let pruned = updated.value;
     if cx.json {
-        return output::print_json(&output::Pruned::new(&pruned));
+        return output::print_json(&output::Pruned::new(&pruned, &kept));
     }
     let mut text = format!(
         "pruned {} entries",

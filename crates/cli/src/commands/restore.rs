@@ -46,14 +46,22 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let max_age = args
         .max_age
         .as_deref()
-        .map(|text| context::parse_duration(text, "max age").map(context::millis))
+        .map(|text| context::parse_max_age(text, "max age").map(context::millis))
         .transpose()?;
     let index = context::load(cx)?;
-    let mut plan = build_plan(cx, &index, args.all, max_age)?;
+    let now = context::now();
+    let mut plan = build_plan(cx, &index, args.all, max_age, now)?;
     let mut failed = 0;
     let mut unanswered = None;
+    let mut tmux_server = None;
     if let Some(tmux::Apply::Tmux) = args.apply {
         let server = tmux::Server::new(args.tmux_socket.clone());
+        let socket = server.socket_path();
+        output::print_message(&format!(
+            "restoring into the tmux server at {socket} (`{}`)",
+            server.command_line()
+        ));
+        tmux_server = Some(socket);
         let store = context::open_store(cx)?;
         failed = store
             .exclusive("restore", RESTORE_LOCK_TIMEOUT, || {
@@ -104,6 +112,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         output::print_json(&Plan {
             version: OUTPUT_VERSION,
             surfaces: plan,
+            tmux_server,
         })?;
         return outcome;
     }
@@ -116,13 +125,13 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
                 " whose session did not end cleanly"
             },
             match &args.max_age {
-                Some(max_age) => format!(" and was active within {max_age}"),
+                Some(max_age) => format!(" and was active within {}", with_unit(max_age)),
                 None => String::new(),
             }
         ));
         return Ok(());
     }
-    output::print_line(&plan_text(&plan))?;
+    output::print_line(&plan_text(&plan, now))?;
     outcome
 }
 
@@ -133,13 +142,10 @@ fn build_plan(
     index: &Index,
     all: bool,
     max_age: Option<u64>,
+    now: u64,
 ) -> Result<Vec<PlanItem>, Failure> {
     let registry = context::registry(cx)?;
-    let options = PlanOptions {
-        all,
-        max_age,
-        now: context::now(),
-    };
+    let options = PlanOptions { all, max_age, now };
     resume_plan::plan::build_plan(index, &registry, cx.env(), options).map_err(
         |error| match error {
             PlanError::InvalidId(error) => error.into(),
@@ -206,10 +212,20 @@ fn claimed_at(store: &index_store::Store, item: &PlanItem) -> Option<u64> {
         .flatten()
 }
 
+/// A max age as typed, a plain number with its unit (`90` is `90ms`).
+fn with_unit(max_age: &str) -> String {
+    let max_age = max_age.trim();
+    if max_age.bytes().all(|byte| byte.is_ascii_digit()) {
+        format!("{max_age}ms")
+    } else {
+        max_age.to_string()
+    }
+}
+
 /// The plan for people: on a terminal a table whose last column gathers the notes; piped, one
-/// tab-separated line per surface (surface, verdict, session, command or what happens, then
-/// each note as a field of its own).
-fn plan_text(plan: &[PlanItem]) -> String {
+/// tab-separated line per surface (surface, verdict, session, how long ago it was last active,
+/// command or what happens, then each note as a field of its own).
+fn plan_text(plan: &[PlanItem], now: u64) -> String {
     let cells: Vec<(Vec<String>, Vec<String>)> = plan
         .iter()
         .map(|item| {
@@ -239,7 +255,17 @@ fn plan_text(plan: &[PlanItem]) -> String {
             if let Some(applied) = &item.applied {
                 notes.push(format!("[{}]", escape(applied)));
             }
-            let fields = vec![escape(&item.surface).into_owned(), verdict, session, what];
+            let active = format!(
+                "{} ago",
+                output::format_age(now.saturating_sub(item.last_activity))
+            );
+            let fields = vec![
+                escape(&item.surface).into_owned(),
+                verdict,
+                session,
+                active,
+                what,
+            ];
             (fields, notes)
         })
         .collect();
@@ -255,13 +281,26 @@ fn plan_text(plan: &[PlanItem]) -> String {
             })
             .collect();
         crate::table::aligned(
-            &["SURFACE", "VERDICT", "SESSION", "COMMAND", "NOTES"],
+            &[
+                "SURFACE", "VERDICT", "SESSION", "ACTIVE", "COMMAND", "NOTES",
+            ],
             &rows,
         )
     } else {
+        // Piped, the command stays the 4th field, as it was before the age came: scripts cut
+        // by position.
         let rows: Vec<Vec<&str>> = cells
             .iter()
-            .map(|(fields, notes)| fields.iter().chain(notes).map(String::as_str).collect())
+            .map(|(fields, notes)| {
+                let [surface, verdict, session, active, what] = &fields[..] else {
+                    unreachable!("a plan row has five fields");
+                };
+                [surface, verdict, session, what, active]
+                    .into_iter()
+                    .chain(notes)
+                    .map(String::as_str)
+                    .collect()
+            })
             .collect();
         crate::table::tsv(&rows)
     }

@@ -13,7 +13,8 @@ pub fn run(cx: &Context, surface: &str) -> Outcome {
     }
     if !updated.value {
         return Err(Failure::NotFound(format!(
-            "no entry for surface {surface}; nothing touched"
+            "no entry for surface {surface}; nothing touched{}",
+            context::surface_hint(cx, surface)
         )));
     }
     if !cx.json {

@@ -121,6 +121,108 @@ fn prune_keeps_a_surface_whose_transcript_changed_recently() {
     assert_eq!(left, ["busy"]);
 }
 
+/// Three agents that have sat quiet at their prompts for three hours: the two still running
+/// (their `sessions/<pid>.json` names their session) are kept however old, and `prune` says
+/// so; the one whose agent is gone is dropped.
+#[test]
+fn prune_never_drops_a_surface_whose_session_a_running_agent_holds() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    let config = claude_dir(&env);
+    for (n, surface) in [(1, "running-a"), (2, "running-b"), (3, "gone")] {
+        let session = uuid(n);
+        bind_three_hours_ago(&env, surface, &session, &cwd);
+        write_transcript(&config, &cwd, &session, Duration::from_secs(3 * 3600));
+    }
+    let agents = [
+        crate::restore::fake_claude_process(),
+        crate::restore::fake_claude_process(),
+    ];
+    crate::restore::write_running_session(&config, agents[0].pid(), &uuid(1), &cwd);
+    crate::restore::write_running_session(&config, agents[1].pid(), &uuid(2), &cwd);
+
+    let output = run(&env, &["--json", "prune", "20s"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let pruned: Vec<&str> = document["pruned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["surfaceId"].as_str().unwrap())
+        .collect();
+    assert_eq!(pruned, ["gone"]);
+    assert_eq!(
+        document["kept"],
+        serde_json::json!([
+            {"surface": "running-a", "session": uuid(1), "pid": agents[0].pid()},
+            {"surface": "running-b", "session": uuid(2), "pid": agents[1].pid()},
+        ])
+    );
+    for (surface, agent) in [("running-a", &agents[0]), ("running-b", &agents[1])] {
+        assert!(
+            stderr.contains(&format!(
+                "kept {surface} → {}: a running agent (pid {}) holds its session",
+                uuid(if surface == "running-a" { 1 } else { 2 }),
+                agent.pid()
+            )),
+            "{stderr}"
+        );
+    }
+    let left: Vec<String> = env.entries().keys().cloned().collect();
+    assert_eq!(left, ["running-a", "running-b"]);
+
+    // Once the agents have exited, their quiet surfaces go as any other.
+    drop(agents);
+    let output = run(&env, &["prune", "20s"]);
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        format!(
+            "pruned 2 entries\nrunning-a\t{}\tproj\nrunning-b\t{}\tproj\n",
+            uuid(1),
+            uuid(2)
+        )
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+}
+
+/// A plain number is milliseconds: `restore` says it back with its unit, and a number under
+/// 1000 (`90`, meant as minutes) gets a warning, for every command that takes a max age.
+#[test]
+fn a_plain_number_max_age_is_said_back_as_milliseconds() {
+    let env = three_surfaces();
+    let output = run(&env, &["restore", "--max-age", "90"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: the max age 90 is 90 milliseconds (a plain number is milliseconds); write 90s, 90m, 90h or 90d for longer"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("was active within 90ms"), "{stderr}");
+    // 1000 and more, or a unit: no warning.
+    for max_age in ["1000", "90m"] {
+        let output = run(&env, &["restore", "--max-age", max_age]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("warning"), "{max_age}: {stderr}");
+    }
+    let output = run(&env, &["restore", "--max-age", "7200000"]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.starts_with("busy\t"), "{text}");
+    // The other commands that take a max age warn the same way (prune last: it drops them).
+    for (args, said) in [
+        (
+            &["resume-cmd", "busy", "5"][..],
+            "the max age 5 is 5 milliseconds",
+        ),
+        (&["prune", "999"], "the max age 999 is 999 milliseconds"),
+    ] {
+        let output = run(&env, args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn list_shows_the_age_of_the_latest_activity() {
     let env = three_surfaces();

@@ -455,9 +455,11 @@ fn hostile_values_in_an_index_are_refused_and_never_printed_raw() {
             "{surface}: {stderr}"
         );
     }
-    let (code, stdout, _) = run(&["resume-cmd", "tmux:s:5.0"]);
-    assert_eq!(code, Some(0));
-    assert_eq!(stdout, "cd /w && claude --resume sid-5\n");
+    // Not refused: only nothing of it is on this machine to resume.
+    let (code, stdout, stderr) = run(&["resume-cmd", "tmux:s:5.0"]);
+    assert_eq!(code, Some(4), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("the preflight says fresh"), "{stderr}");
 
     let (code, stdout, stderr) = run(&["list"]);
     assert_eq!(code, Some(0), "{stderr}");

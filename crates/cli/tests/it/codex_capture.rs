@@ -140,7 +140,7 @@ fn outside_the_daemon_codex_records_and_its_end_marks_the_session_ended() {
 }
 
 /// A rollout as Codex 0.171 writes it, found by the search (no state database).
-fn write_rollout(codex: &Path, session: &str, first_line: &str) {
+pub fn write_rollout(codex: &Path, session: &str, first_line: &str) {
     let dir = codex.join("sessions/2026/12/01");
     fs::create_dir_all(&dir).unwrap();
     fs::write(

@@ -758,6 +758,12 @@ fn codex_notify_payload_as_an_argument_with_thread_id() {
     assert_eq!(entry["provider"], "codex");
     assert_eq!(entry["config_dir"], json!(codex_home(&env)));
     assert_eq!(entry["repo"], "notify-proj");
+    // With its rollout on disk, as Codex writes it, the thread resumes in its dir.
+    crate::codex_capture::write_rollout(
+        &codex_home(&env),
+        thread,
+        r#"{"timestamp":"2026-12-01T07:49:08.000Z","type":"session_meta","payload":{}}"#,
+    );
     crate::check(
         &env,
         &["resume-cmd", "notify-pane"],

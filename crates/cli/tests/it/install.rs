@@ -118,7 +118,11 @@ fn install_merges_into_existing_settings_keeps_a_backup_and_is_idempotent() {
                 .and(contains(settings_arg))
                 .and(contains(BIN)),
         )
-        .stderr(is_empty());
+        // The next step, last.
+        .stderr(
+            contains("next: start Claude Code in a terminal pane")
+                .and(contains("crash-resume list")),
+        );
     let bytes = fs::read(&settings_path).unwrap();
     let merged: Value = serde_json::from_slice(&bytes).unwrap();
     let existing: Value = serde_json::from_str(EXISTING).unwrap();
@@ -164,7 +168,7 @@ fn install_merges_into_existing_settings_keeps_a_backup_and_is_idempotent() {
     install(&env, &["--settings", settings_arg])
         .success()
         .stdout(format!("already installed in {settings_arg}\n"))
-        .stderr(is_empty());
+        .stderr(contains("next: "));
     assert_eq!(fs::read(&settings_path).unwrap(), bytes, "byte-identical");
     assert_eq!(
         fs::read(backup_of(&settings_path)).unwrap(),
@@ -735,4 +739,171 @@ fn a_full_disk_leaves_the_settings_intact_and_no_backup_needs_root() {
         .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(left, ["settings.json"], "no backup and no temp file left");
+}
+
+/// `hook uninstall` with `args`.
+fn uninstall(env: &Sandbox, agent: &str, args: &[&str]) -> assert_cmd::assert::Assert {
+    assert_cmd::Command::from_std(crash_resume_agent(env))
+        .args(["hook", "uninstall", agent])
+        .args(args)
+        .assert()
+}
+
+/// The binary under test, copied to `dir` (another install of it, as from a second
+/// `cargo install --root`).
+fn second_binary(dir: &Path) -> std::path::PathBuf {
+    make_dir(dir);
+    let copy = dir.join("crash-resume");
+    fs::copy(BIN, &copy).unwrap();
+    copy
+}
+
+/// An install from a second binary path replaces the first one's hooks instead of adding a
+/// second pair; `hook uninstall` then removes every hook of ours, whichever binary installed
+/// it, keeps everything else as written, backs up as install does, and is idempotent.
+#[test]
+fn uninstall_removes_every_hook_of_ours_and_keeps_the_rest() {
+    let env = Sandbox::default();
+    let settings_path = env.root().join("settings.json");
+    fs::write(&settings_path, EXISTING).unwrap();
+    let settings_arg = settings_path.to_str().unwrap();
+
+    install(&env, &["--settings", settings_arg]).success();
+    let other = second_binary(&env.root().join("other-bin"));
+    let other_install = agent_command(&env, &other)
+        .args(["hook", "install", "claude", "--settings", settings_arg])
+        .output()
+        .unwrap();
+    assert!(
+        other_install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&other_install.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&other_install.stdout);
+    assert!(
+        stdout.contains("replacing the SessionStart hook (") && stdout.contains(BIN),
+        "{stdout}"
+    );
+    let settings: Value = serde_json::from_slice(&fs::read(&settings_path).unwrap()).unwrap();
+    for event in ["SessionStart", "SessionEnd"] {
+        let ours: Vec<String> = commands_in(&settings, event)
+            .into_iter()
+            .filter(|command| command.contains("crash-resume"))
+            .collect();
+        assert_eq!(ours.len(), 1, "{event}: {settings:#}");
+        assert!(ours[0].starts_with(other.to_str().unwrap()), "{ours:?}");
+    }
+    // And the first binary's install puts its own back, replacing the second's.
+    install(&env, &["--settings", settings_arg]).success();
+
+    let before = backups_of(&settings_path).len();
+    let dry = uninstall(&env, "claude", &["--settings", settings_arg, "--dry-run"]).success();
+    let dry_stdout: Value = serde_json::from_slice(&dry.get_output().stdout).unwrap();
+    assert_eq!(dry_stdout, serde_json::from_str::<Value>(EXISTING).unwrap());
+    assert!(
+        String::from_utf8_lossy(&dry.get_output().stderr)
+            .contains("would remove the SessionStart hook"),
+        "{dry:?}"
+    );
+    assert_eq!(
+        backups_of(&settings_path).len(),
+        before,
+        "a dry run writes nothing"
+    );
+
+    uninstall(&env, "claude", &["--settings", settings_arg])
+        .success()
+        .stdout(
+            contains("removed the SessionStart hook (")
+                .and(contains("and the SessionEnd hook ("))
+                .and(contains("(the previous version is kept as ")),
+        );
+    let left: Value = serde_json::from_slice(&fs::read(&settings_path).unwrap()).unwrap();
+    assert_eq!(
+        left,
+        serde_json::from_str::<Value>(EXISTING).unwrap(),
+        "everything else kept"
+    );
+    assert_eq!(backups_of(&settings_path).len(), before + 1);
+
+    // Again: nothing to remove, nothing written.
+    let bytes = fs::read(&settings_path).unwrap();
+    uninstall(&env, "claude", &["--settings", settings_arg])
+        .success()
+        .stdout(format!(
+            "no hooks of crash-resume in {settings_arg}; nothing to remove\n"
+        ));
+    assert_eq!(fs::read(&settings_path).unwrap(), bytes);
+    assert_eq!(backups_of(&settings_path).len(), before + 1);
+
+    // A file that is not there is left so.
+    let missing = env.root().join("none").join("settings.json");
+    uninstall(&env, "claude", &["--settings", missing.to_str().unwrap()])
+        .success()
+        .stderr(contains("does not exist"));
+    assert!(!missing.parent().unwrap().exists());
+}
+
+/// A hook of ours that shares its group with another tool's hook: only ours goes, and the
+/// group stays with the other. Codex's hooks.json (its default place, under `CODEX_HOME`) is
+/// handled the same; `--json` lists what was removed.
+#[test]
+fn uninstall_takes_only_our_hook_out_of_a_shared_group_for_every_agent() {
+    let env = Sandbox::default();
+    for agent in ["claude", "codex"] {
+        let path = match agent {
+            "claude" => claude_dir(&env).join("settings.json"),
+            _ => codex_home(&env).join("hooks.json"),
+        };
+        make_dir(path.parent().unwrap());
+        let shared = json!({
+            "model": "x",
+            "hooks": {
+                "SessionStart": [
+                    { "matcher": "startup", "hooks": [
+                        { "type": "command", "command": "other-tool start", "timeout": 5 },
+                        { "type": "command", "command": format!("/old/bin/crash-resume hook {agent}") }
+                    ] }
+                ],
+                "SessionEnd": [
+                    { "hooks": [ { "type": "command", "command": format!("'/opt/my tools/crash-resume' --path /var/x/index.json hook {agent}") } ] }
+                ]
+            }
+        });
+        fs::write(&path, serde_json::to_vec_pretty(&shared).unwrap()).unwrap();
+        let output = crash_resume_agent(&env)
+            .args(["--json", "hook", "uninstall", agent])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(document["written"], true, "{document}");
+        assert_eq!(document["settings"], path.to_str().unwrap());
+        assert_eq!(
+            document["removed"],
+            json!([
+                { "event": "SessionStart", "command": format!("/old/bin/crash-resume hook {agent}") },
+                { "event": "SessionEnd", "command": format!("'/opt/my tools/crash-resume' --path /var/x/index.json hook {agent}") },
+            ])
+        );
+        let left: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        assert_eq!(
+            left,
+            json!({
+                "model": "x",
+                "hooks": {
+                    "SessionStart": [
+                        { "matcher": "startup", "hooks": [
+                            { "type": "command", "command": "other-tool start", "timeout": 5 }
+                        ] }
+                    ]
+                }
+            }),
+            "{agent}"
+        );
+    }
 }

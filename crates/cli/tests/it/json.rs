@@ -216,6 +216,26 @@ fn every_failing_command_prints_one_versioned_json_document() {
     );
 }
 
+/// A usage error's document says it whole: what is missing (or the values allowed), and the
+/// usage line, not only clap's first line.
+#[test]
+fn a_usage_error_document_names_what_is_missing() {
+    let env = Sandbox::default();
+    let document = error_of(&env, &["resume-cmd"], 2);
+    let message = document["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "the following required arguments were not provided: <SURFACE>; usage: crash-resume resume-cmd "
+        ) && message.ends_with("<SURFACE> [MAX_AGE]"),
+        "{message}"
+    );
+    let document = error_of(&env, &["restore", "--apply", "screen"], 2);
+    assert_eq!(
+        document["error"]["message"],
+        "invalid value 'screen' for '--apply <MULTIPLEXER>' [possible values: tmux]"
+    );
+}
+
 #[test]
 fn a_document_printed_before_a_failure_is_the_only_one() {
     let env = Sandbox::default();

@@ -26,6 +26,7 @@ mod meta;
 mod paths;
 mod reads;
 mod restore;
+mod resume_cmd;
 mod scenarios;
 mod soak;
 mod tables;

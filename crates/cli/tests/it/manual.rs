@@ -18,6 +18,7 @@ const SUBCOMMANDS: &[&[&str]] = &[
     &["hook", "claude"],
     &["hook", "codex"],
     &["hook", "install"],
+    &["hook", "uninstall"],
     &["completions"],
     &["man"],
 ];
@@ -33,6 +34,7 @@ const MAIN_COMMANDS: &[&[&str]] = &[
     &["preflight"],
     &["restore"],
     &["hook", "install"],
+    &["hook", "uninstall"],
 ];
 
 fn stdout_of(env: &Sandbox, args: &[&str]) -> String {
@@ -127,4 +129,65 @@ fn help_of_the_main_commands_shows_examples() {
             "{args:?}: {first}"
         );
     }
+}
+
+/// A reader that stops reading (`crash-resume man | head -1`) is not an error: with stdout a
+/// pipe whose reading end is closed before anything is written, every command that prints
+/// exits 0 with nothing on stderr, as ripgrep does.
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let env = Sandbox::default();
+    crate::record(&env, "S", "sid-1", "proj");
+    for args in [
+        &["man"][..],
+        &["completions", "bash"],
+        &["list"],
+        &["--json", "list"],
+        &["lookup", "S"],
+        &["resume-cmd", "S"],
+        &["restore"],
+        &["path"],
+        &["--help"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let output = crate::crash_resume_std(&env)
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{args:?}");
+    }
+}
+
+/// The man page's FILES section names every file the tool leaves beside the index.
+#[test]
+fn the_man_page_names_the_files_beside_the_index() {
+    let env = Sandbox::default();
+    crate::record(&env, "S", "sid-1", "proj");
+    let applied = crate::harness::crash_resume_agent(&env)
+        .args(["restore", "--apply", "tmux", "--tmux-socket", "none"])
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{applied:?}");
+    let page = stdout_of(&env, &["man"]);
+    let files = env.index_dir_files();
+    assert!(
+        files.len() >= 4,
+        "the index, its backup, its lock and the restore lock: {files:?}"
+    );
+    for file in files {
+        assert!(page.contains(&file), "{file} is not in the man page");
+    }
+    assert!(
+        !page.contains("index.json.lock and"),
+        "the lock is index.json.flock"
+    );
 }

@@ -162,11 +162,14 @@ fn a_session_without_transcript_starts_fresh_and_has_no_command() {
     assert_eq!(item["session_id"], Value::Null, "{item}");
     assert_eq!(item["command"], Value::Null, "{item}");
     let text = restore_text(&env, &[]);
-    assert!(text[0].1.contains("\tfresh\t-\tstarts fresh"), "{text:?}");
+    // surface, verdict, session, what happens, how long ago it was last active.
+    let fields: Vec<&str> = text[0].1.split('\t').collect();
+    assert_eq!(fields[1..4], ["fresh", "-", "starts fresh"], "{text:?}");
+    assert!(fields[4].ends_with("s ago"), "{text:?}");
 }
 
 /// A process whose command line names `claude` (as Claude Code's does), doing nothing.
-fn fake_claude_process() -> Reaped {
+pub fn fake_claude_process() -> Reaped {
     let process = Reaped::new(
         Command::new("sleep")
             .arg0("claude")
@@ -188,7 +191,7 @@ fn fake_claude_process() -> Reaped {
 }
 
 /// Writes Claude Code's `<config dir>/sessions/<pid>.json` for a running process.
-fn write_running_session(config: &Path, pid: u32, session: &str, cwd: &Path) -> PathBuf {
+pub fn write_running_session(config: &Path, pid: u32, session: &str, cwd: &Path) -> PathBuf {
     let dir = config.join("sessions");
     fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{pid}.json"));

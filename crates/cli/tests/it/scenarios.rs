@@ -158,12 +158,13 @@ fn index_survives_a_simulated_reboot() {
     let looked_up: Value = serde_json::from_slice(&looked_up.get_output().stdout).unwrap();
     assert_eq!(looked_up, saved["entries"]["tmux:main:0.1"]);
 
+    // Its dir is not on this machine: nothing to resume there, and no command that would fail.
     check(
         &after_reboot,
         &["resume-cmd", "kitty:7"],
-        0,
-        predicate::eq("cd /src/web && claude --resume sess-3\n"),
+        4,
         is_empty(),
+        contains("the preflight says fresh"),
     );
     check(
         &after_reboot,
@@ -233,23 +234,28 @@ fn resume_commands_per_profile() {
 #[test]
 fn default_launcher_runs_in_the_sessions_dir_with_its_config_dir() {
     let env = Sandbox::default();
+    let cwd = crate::harness::make_dir(&env.root().join("my proj"));
+    let config = env.root().join(".claude-work");
+    let session = crate::harness::uuid(1);
+    crate::harness::write_transcript(&config, &cwd, &session, std::time::Duration::ZERO);
+    let (cwd, config) = (cwd.to_str().unwrap(), config.to_str().unwrap());
     crash_resume(&env)
-        .args(["record", "S", "sid-1", "proj", "--cwd", "/x/my proj"])
-        .args(["--config-dir", "/x/.claude-work"])
+        .args(["record", "S", &session, "proj", "--cwd", cwd])
+        .args(["--config-dir", config])
         .assert()
         .success();
     check(
         &env,
         &["resume-cmd", "S"],
         0,
-        predicate::eq(
-            "cd '/x/my proj' && CLAUDE_CONFIG_DIR=/x/.claude-work claude --resume sid-1\n",
-        ),
+        predicate::eq(format!(
+            "cd '{cwd}' && CLAUDE_CONFIG_DIR={config} claude --resume {session}\n"
+        )),
         is_empty(),
     );
     let stored = env.entry("S").unwrap();
-    assert_eq!(stored["cwd"], "/x/my proj");
-    assert_eq!(stored["config_dir"], "/x/.claude-work");
+    assert_eq!(stored["cwd"], cwd);
+    assert_eq!(stored["config_dir"], config);
 
     // The default config dir is not spelled out; a session without a dir runs where it is.
     record(&env, "T", "sid-2", "proj");

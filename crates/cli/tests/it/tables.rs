@@ -156,15 +156,15 @@ fn restore_is_a_table_on_a_terminal_and_tsv_when_piped() {
     let table = on_terminal(restore);
     assert!(table.starts_with("SURFACE "), "{table}");
     assert_eq!(table.lines().count(), 3, "{table}");
-    check_aligned(&table, &["SURFACE", "VERDICT", "SESSION", "COMMAND"]);
+    check_aligned(
+        &table,
+        &["SURFACE", "VERDICT", "SESSION", "ACTIVE", "COMMAND"],
+    );
 
     let mut restore = crash_resume_agent(&env);
     restore.arg("restore");
     check_tsv(
         restore,
-        &[
-            "tmux:main:0.0\tfresh\t-\tstarts fresh",
-            "tmux:ワーク:1.0\tfresh\t-\t",
-        ],
+        &["tmux:main:0.0\tfresh\t-\t", "tmux:ワーク:1.0\tfresh\t-\t"],
     );
 }

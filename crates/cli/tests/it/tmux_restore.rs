@@ -218,11 +218,20 @@ fn restore_after_a_tmux_crash_starts_each_command_in_its_pane_once() {
         "the plan alone runs nothing"
     );
 
-    let applied = surfaces(&restore(
-        &env,
-        true,
-        &["--apply", "tmux", "--tmux-socket", &name],
-    ));
+    let output = restore(&env, true, &["--apply", "tmux", "--tmux-socket", &name]);
+    // It says which server it restored into, for people and in the plan.
+    let socket = server.socket_path();
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["tmux_server"], socket.to_str().unwrap());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "restoring into the tmux server at {} (`tmux -L {name}`)",
+            socket.display()
+        )),
+        "{stderr}"
+    );
+    let applied = surfaces(&output);
     for (place, _, _, has_transcript) in &panes {
         let item = &applied[&place.surface()];
         let expected = if *has_transcript {
