@@ -10,6 +10,8 @@
 //! - `claude-cli install`: installs the pinned Claude Code CLI into the build dir and prints the
 //!   path of its executable (see `claude_cli`).
 //! - `codex-cli install`: the same for the pinned Codex CLI (see `codex_cli`).
+//! - `zellij install`: builds the pinned zellij into the machine's build cache, once, and
+//!   prints the path of its executable (see `zellij`).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -19,6 +21,7 @@ mod codex_cli;
 mod reboot_sim;
 mod resume_check;
 mod workspace;
+mod zellij;
 
 use anyhow::{Result, bail};
 
@@ -32,6 +35,7 @@ fn main() -> Result<()> {
         "test" => test(&rest),
         "claude-cli" => claude_cli_task(&rest),
         "codex-cli" => codex_cli_task(&rest),
+        "zellij" => zellij_task(&rest),
         "reboot-sim" => reboot_sim::run(&rest),
         "bench-cli" => bench_cli::run(&rest),
         "resume-check" => resume_check::run_check(),
@@ -52,7 +56,8 @@ tasks:
                         entries, and the restore plan from 1k to 10k (--plan: only that)
   resume-check          resume-plan's example against `crash-resume --json restore --all`
   claude-cli install    install the pinned Claude Code CLI into the build dir, print its path
-  codex-cli install     install the pinned Codex CLI into the build dir, print its path";
+  codex-cli install     install the pinned Codex CLI into the build dir, print its path
+  zellij install        build the pinned zellij into the machine's build cache, print its path";
 
 fn claude_cli_task(args: &[String]) -> Result<()> {
     match args {
@@ -64,6 +69,20 @@ fn claude_cli_task(args: &[String]) -> Result<()> {
         _ => {
             eprintln!("{USAGE}");
             bail!("unknown claude-cli command {args:?}")
+        }
+    }
+}
+
+fn zellij_task(args: &[String]) -> Result<()> {
+    match args {
+        [command] if command == "install" => {
+            let executable = zellij::install()?;
+            println!("{}", executable.display());
+            Ok(())
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            bail!("unknown zellij command {args:?}")
         }
     }
 }
