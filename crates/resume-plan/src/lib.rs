@@ -7,7 +7,9 @@
 //! - [`resume`]: a verdict to the session it resumes and the command that resumes it.
 //! - [`plan`]: the restore plan ([`PlanItem`], serialisable both ways).
 //! - [`hook`]: an agent's hook event to an operation on the index.
-//! - [`pane`]: whether a restore may take over an existing pane (its shell idle at its prompt).
+//! - [`apply`]: applying the plan through a multiplexer's backend (`mux::Backend`): claims,
+//!   the busy check, the restore lock, releasing what was not started; [`outcome`]: what it
+//!   did to each surface, typed.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -27,10 +29,11 @@
 
 #![deny(missing_docs)]
 
+pub mod apply;
 mod environment;
 pub mod hook;
 pub mod input;
-pub mod pane;
+pub mod outcome;
 pub mod plan;
 pub mod resume;
 

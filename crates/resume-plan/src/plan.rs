@@ -51,8 +51,11 @@ pub struct PlanItem {
     pub retention: Option<preflight::claude::RetentionRisk>,
     /// Why a Codex session is or is not offered, from what could be observed.
     pub why: Option<String>,
-    /// What applying the plan did to this surface (filled in by whoever applies it).
+    /// What applying the plan did to this surface, for people (filled in by whoever applies
+    /// it): [`PlanItem::outcome`] said as text, kept for readers of the first `--json` form.
     pub applied: Option<String>,
+    /// What applying the plan did to this surface, typed.
+    pub outcome: Option<crate::outcome::Applied>,
 }
 
 impl PlanItem {
@@ -173,6 +176,7 @@ impl<'a> Planner<'a> {
             retention,
             why,
             applied: None,
+            outcome: None,
         })
     }
 
