@@ -27,11 +27,7 @@ fn index_of(size: usize) -> Index {
 fn probes(size: usize) -> Vec<String> {
     (0..1024)
         .map(|i| {
-            format!(
-                "tmux:work:{}.{}",
-                (i * 7919 % size) / 8,
-                (i * 7919 % size) % 8
-            )
+            test_support::records::work_pane(i * 7919 % size)
         })
         .collect()
 }

@@ -151,6 +151,7 @@ pub trait Backend: fmt::Debug {
     /// What the call that did not answer said, once one has not.
     fn unanswered(&self) -> Option<&str>;
 
-    /// How a user reaches this multiplexer instance (`tmux -L NAME`), to check on it.
-    fn command_line(&self) -> String;
+    /// A command a user runs to check on this multiplexer instance (`tmux -L NAME
+    /// list-sessions`), when it did not answer.
+    fn check_command(&self) -> String;
 }

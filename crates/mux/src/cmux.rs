@@ -205,7 +205,10 @@ impl Backend for Cmux {
         self.unanswered.get().map(String::as_str)
     }
 
-    fn command_line(&self) -> String {
-        format!("cmux --socket {}", crate::script::quote(&self.socket.to_string_lossy()))
+    fn check_command(&self) -> String {
+        format!(
+            "cmux --socket {} ping",
+            crate::script::quote(&self.socket.to_string_lossy())
+        )
     }
 }

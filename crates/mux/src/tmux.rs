@@ -193,6 +193,14 @@ impl Server {
         }
     }
 
+    /// `tmux -L NAME`, or `tmux` for the default server: how a user reaches this one.
+    fn command_line(&self) -> String {
+        match &self.socket {
+            Some(socket) => format!("tmux -L {}", quote(socket)),
+            None => "tmux".to_string(),
+        }
+    }
+
     fn tmux(&self, args: &[&str]) -> Result<String, MuxError> {
         if let Some(unanswered) = self.unanswered() {
             return Err(MuxError::Unanswered {
@@ -548,12 +556,9 @@ impl Backend for Server {
         self.unanswered.get().map(String::as_str)
     }
 
-    /// `tmux -L NAME`, or `tmux` for the default server: how a user reaches this one.
-    fn command_line(&self) -> String {
-        match &self.socket {
-            Some(socket) => format!("tmux -L {}", quote(socket)),
-            None => "tmux".to_string(),
-        }
+    /// `tmux -L NAME list-sessions`, or `tmux list-sessions` for the default server.
+    fn check_command(&self) -> String {
+        format!("{} list-sessions", self.command_line())
     }
 }
 

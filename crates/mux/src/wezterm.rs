@@ -168,7 +168,7 @@ impl Backend for Wezterm {
         self.unanswered.get().map(String::as_str)
     }
 
-    fn command_line(&self) -> String {
-        "wezterm cli".to_string()
+    fn check_command(&self) -> String {
+        "wezterm cli list".to_string()
     }
 }
