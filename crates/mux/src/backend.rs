@@ -96,7 +96,9 @@ pub enum MuxError {
     },
     /// tmux would rewrite a character of the session name (`.`, `:`, `\`, `$`, a control
     /// character), so the session cannot be made under the recorded name; nothing was created.
-    #[error("tmux cannot name a session {session:?} (it rewrites {character:?}); nothing was created")]
+    #[error(
+        "tmux cannot name a session {session:?} (it rewrites {character:?}); nothing was created"
+    )]
     Unnameable {
         /// The recorded session name.
         session: String,

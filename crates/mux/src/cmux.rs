@@ -153,7 +153,10 @@ fn read_answer(method: &str, answer: &str) -> Result<Value, MuxError> {
     let unreadable = || MuxError::Answer(format!("cmux answered `{method}` with {answer:?}"));
     let mut answer: Value = serde_json::from_str(answer.trim()).map_err(|_| unreadable())?;
     match answer.get("ok").and_then(Value::as_bool) {
-        Some(true) => Ok(answer.get_mut("result").map(Value::take).unwrap_or(Value::Null)),
+        Some(true) => Ok(answer
+            .get_mut("result")
+            .map(Value::take)
+            .unwrap_or(Value::Null)),
         Some(false) => Err(MuxError::Failed {
             program: "cmux",
             args: method.to_string(),
@@ -186,8 +189,7 @@ impl Backend for Cmux {
                 multiplexer: Multiplexer::Cmux,
             });
         }
-        let script =
-            crate::script::start_script(start.env, start.dir, start.command, &self.shell);
+        let script = crate::script::start_script(start.env, start.dir, start.command, &self.shell);
         let mut params = json!({
             "initial_command": format!("/bin/sh -c {}", crate::script::quote(&script)),
             "focus": false,

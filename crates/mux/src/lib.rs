@@ -40,7 +40,8 @@ pub use backend::{Backend, Created, MuxError, Opened, Start};
 pub use surface::{Multiplexer, NotCanonical, Surface};
 
 /// The multiplexers a restore can start commands in, in the order `--apply` lists them.
-pub const APPLICABLE: [Multiplexer; 3] = [Multiplexer::Tmux, Multiplexer::Wezterm, Multiplexer::Cmux];
+pub const APPLICABLE: [Multiplexer; 3] =
+    [Multiplexer::Tmux, Multiplexer::Wezterm, Multiplexer::Cmux];
 
 /// What picks the instance of a multiplexer a restore talks to (each backend reads the field
 /// it needs), and what the caller read of the environment.

@@ -65,5 +65,4 @@ mod tests {
         assert_eq!(find_program("tmux", None, &brew_dirs), Some(brew_tmux));
         assert_eq!(find_program("tmux", path(&[&empty]), &[]), None);
     }
-
 }

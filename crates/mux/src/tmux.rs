@@ -96,7 +96,7 @@ pub fn program() -> &'static std::path::Path {
             std::env::var_os("PATH"),
             &crate::program::HOMEBREW_DIRS,
         )
-            .unwrap_or_else(|| std::path::PathBuf::from("tmux"))
+        .unwrap_or_else(|| std::path::PathBuf::from("tmux"))
     })
 }
 
@@ -358,12 +358,8 @@ impl Server {
         {
             return Ok(Opened::Skipped(busy));
         }
-        let script = crate::script::start_script(
-            start.env,
-            start.dir,
-            start.command,
-            &self.user_shell(),
-        );
+        let script =
+            crate::script::start_script(start.env, start.dir, start.command, &self.user_shell());
         self.tmux(&[
             "respawn-pane",
             "-k",
@@ -690,7 +686,10 @@ mod tests {
     #[test]
     fn other_surfaces_are_not_tmux_panes() {
         for surface in ["cmux-pane-42", "zellij:s:1", "TMUX:w:0.0", "kitty:3"] {
-            assert!(!matches!(Surface::parse(surface), Ok(Surface::Tmux(_))), "{surface}");
+            assert!(
+                !matches!(Surface::parse(surface), Ok(Surface::Tmux(_))),
+                "{surface}"
+            );
         }
     }
 

@@ -121,7 +121,9 @@ impl Wezterm {
     fn has_pane(&self, id: &str) -> Result<bool, MuxError> {
         let listing = self.cli(&["list", "--format", "json"])?;
         let panes: Vec<ListedPane> = serde_json::from_str(&listing).map_err(|error| {
-            MuxError::Answer(format!("wezterm cli list answered what is not its JSON: {error}"))
+            MuxError::Answer(format!(
+                "wezterm cli list answered what is not its JSON: {error}"
+            ))
         })?;
         Ok(panes.iter().any(|pane| pane.pane_id.to_string() == id))
     }
@@ -148,8 +150,7 @@ impl Backend for Wezterm {
                 multiplexer: Multiplexer::Wezterm,
             });
         };
-        let script =
-            crate::script::start_script(start.env, start.dir, start.command, &self.shell);
+        let script = crate::script::start_script(start.env, start.dir, start.command, &self.shell);
         let beside = self.has_pane(&pane.id)?;
         let mut args = vec!["spawn"];
         let created = if beside {

@@ -93,37 +93,25 @@ fn apply_one(
     let surface = match Surface::parse(&item.surface) {
         Ok(surface) if surface.multiplexer() == Some(backend.multiplexer()) => surface,
         Ok(_) => {
-            return Applied::Skipped {
-                reason: Skip::OtherMultiplexer {
-                    applied_to: backend.multiplexer(),
-                },
-            };
+            return Applied::skipped(Skip::OtherMultiplexer {
+                applied_to: backend.multiplexer(),
+            });
         }
         Err(error) => {
-            return Applied::Failed {
-                reason: Failure::NotCanonical,
-                message: error.to_string(),
-            };
+            return Applied::failure(Failure::NotCanonical, error.to_string());
         }
     };
     let Some(command) = &item.command else {
-        return Applied::Skipped {
-            reason: Skip::NothingToResume,
-        };
+        return Applied::skipped(Skip::NothingToResume);
     };
     // A busy place is left alone before it is claimed: once the user has freed it, the next
     // restore re-opens it. (`open` checks again, for a place that gets busy in between.)
     if let Some(busy) = backend.busy(&surface) {
-        return Applied::Skipped {
-            reason: Skip::Busy { busy },
-        };
+        return Applied::skipped(Skip::Busy { busy });
     }
     // A multiplexer that did not answer is not written to: nothing is claimed for it.
     if let Some(unanswered) = backend.unanswered() {
-        return Applied::Failed {
-            reason: Failure::Unanswered,
-            message: unanswered.to_string(),
-        };
+        return Applied::failure(Failure::Unanswered, unanswered.to_string());
     }
     let now = now();
     let claimed = store
@@ -132,9 +120,7 @@ fn apply_one(
     match claimed {
         Ok(updated) if updated.value => {}
         Ok(_) => {
-            return Applied::Skipped {
-                reason: Skip::Claimed,
-            };
+            return Applied::skipped(Skip::Claimed);
         }
         // The claim is in place, only its durability is in doubt: skipping now would leave the
         // surface to nobody, since a second restore sees the claim and leaves it alone.
@@ -143,10 +129,10 @@ fn apply_one(
         }
         // Not claimed, so not opened: a failure of this restore, which says why.
         Err(error) => {
-            return Applied::Failed {
-                reason: Failure::Claim,
-                message: format!("cannot claim it in the index: {error}"),
-            };
+            return Applied::failure(
+                Failure::Claim,
+                format!("cannot claim it in the index: {error}"),
+            );
         }
     }
     let dir = item
@@ -162,13 +148,12 @@ fn apply_one(
     let applied = match backend.open(&start) {
         Ok(Opened::Started { created }) => Applied::Started {
             created,
-            claim_not_durable,
+            claim_not_durable: None,
         },
-        Ok(Opened::Skipped(busy)) => Applied::Skipped {
-            reason: Skip::Busy { busy },
-        },
+        Ok(Opened::Skipped(busy)) => Applied::skipped(Skip::Busy { busy }),
         Err(error) => Applied::failed(&error),
-    };
+    }
+    .with_claim_not_durable(claim_not_durable);
     if !applied.is_started() {
         // Nothing was started: the claim is taken back, so the next restore may try at once
         // (best effort: a claim left behind only delays that for its time to live).

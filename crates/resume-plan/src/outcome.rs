@@ -25,6 +25,10 @@ pub enum Applied {
     Skipped {
         /// Why.
         reason: Skip,
+        /// It was claimed, and the claim (taken back since) may not have survived a power cut:
+        /// why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        claim_not_durable: Option<String>,
     },
     /// The surface could not be opened (its claim, if any, was taken back).
     Failed {
@@ -32,6 +36,10 @@ pub enum Applied {
         reason: Failure,
         /// What failed, for people.
         message: String,
+        /// It was claimed, and the claim (taken back since) may not have survived a power cut:
+        /// why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        claim_not_durable: Option<String>,
     },
     /// The surface was not tried: an earlier call to the multiplexer did not answer.
     NotTried {
@@ -99,6 +107,57 @@ impl Applied {
         Applied::Failed {
             reason,
             message: describe(error),
+            claim_not_durable: None,
+        }
+    }
+
+    /// A surface left alone for `reason`.
+    pub(crate) fn skipped(reason: Skip) -> Applied {
+        Applied::Skipped {
+            reason,
+            claim_not_durable: None,
+        }
+    }
+
+    /// A surface that failed for `reason`, said in `message`.
+    pub(crate) fn failure(reason: Failure, message: String) -> Applied {
+        Applied::Failed {
+            reason,
+            message,
+            claim_not_durable: None,
+        }
+    }
+
+    /// Notes that the surface's claim may not survive a power cut, and why.
+    pub(crate) fn with_claim_not_durable(mut self, why: Option<String>) -> Applied {
+        match &mut self {
+            Applied::Started {
+                claim_not_durable, ..
+            }
+            | Applied::Skipped {
+                claim_not_durable, ..
+            }
+            | Applied::Failed {
+                claim_not_durable, ..
+            } => *claim_not_durable = why,
+            Applied::NotTried { .. } => {}
+        }
+        self
+    }
+
+    /// Why the surface's claim may not survive a power cut, when it may not.
+    fn claim_not_durable(&self) -> Option<&str> {
+        match self {
+            Applied::Started {
+                claim_not_durable, ..
+            }
+            | Applied::Skipped {
+                claim_not_durable, ..
+            }
+            | Applied::Failed {
+                claim_not_durable, ..
+            } => claim_not_durable.as_deref(),
+            Applied::NotTried { .. } => None,
         }
     }
 }
@@ -130,25 +189,19 @@ fn describe(error: &MuxError) -> String {
 impl fmt::Display for Applied {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Applied::Started {
-                created,
-                claim_not_durable,
-            } => {
+            Applied::Started { created, .. } => {
                 if created.is_empty() {
                     formatter.write_str("started in the existing pane")?;
                 } else {
                     let created: Vec<String> = created.iter().map(Created::to_string).collect();
-                    write!(formatter, "created {} and started in it", created.join(", "))?;
-                }
-                match claim_not_durable {
-                    Some(why) => write!(
+                    write!(
                         formatter,
-                        " (the claim may not survive a power cut: {why})"
-                    ),
-                    None => Ok(()),
+                        "created {} and started in it",
+                        created.join(", ")
+                    )?;
                 }
             }
-            Applied::Skipped { reason } => {
+            Applied::Skipped { reason, .. } => {
                 formatter.write_str("skipped: ")?;
                 match reason {
                     Skip::Busy { busy } => write_busy(busy, formatter),
@@ -157,56 +210,57 @@ impl fmt::Display for Applied {
                     Skip::OtherMultiplexer { applied_to } => {
                         write!(formatter, "not a {applied_to} surface")
                     }
-                }
+                }?;
             }
-            Applied::Failed { message, .. } => write!(formatter, "failed: {message}"),
-            Applied::NotTried { unanswered } => write!(formatter, "not tried: {unanswered}"),
+            Applied::Failed { message, .. } => write!(formatter, "failed: {message}")?,
+            Applied::NotTried { unanswered } => write!(formatter, "not tried: {unanswered}")?,
+        }
+        match self.claim_not_durable() {
+            Some(why) => write!(formatter, " (the claim may not survive a power cut: {why})"),
+            None => Ok(()),
         }
     }
 }
 
 /// Why a pane is left alone, for people (a line the screen showed is escaped).
 fn write_busy(busy: &Busy, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match busy {
-            Busy::Program(program) => write!(formatter, "the pane is busy running {program}"),
-            Busy::Child(pid) => write!(
-                formatter,
-                "the pane is busy: its shell runs a program (pid {pid})"
-            ),
-            Busy::Script => write!(
-                formatter,
-                "the pane is busy: its shell runs a script or command"
-            ),
-            Busy::LineMode => write!(
-                formatter,
-                "the pane is busy: its shell reads a line (a `read`, a `select` menu, or a shell with no line editor), not its prompt"
-            ),
-            Busy::UnknownMode => write!(
-                formatter,
-                "the pane is busy as far as can be told: its terminal's mode cannot be read"
-            ),
-            Busy::Continuation => write!(
-                formatter,
-                "the pane is busy: its shell waits for the rest of a command (a continuation prompt)"
-            ),
-            Busy::Typed(line) => write!(
-                formatter,
-                "the pane is busy: text is typed at its prompt ({})",
-                index_core::text::escape(line.trim())
-            ),
-            Busy::NoPrompt => write!(formatter, "the pane is busy: no prompt is shown"),
-        }
+    match busy {
+        Busy::Program(program) => write!(formatter, "the pane is busy running {program}"),
+        Busy::Child(pid) => write!(
+            formatter,
+            "the pane is busy: its shell runs a program (pid {pid})"
+        ),
+        Busy::Script => write!(
+            formatter,
+            "the pane is busy: its shell runs a script or command"
+        ),
+        Busy::LineMode => write!(
+            formatter,
+            "the pane is busy: its shell reads a line (a `read`, a `select` menu, or a shell with no line editor), not its prompt"
+        ),
+        Busy::UnknownMode => write!(
+            formatter,
+            "the pane is busy as far as can be told: its terminal's mode cannot be read"
+        ),
+        Busy::Continuation => write!(
+            formatter,
+            "the pane is busy: its shell waits for the rest of a command (a continuation prompt)"
+        ),
+        Busy::Typed(line) => write!(
+            formatter,
+            "the pane is busy: text is typed at its prompt ({})",
+            index_core::text::escape(line.trim())
+        ),
+        Busy::NoPrompt => write!(formatter, "the pane is busy: no prompt is shown"),
     }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn said(busy: Busy) -> String {
-        Applied::Skipped {
-            reason: Skip::Busy { busy },
-        }
-        .to_string()
+        Applied::skipped(Skip::Busy { busy }).to_string()
     }
 
     #[test]

@@ -110,7 +110,9 @@ impl Backend for FakeBackend {
             Some(None) => Vec::new(),
             None => vec![Created::Panes { count: 1 }],
         };
-        world.places.insert(surface.clone(), Some(Busy::Program("claude".to_string())));
+        world
+            .places
+            .insert(surface.clone(), Some(Busy::Program("claude".to_string())));
         world.started.push(Started {
             surface,
             dir: start.dir.map(str::to_string),

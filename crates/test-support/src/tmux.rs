@@ -62,7 +62,10 @@ mod tests {
     fn panes_are_named_by_their_place_and_a_failure_is_no_panes() {
         let listing = |args: &[&str]| -> Result<String, ()> {
             assert_eq!(args[..3], ["list-panes", "-a", "-F"]);
-            assert_eq!(args[3], "#{window_index}\t#{pane_index}\t#{pane_pid}\t#{session_name}");
+            assert_eq!(
+                args[3],
+                "#{window_index}\t#{pane_index}\t#{pane_pid}\t#{session_name}"
+            );
             Ok("0\t0\t12\ta b\n1\t2\t34\tc".to_string())
         };
         assert_eq!(

@@ -46,7 +46,9 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
             shell: std::env::var("SHELL").ok(),
         };
         let backend = mux::backend(multiplexer, &options).ok_or_else(|| {
-            Failure::Usage(anyhow!("{multiplexer} has no restore backend; its surfaces are captured only"))
+            Failure::Usage(anyhow!(
+                "{multiplexer} has no restore backend; its surfaces are captured only"
+            ))
         })?;
         let store = context::open_store(cx)?;
         summary = resume_plan::apply::apply(&store, backend.as_ref(), &mut plan, &context::now)

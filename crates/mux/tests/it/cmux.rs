@@ -15,7 +15,11 @@ use serde_json::{Value, json};
 fn serve(
     answer: Option<&'static str>,
     requests: usize,
-) -> (tempfile::TempDir, PathBuf, std::thread::JoinHandle<Vec<Value>>) {
+) -> (
+    tempfile::TempDir,
+    PathBuf,
+    std::thread::JoinHandle<Vec<Value>>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("cmux.sock");
     let listener = UnixListener::bind(&socket).unwrap();
@@ -53,7 +57,9 @@ fn open(backend: &Cmux, dir: Option<&str>) -> Result<Opened, MuxError> {
 #[test]
 fn a_surface_opens_as_a_new_workspace_whose_process_is_the_command() {
     let (_dir, socket, server) = serve(
-        Some("{\"id\":\"1\",\"ok\":true,\"result\":{\"workspace_id\":\"W\",\"surface_id\":\"S\"}}\n"),
+        Some(
+            "{\"id\":\"1\",\"ok\":true,\"result\":{\"workspace_id\":\"W\",\"surface_id\":\"S\"}}\n",
+        ),
         1,
     );
     let backend = Cmux::new(socket, Duration::from_secs(5), Some("/bin/zsh".into()));
@@ -65,7 +71,10 @@ fn a_surface_opens_as_a_new_workspace_whose_process_is_the_command() {
         }
     );
     let script = mux::script::start_script(
-        &[("CRASH_RESUME_SURFACE", "cmux:5F0C7A4E-1D2B-4C3A-9E8F-0A1B2C3D4E5F")],
+        &[(
+            "CRASH_RESUME_SURFACE",
+            "cmux:5F0C7A4E-1D2B-4C3A-9E8F-0A1B2C3D4E5F",
+        )],
         Some("/w/it's"),
         "claude --resume s-1",
         "/bin/zsh",
@@ -94,7 +103,9 @@ fn a_surface_opens_as_a_new_workspace_whose_process_is_the_command() {
 #[test]
 fn an_error_answer_fails_with_what_cmux_said() {
     let (_dir, socket, server) = serve(
-        Some("{\"id\":\"1\",\"ok\":false,\"error\":{\"code\":\"denied\",\"message\":\"access denied\"}}\n"),
+        Some(
+            "{\"id\":\"1\",\"ok\":false,\"error\":{\"code\":\"denied\",\"message\":\"access denied\"}}\n",
+        ),
         1,
     );
     let backend = Cmux::new(socket, Duration::from_secs(5), None);
@@ -108,9 +119,15 @@ fn a_cmux_that_does_not_answer_is_asked_once() {
     let (_dir, socket, server) = serve(None, 1);
     let backend = Cmux::new(socket, Duration::from_millis(300), None);
     let error = open(&backend, None).unwrap_err();
-    assert!(matches!(error, MuxError::Unanswered { again: false, .. }), "{error}");
+    assert!(
+        matches!(error, MuxError::Unanswered { again: false, .. }),
+        "{error}"
+    );
     let error = open(&backend, None).unwrap_err();
-    assert!(matches!(error, MuxError::Unanswered { again: true, .. }), "{error}");
+    assert!(
+        matches!(error, MuxError::Unanswered { again: true, .. }),
+        "{error}"
+    );
     drop(backend);
     assert_eq!(server.join().unwrap().len(), 1, "not asked again");
 }

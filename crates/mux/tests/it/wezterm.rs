@@ -77,7 +77,10 @@ fn open(backend: &Wezterm, surface: &str, dir: Option<&str>) -> Result<Opened, M
 
 #[test]
 fn an_existing_pane_gets_a_tab_beside_it_and_a_gone_one_a_new_window() {
-    let fake = Fake::new(r#"[{"window_id":0,"tab_id":0,"pane_id":3,"cwd":"file:///w"}]"#, false);
+    let fake = Fake::new(
+        r#"[{"window_id":0,"tab_id":0,"pane_id":3,"cwd":"file:///w"}]"#,
+        false,
+    );
     let backend = fake.backend(Duration::from_secs(5));
     assert_eq!(backend.busy(&Surface::parse("wezterm:3").unwrap()), None);
     let opened = open(&backend, "wezterm:3", Some("/w")).unwrap();
@@ -140,7 +143,9 @@ fn recorded_values_reach_the_started_program_as_inert_text() {
     let fake = Fake::new("[]", false);
     let backend = fake.backend(Duration::from_secs(5));
     let work = tempfile::tempdir().unwrap();
-    let dir = work.path().join("$(touch pwned); `touch pwned2` \u{1b}]0;x\u{7}");
+    let dir = work
+        .path()
+        .join("$(touch pwned); `touch pwned2` \u{1b}]0;x\u{7}");
     std::fs::create_dir(&dir).unwrap();
     let surface = "wezterm:1;touch pwned3";
     open(&backend, surface, Some(dir.to_str().unwrap())).unwrap();
@@ -164,7 +169,10 @@ fn recorded_values_reach_the_started_program_as_inert_text() {
     assert_eq!(read("where").trim_end(), dir.to_str().unwrap());
     assert_eq!(read("surface"), surface);
     for name in ["pwned", "pwned2", "pwned3"] {
-        assert!(!exists(&work.path().join(name)) && !exists(&dir.join(name)), "{name}");
+        assert!(
+            !exists(&work.path().join(name)) && !exists(&dir.join(name)),
+            "{name}"
+        );
     }
 }
 
@@ -182,7 +190,10 @@ fn a_wezterm_that_does_not_answer_is_asked_once() {
         "{error}"
     );
     let error = open(&backend, "wezterm:4", None).unwrap_err();
-    assert!(matches!(error, MuxError::Unanswered { again: true, .. }), "{error}");
+    assert!(
+        matches!(error, MuxError::Unanswered { again: true, .. }),
+        "{error}"
+    );
     assert_eq!(fake.calls().len(), 1, "not asked again");
     assert!(backend.unanswered().is_some());
 }

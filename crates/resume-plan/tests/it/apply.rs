@@ -64,7 +64,11 @@ impl Setup {
                 session_id: Some(format!("session-{n}")),
                 recoverable_session_id: None,
                 command: Some(format!("claude --resume session-{n}")),
-                cwd: Some(if n == 0 { dir.clone() } else { format!("{dir}/gone") }),
+                cwd: Some(if n == 0 {
+                    dir.clone()
+                } else {
+                    format!("{dir}/gone")
+                }),
                 held_elsewhere: None,
                 refused: None,
                 retention: None,
@@ -99,7 +103,11 @@ const NOW: &dyn Fn() -> u64 = &|| 1_000;
 fn each_surface_is_claimed_started_once_with_its_surface_in_the_environment() {
     let setup = Setup::new(&["tmux:w:0.0", "tmux:w:0.1"]);
     let world = world();
-    world.lock().unwrap().places.insert("tmux:w:0.0".into(), None);
+    world
+        .lock()
+        .unwrap()
+        .places
+        .insert("tmux:w:0.0".into(), None);
     let mut plan = setup.plan();
     let summary = apply(&setup.store(), &tmux(&world), &mut plan, NOW).unwrap();
     assert_eq!(summary, Summary::default());
@@ -116,7 +124,10 @@ fn each_surface_is_claimed_started_once_with_its_surface_in_the_environment() {
             }),
         ]
     );
-    assert_eq!(plan[0].applied.as_deref(), Some("started in the existing pane"));
+    assert_eq!(
+        plan[0].applied.as_deref(),
+        Some("started in the existing pane")
+    );
     assert_eq!(
         plan[1].applied.as_deref(),
         Some("created the pane and started in it")
@@ -145,10 +156,14 @@ fn each_surface_is_claimed_started_once_with_its_surface_in_the_environment() {
         assert_eq!(
             item.outcome,
             Some(Applied::Skipped {
-                reason: Skip::Claimed
+                reason: Skip::Claimed,
+                claim_not_durable: None
             })
         );
-        assert_eq!(item.applied.as_deref(), Some("skipped: another restore claimed it"));
+        assert_eq!(
+            item.applied.as_deref(),
+            Some("skipped: another restore claimed it")
+        );
     }
     assert_eq!(world.lock().unwrap().started.len(), 2);
 }
@@ -162,7 +177,11 @@ fn a_busy_place_is_skipped_and_not_claimed() {
         .unwrap()
         .places
         .insert("tmux:w:0.0".into(), Some(Busy::Program("sleep".into())));
-    world.lock().unwrap().turning_busy.insert("tmux:w:0.1".into());
+    world
+        .lock()
+        .unwrap()
+        .turning_busy
+        .insert("tmux:w:0.1".into());
     let mut plan = setup.plan();
     let summary = apply(&setup.store(), &tmux(&world), &mut plan, NOW).unwrap();
     assert_eq!(summary.failed, 0);
@@ -175,7 +194,8 @@ fn a_busy_place_is_skipped_and_not_claimed() {
         assert!(matches!(
             item.outcome,
             Some(Applied::Skipped {
-                reason: Skip::Busy { .. }
+                reason: Skip::Busy { .. },
+                ..
             })
         ));
         assert!(!setup.claimed(&item.surface), "{}", item.surface);
@@ -195,7 +215,8 @@ fn a_failed_open_fails_the_restore_and_gives_the_claim_back() {
         plan[0].outcome,
         Some(Applied::Failed {
             reason: Failure::Multiplexer,
-            message: "the fake cannot make tmux:w:0.0".into()
+            message: "the fake cannot make tmux:w:0.0".into(),
+            claim_not_durable: None
         })
     );
     assert_eq!(
@@ -225,7 +246,8 @@ fn once_the_multiplexer_stops_answering_nothing_more_is_tried_or_claimed() {
         plan[1].outcome,
         Some(Applied::Failed {
             reason: Failure::Unanswered,
-            message: "fake did not answer within 5s".into()
+            message: "fake did not answer within 5s".into(),
+            claim_not_durable: None
         })
     );
     assert_eq!(
@@ -310,7 +332,8 @@ fn other_surfaces_are_skipped_and_a_miswritten_one_fails() {
         Some(Applied::Skipped {
             reason: Skip::OtherMultiplexer {
                 applied_to: Multiplexer::Wezterm
-            }
+            },
+            claim_not_durable: None
         })
     );
     assert_eq!(
@@ -338,10 +361,12 @@ fn the_outcome_round_trips_through_json() {
             reason: Skip::Busy {
                 busy: Busy::Typed("$ rm".into()),
             },
+            claim_not_durable: Some("not synced".into()),
         },
         Applied::Failed {
             reason: Failure::Claim,
             message: "cannot claim it".into(),
+            claim_not_durable: None,
         },
     ] {
         let json = serde_json::to_value(&applied).unwrap();
@@ -351,7 +376,8 @@ fn the_outcome_round_trips_through_json() {
         serde_json::to_value(Applied::Skipped {
             reason: Skip::Busy {
                 busy: Busy::Program("vim".into())
-            }
+            },
+            claim_not_durable: None
         })
         .unwrap(),
         serde_json::json!({"outcome": "skipped", "reason": {"kind": "busy", "busy": {"kind": "program", "detail": "vim"}}})
