@@ -7,8 +7,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::multiplexer::Multiplexer;
 use crate::pane::Busy;
-use crate::surface::{Multiplexer, Surface};
+use crate::surface::Surface;
 
 /// What to start, and where.
 #[derive(Debug, Clone, Copy)]

@@ -15,7 +15,7 @@ impl KittyWindow {
     pub const PREFIX: &'static str = "kitty:";
 
     pub(crate) fn parse_address(address: &str) -> Option<KittyWindow> {
-        crate::surface::plain_id(address).map(|id| KittyWindow { id })
+        crate::multiplexer::plain_id(address).map(|id| KittyWindow { id })
     }
 }
 

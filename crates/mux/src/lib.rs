@@ -25,6 +25,7 @@
 pub mod backend;
 pub mod cmux;
 pub mod kitty;
+mod multiplexer;
 pub mod pane;
 pub mod procfs;
 mod program;
@@ -37,7 +38,8 @@ pub mod zellij;
 use std::path::PathBuf;
 
 pub use backend::{Backend, Created, MuxError, Opened, Start};
-pub use surface::{Multiplexer, NotCanonical, Surface};
+pub use multiplexer::{Multiplexer, NotCanonical};
+pub use surface::Surface;
 
 /// The multiplexers a restore can start commands in, in the order `--apply` lists them.
 pub const APPLICABLE: [Multiplexer; 3] =

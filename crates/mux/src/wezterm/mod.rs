@@ -11,36 +11,18 @@
 //! [`crate::tmux::CALL_DEADLINE`]; once one has not answered, no further call is made.
 
 use std::cell::OnceCell;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 use std::time::Duration;
 
 use crate::backend::{Backend, Created, MuxError, Opened, Start};
+use crate::multiplexer::Multiplexer;
 use crate::pane::Busy;
-use crate::surface::{Multiplexer, Surface};
+use crate::surface::Surface;
 
-/// A WezTerm pane, as the hook records it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WeztermPane {
-    /// The pane id (`WEZTERM_PANE`).
-    pub id: String,
-}
+pub(crate) mod address;
 
-impl WeztermPane {
-    /// The prefix of every WezTerm surface id.
-    pub const PREFIX: &'static str = "wezterm:";
-
-    pub(crate) fn parse_address(address: &str) -> Option<WeztermPane> {
-        crate::surface::plain_id(address).map(|id| WeztermPane { id })
-    }
-}
-
-impl fmt::Display for WeztermPane {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "{}{}", Self::PREFIX, self.id)
-    }
-}
+pub use address::WeztermPane;
 
 /// Where the WezTerm app keeps its program on macOS, besides Homebrew's dirs.
 const MACOS_APP_DIR: &str = "/Applications/WezTerm.app/Contents/MacOS";

@@ -7,80 +7,19 @@
 //! server has not answered, it is not asked again.
 
 use std::cell::OnceCell;
-use std::fmt;
 use std::process::Command as Process;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::backend::{Backend, Created, MuxError, Opened, Start};
+use crate::multiplexer::Multiplexer;
 use crate::pane::{Busy, PaneState};
 use crate::script::quote;
-use crate::surface::{Multiplexer, Surface};
+use crate::surface::Surface;
 
-/// A tmux pane, by the names that survive a tmux restart: the session name and the window and
-/// pane indexes (a `%N` pane id does not). Written `tmux:<session>:<window>.<pane>`, with the
-/// indexes as tmux prints them (plain decimal, no sign, no leading zero); any other spelling
-/// under the `tmux:` prefix is not canonical, and a restore re-opens exactly the pane it names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TmuxPane {
-    /// The session name, exactly as tmux prints it.
-    pub session: String,
-    /// The window index (`#{window_index}`).
-    pub window: u32,
-    /// The pane index (`#{pane_index}`).
-    pub pane: u32,
-}
+pub(crate) mod address;
 
-impl TmuxPane {
-    /// The prefix of every tmux surface id.
-    pub const PREFIX: &'static str = "tmux:";
-
-    /// `<session>:<window>.<pane>` (the part after the prefix): `None` when spelled otherwise
-    /// (`w:00.1`, `w:1`, `:0.0`).
-    pub(crate) fn parse_address(address: &str) -> Option<TmuxPane> {
-        let (session, position) = address.rsplit_once(':')?;
-        let (window, pane) = position.split_once('.')?;
-        if session.is_empty() {
-            return None;
-        }
-        Some(TmuxPane {
-            session: session.to_string(),
-            window: plain_index(window)?,
-            pane: plain_index(pane)?,
-        })
-    }
-
-    /// The first character of the session name that tmux would not keep as it is when creating a
-    /// session of that name: `.` and `:` become `_`, and `\`, `$` and control characters are
-    /// escaped (tmux 3.3's `session_check_name`). A session of such a name cannot be created
-    /// under the recorded name, so a restore refuses it before creating anything.
-    pub fn rewritten_character(&self) -> Option<char> {
-        self.session
-            .chars()
-            .find(|character| matches!(character, '.' | ':' | '\\' | '$') || character.is_control())
-    }
-}
-
-impl fmt::Display for TmuxPane {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            formatter,
-            "{}{}:{}.{}",
-            Self::PREFIX,
-            self.session,
-            self.window,
-            self.pane
-        )
-    }
-}
-
-/// A window or pane index as tmux prints it: ASCII digits, no leading zero (but `0` itself).
-fn plain_index(text: &str) -> Option<u32> {
-    let plain = !text.is_empty()
-        && text.bytes().all(|byte| byte.is_ascii_digit())
-        && (text == "0" || !text.starts_with('0'));
-    plain.then(|| text.parse().ok()).flatten()
-}
+pub use address::TmuxPane;
 
 /// How long a restore waits for one program it runs (a tmux command, `ps`): a tmux server that
 /// is stopped or hung never answers, and a restore must not hang with it.
@@ -647,92 +586,5 @@ mod processes {
             && arguments[1..]
                 .iter()
                 .all(|argument| argument.starts_with('-') && argument != "-c")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(surface: &str) -> Option<TmuxPane> {
-        match Surface::parse(surface).unwrap() {
-            Surface::Tmux(pane) => Some(pane),
-            _ => None,
-        }
-    }
-
-    fn pane(session: &str, window: u32, pane: u32) -> Option<TmuxPane> {
-        Some(TmuxPane {
-            session: session.to_string(),
-            window,
-            pane,
-        })
-    }
-
-    #[test]
-    fn canonical_addresses_parse_and_display_as_given() {
-        for (surface, expected) in [
-            ("tmux:work:0.1", pane("work", 0, 1)),
-            ("tmux:a:b:10.20", pane("a:b", 10, 20)),
-            ("tmux:#(touch x):3.0", pane("#(touch x)", 3, 0)),
-            ("tmux:   :0.0", pane("   ", 0, 0)),
-        ] {
-            let parsed = parse(surface);
-            assert_eq!(parsed, expected, "{surface}");
-            assert_eq!(parsed.unwrap().to_string(), surface);
-        }
-    }
-
-    #[test]
-    fn other_surfaces_are_not_tmux_panes() {
-        for surface in ["cmux-pane-42", "zellij:s:1", "TMUX:w:0.0", "kitty:3"] {
-            assert!(
-                !matches!(Surface::parse(surface), Ok(Surface::Tmux(_))),
-                "{surface}"
-            );
-        }
-    }
-
-    #[test]
-    fn other_spellings_of_a_tmux_pane_are_refused() {
-        for surface in [
-            "tmux:canon:00.01",
-            "tmux:w:0.01",
-            "tmux:w:+1.0",
-            "tmux:w:1",
-            "tmux:w:0.0.0",
-            "tmux::0.0",
-            "tmux:w:.0",
-            "tmux:w:0.",
-            "tmux:w:-1.0",
-            "tmux:w:4294967296.0",
-            "tmux:w: 1.0",
-            "tmux:",
-        ] {
-            let refused = Surface::parse(surface).unwrap_err();
-            assert_eq!(refused.surface, surface);
-            assert!(
-                refused
-                    .to_string()
-                    .contains("tmux:<session>:<window>.<pane>")
-            );
-        }
-    }
-
-    #[test]
-    fn names_tmux_rewrites_are_found() {
-        for (session, rewritten) in [
-            ("work", None),
-            ("#(touch x)", None),
-            ("a b", None),
-            ("é✓", None),
-            ("a.b", Some('.')),
-            ("a$b", Some('$')),
-            ("a\\b", Some('\\')),
-            ("a\u{7f}", Some('\u{7f}')),
-        ] {
-            let target = pane(session, 0, 0).unwrap();
-            assert_eq!(target.rewritten_character(), rewritten, "{session}");
-        }
     }
 }

@@ -16,7 +16,6 @@
 //! connecting, writing and reading its answer; once one has not answered, none is sent again.
 
 use std::cell::{Cell, OnceCell};
-use std::fmt;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -25,30 +24,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::backend::{Backend, Created, MuxError, Opened, Start};
+use crate::multiplexer::Multiplexer;
 use crate::pane::Busy;
-use crate::surface::{Multiplexer, Surface};
+use crate::surface::Surface;
 
-/// A cmux surface, as the hook records it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CmuxSurface {
-    /// The surface id (`CMUX_SURFACE_ID`, a UUID that stays when the surface moves).
-    pub id: String,
-}
+pub(crate) mod address;
 
-impl CmuxSurface {
-    /// The prefix of every cmux surface id.
-    pub const PREFIX: &'static str = "cmux:";
-
-    pub(crate) fn parse_address(address: &str) -> Option<CmuxSurface> {
-        crate::surface::plain_id(address).map(|id| CmuxSurface { id })
-    }
-}
-
-impl fmt::Display for CmuxSurface {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "{}{}", Self::PREFIX, self.id)
-    }
-}
+pub use address::CmuxSurface;
 
 /// The socket a release build of cmux listens on.
 pub const DEFAULT_SOCKET: &str = "/tmp/cmux.sock";
