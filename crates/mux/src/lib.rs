@@ -5,7 +5,7 @@
 //!
 //! Each multiplexer is one module holding its address type and, when it has one, its backend:
 //! [`tmux`], [`wezterm`] and [`cmux`] have backends; [`zellij`] and [`kitty`] are captured only.
-//! [`backend`] is the registry `restore --apply` picks from. What to do around a backend (claims
+//! [`backend()`] is the registry `restore --apply` picks from. What to do around a backend (claims
 //! in the index, the restore lock, stopping at an unanswered multiplexer) is
 //! `resume_plan::apply`'s, the same for every one.
 //!

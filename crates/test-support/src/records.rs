@@ -25,6 +25,16 @@ pub fn numbered_record(n: usize) -> Record {
     record
 }
 
+/// `tmux:work:<n / 8>.<n % 8>`: the surface of record number `n`.
+pub fn work_pane(n: usize) -> String {
+    mux::tmux::TmuxPane {
+        session: "work".to_string(),
+        window: u32::try_from(n / 8).unwrap_or(u32::MAX),
+        pane: u32::try_from(n % 8).unwrap_or(u32::MAX),
+    }
+    .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -37,14 +47,4 @@ mod tests {
         );
         assert_eq!(bench_sizes(&[10, 100]), [10]);
     }
-}
-
-/// `tmux:work:<n / 8>.<n % 8>`: the surface of record number `n`.
-pub fn work_pane(n: usize) -> String {
-    mux::tmux::TmuxPane {
-        session: "work".to_string(),
-        window: u32::try_from(n / 8).unwrap_or(u32::MAX),
-        pane: u32::try_from(n % 8).unwrap_or(u32::MAX),
-    }
-    .to_string()
 }

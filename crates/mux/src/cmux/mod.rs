@@ -70,7 +70,7 @@ impl Cmux {
 
     /// Sends one request (one JSON line) and reads its answer (one JSON line): its `result`
     /// when `ok`, else its error.
-    fn call(&self, method: &str, params: Value) -> Result<Value, MuxError> {
+    fn call(&self, method: &str, params: &Value) -> Result<Value, MuxError> {
         if let Some(unanswered) = self.unanswered.get() {
             return Err(MuxError::Unanswered {
                 said: unanswered.clone(),
@@ -179,7 +179,7 @@ impl Backend for Cmux {
         if let Some(dir) = start.dir {
             params["working_directory"] = Value::from(dir);
         }
-        self.call("workspace.create", params)?;
+        self.call("workspace.create", &params)?;
         Ok(Opened::Started {
             created: vec![Created::Workspace],
         })
