@@ -22,18 +22,18 @@ pub fn run(mut client: Command, args: &[&str]) -> Result<String, String> {
         .to_string())
 }
 
-/// The fields of a pane's place in a `list-panes` line, before the caller's columns; the session
-/// name comes last, since it may hold any character but a newline.
-const PLACE_FIELDS: &str = "#{window_index}\t#{pane_index}";
+/// The fields of a pane's place in a `list-panes` line, before the caller's columns (a session
+/// name holds no tab: tmux escapes control characters in it).
+const PLACE_FIELDS: &str = "#{window_index}\t#{pane_index}\t#{session_name}";
 
-/// Every pane's surface id (`mux::tmux::TmuxPane`, as capture names it) and `columns` (one tmux
-/// format, without a tab), one `(surface, columns)` pair a pane in tmux's order, through `tmux`
-/// (which runs `tmux ARGS`); none when the server is not running.
+/// Every pane's surface id (`mux::tmux::TmuxPane`, as capture names it) and `columns` (a tmux
+/// format), one `(surface, columns)` pair a pane in tmux's order, through `tmux` (which runs
+/// `tmux ARGS`); none when the server is not running.
 pub fn list_panes<E>(
     tmux: impl FnOnce(&[&str]) -> Result<String, E>,
     columns: &str,
 ) -> Vec<(String, String)> {
-    let format = format!("{PLACE_FIELDS}\t{columns}\t#{{session_name}}");
+    let format = format!("{PLACE_FIELDS}\t{columns}");
     let Ok(listing) = tmux(&["list-panes", "-a", "-F", &format]) else {
         return Vec::new();
     };
@@ -42,8 +42,8 @@ pub fn list_panes<E>(
         .filter_map(|line| {
             let mut fields = line.splitn(4, '\t');
             let (window, pane) = (fields.next()?.parse().ok()?, fields.next()?.parse().ok()?);
-            let rest = fields.next()?.to_string();
             let session = fields.next()?.to_string();
+            let rest = fields.next()?.to_string();
             let place = mux::tmux::TmuxPane {
                 session,
                 window,
@@ -64,15 +64,15 @@ mod tests {
             assert_eq!(args[..3], ["list-panes", "-a", "-F"]);
             assert_eq!(
                 args[3],
-                "#{window_index}\t#{pane_index}\t#{pane_pid}\t#{session_name}"
+                "#{window_index}\t#{pane_index}\t#{session_name}\t#{pane_pid}\t#{pane_tty}"
             );
-            Ok("0\t0\t12\ta b\n1\t2\t34\tc".to_string())
+            Ok("0\t0\ta b\t12\t/dev/pts/1\n1\t2\tc\t34\t/dev/pts/2".to_string())
         };
         assert_eq!(
-            list_panes(listing, "#{pane_pid}"),
+            list_panes(listing, "#{pane_pid}\t#{pane_tty}"),
             [
-                ("tmux:a b:0.0".to_string(), "12".to_string()),
-                ("tmux:c:1.2".to_string(), "34".to_string())
+                ("tmux:a b:0.0".to_string(), "12\t/dev/pts/1".to_string()),
+                ("tmux:c:1.2".to_string(), "34\t/dev/pts/2".to_string())
             ]
         );
         assert!(list_panes(|_| Err(()), "#{pane_pid}").is_empty());
