@@ -248,10 +248,12 @@ pub struct RestoreArgs {
     /// Every surface, also those whose session ended cleanly
     #[arg(long)]
     pub all: bool,
-    /// Re-open each resumable surface: start the command as its pane's process (an idle shell),
-    /// or create its session, window or pane; busy panes are skipped
-    #[arg(long, value_enum, value_name = "MULTIPLEXER")]
-    pub apply: Option<crate::tmux::Apply>,
+    /// Re-open each resumable surface of this multiplexer: tmux starts the command as its
+    /// pane's process (an idle shell) or creates its session, window or pane, and skips busy
+    /// panes; wezterm starts it in a new tab beside the pane (or a new window); cmux in a new
+    /// workspace. Nothing is typed into a pane
+    #[arg(long, value_name = "MULTIPLEXER", value_parser = applicable())]
+    pub apply: Option<mux::Multiplexer>,
     /// Only surfaces active within this age (milliseconds, or 90s, 30m, 2h, 7d), measured from
     /// the later of last_active and the transcript's last change
     #[arg(long, value_name = "MAX_AGE")]
@@ -259,6 +261,22 @@ pub struct RestoreArgs {
     /// The tmux server's socket name (`tmux -L NAME`) [default: the default server, or $TMUX's]
     #[arg(long, value_name = "NAME", env = "CRASH_RESUME_TMUX_SOCKET")]
     pub tmux_socket: Option<String>,
+    /// cmux's socket [default: /tmp/cmux.sock]
+    #[arg(long, value_name = "PATH", env = "CMUX_SOCKET_PATH")]
+    pub cmux_socket: Option<std::path::PathBuf>,
+}
+
+/// The multiplexers `restore --apply` takes: those with a backend (`mux::APPLICABLE`).
+fn applicable() -> impl clap::builder::TypedValueParser<Value = mux::Multiplexer> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(mux::APPLICABLE.map(mux::Multiplexer::name)).map(
+        |name| {
+            mux::APPLICABLE
+                .into_iter()
+                .find(|multiplexer| multiplexer.name() == name)
+                .unwrap_or(mux::Multiplexer::Tmux)
+        },
+    )
 }
 
 /// The agents whose hooks this binary understands.

@@ -41,13 +41,13 @@ pub fn is_managed_daemon(words: &[String]) -> bool {
 #[cfg(target_os = "linux")]
 fn proc_ancestors() -> Vec<(u32, Vec<String>)> {
     let mut ancestors = Vec::new();
-    let mut pid = crate::procfs::proc_parent("self");
+    let mut pid = mux::procfs::proc_parent("self");
     while let Some(current) = pid.filter(|pid| *pid > 1) {
         if ancestors.len() == MAX_ANCESTORS {
             break;
         }
         ancestors.push((current, command_line(current)));
-        pid = crate::procfs::proc_parent(&current.to_string());
+        pid = mux::procfs::proc_parent(&current.to_string());
     }
     ancestors
 }

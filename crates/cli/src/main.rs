@@ -14,10 +14,8 @@ mod context;
 mod error;
 mod man;
 mod output;
-mod procfs;
 mod surface;
 mod table;
-mod tmux;
 
 use std::process::ExitCode;
 

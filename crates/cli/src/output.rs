@@ -11,7 +11,6 @@ use index_core::{Entry, Millis, Recorded as CoreRecorded, SessionId, SurfaceId, 
 use index_store::Durability;
 use serde::Serialize;
 
-use crate::commands::Removed;
 use crate::error::Failure;
 
 /// The version of these documents; bumped on any incompatible change.
@@ -412,4 +411,11 @@ pub fn format_age_past(age: Millis, limit: Duration) -> humantime::FormattedDura
     } else {
         Duration::from_millis(age)
     })
+}
+
+/// A hook of ours removed from an agent's settings: its event and its command.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Removed {
+    pub event: String,
+    pub command: String,
 }

@@ -114,12 +114,12 @@ fn ask_tmux(pane: &str, deadline: Instant) -> TmuxAnswer {
         pid: None,
     };
     let output = match bounded_run::output_by(
-        Process::new(crate::tmux::program()).args([
+        Process::new(mux::tmux::program()).args([
             "display-message",
             "-p",
             "-t",
             pane,
-            "#{pane_id} #{pane_pid} #{pane_tty} #{session_name}:#{window_index}.#{pane_index}",
+            "#{pane_id} #{pane_pid} #{pane_tty} #{window_index} #{session_name}\t#{pane_index}",
         ]),
         deadline,
     ) {
@@ -139,10 +139,24 @@ fn ask_tmux(pane: &str, deadline: Instant) -> TmuxAnswer {
         ));
     }
     let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    let mut fields = text.splitn(4, ' ');
-    match (fields.next(), fields.next(), fields.next(), fields.next()) {
-        (Some(id), Some(pid), Some(tty), Some(place)) if id == pane => TmuxAnswer {
-            place: Ok(format!("tmux:{place}")),
+    // The session name (any character but a newline) sits between the fields that cannot hold
+    // a space and the pane index, so the trimmed ends of the answer never cut it.
+    let mut fields = text.splitn(5, ' ');
+    let mut field = || fields.next();
+    let answer = (field(), field(), field(), field(), field());
+    let place = |window: &str, rest: &str| {
+        let (session, index) = rest.rsplit_once('\t')?;
+        let place = mux::tmux::TmuxPane {
+            session: session.to_string(),
+            window: window.parse().ok()?,
+            pane: index.parse().ok()?,
+        };
+        Some(place.to_string())
+    };
+    match answer {
+        (Some(id), Some(pid), Some(tty), Some(window), Some(rest)) if id == pane => TmuxAnswer {
+            place: place(window, rest)
+                .ok_or_else(|| anyhow!("tmux named pane {pane} as {text:?}, not as its place")),
             tty: Some(tty.to_string()),
             pid: pid.parse().ok(),
         },
@@ -173,7 +187,7 @@ impl Processes {
         let Some((_, parent, terminal)) = std::fs::read_to_string("/proc/self/stat")
             .ok()
             .as_deref()
-            .and_then(crate::procfs::parse_proc_stat)
+            .and_then(mux::procfs::parse_proc_stat)
         else {
             return Processes::default();
         };
@@ -183,7 +197,7 @@ impl Processes {
             let Some((name, parent, _)) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .ok()
                 .as_deref()
-                .and_then(crate::procfs::parse_proc_stat)
+                .and_then(mux::procfs::parse_proc_stat)
             else {
                 break;
             };

@@ -26,13 +26,7 @@ fn index_of(size: usize) -> Index {
 /// Surfaces to look up, spread over the index so lookups are not all one cached key.
 fn probes(size: usize) -> Vec<String> {
     (0..1024)
-        .map(|i| {
-            format!(
-                "tmux:work:{}.{}",
-                (i * 7919 % size) / 8,
-                (i * 7919 % size) % 8
-            )
-        })
+        .map(|i| test_support::records::work_pane(i * 7919 % size))
         .collect()
 }
 

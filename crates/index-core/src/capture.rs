@@ -4,6 +4,11 @@
 //! The environment is passed in as a lookup function and the payload as parsed JSON, so these
 //! rules hold the same for the CLI's hook and for an orchestrator that embeds this crate.
 
+use mux::Surface;
+use mux::cmux::CmuxSurface;
+use mux::kitty::KittyWindow;
+use mux::wezterm::WeztermPane;
+use mux::zellij::ZellijPane;
 use serde_json::Value;
 
 /// A surface as the environment names it.
@@ -16,58 +21,9 @@ pub enum SurfaceHint {
     TmuxPane(String),
 }
 
-/// A program with panes whose pane id the environment carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Multiplexer {
-    /// cmux (`CMUX_SURFACE_ID`).
-    Cmux,
-    /// tmux (`TMUX_PANE`).
-    Tmux,
-    /// Zellij (`ZELLIJ_PANE_ID`).
-    Zellij,
-    /// WezTerm (`WEZTERM_PANE`).
-    Wezterm,
-    /// kitty (`KITTY_WINDOW_ID`).
-    Kitty,
-}
-
-impl Multiplexer {
-    /// Every multiplexer, in the order an ambiguity lists them.
-    pub const ALL: [Multiplexer; 5] = [
-        Multiplexer::Cmux,
-        Multiplexer::Tmux,
-        Multiplexer::Zellij,
-        Multiplexer::Wezterm,
-        Multiplexer::Kitty,
-    ];
-
-    /// The variable that names the pane a process runs in.
-    pub fn variable(self) -> &'static str {
-        match self {
-            Multiplexer::Cmux => "CMUX_SURFACE_ID",
-            Multiplexer::Tmux => "TMUX_PANE",
-            Multiplexer::Zellij => "ZELLIJ_PANE_ID",
-            Multiplexer::Wezterm => "WEZTERM_PANE",
-            Multiplexer::Kitty => "KITTY_WINDOW_ID",
-        }
-    }
-
-    /// Whether a process of this name (the executable's base name, as `/proc/<pid>/comm` or
-    /// `ps -o comm=` shows it; Linux cuts it at 15 bytes) is this multiplexer's: the process
-    /// whose children are its panes' programs (the tmux server shows as `tmux: server`, the
-    /// wezterm one as `wezterm-gui` or `wezterm-mux-server`).
-    pub fn is_process_name(self, name: &str) -> bool {
-        let prefix = match self {
-            Multiplexer::Cmux => "cmux",
-            Multiplexer::Tmux => "tmux",
-            Multiplexer::Zellij => "zellij",
-            Multiplexer::Wezterm => "wezterm",
-            Multiplexer::Kitty => "kitty",
-        };
-        name.get(..prefix.len())
-            .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
-    }
-}
+/// A program with panes whose pane id the environment carries (the `mux` crate's, where each
+/// multiplexer's surface grammar lives).
+pub use mux::Multiplexer;
 
 /// A process above the agent in the process tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,16 +90,17 @@ pub fn multiplexers_in_env(
         .into_iter()
         .filter_map(|multiplexer| {
             let value = var(multiplexer.variable())?;
-            let hint = match multiplexer {
-                Multiplexer::Cmux => SurfaceHint::Ready(format!("cmux:{value}")),
-                Multiplexer::Tmux => SurfaceHint::TmuxPane(value),
-                Multiplexer::Zellij => {
-                    let session = var("ZELLIJ_SESSION_NAME").unwrap_or_default();
-                    SurfaceHint::Ready(format!("zellij:{session}:{value}"))
-                }
-                Multiplexer::Wezterm => SurfaceHint::Ready(format!("wezterm:{value}")),
-                Multiplexer::Kitty => SurfaceHint::Ready(format!("kitty:{value}")),
+            let surface = match multiplexer {
+                Multiplexer::Tmux => return Some((multiplexer, SurfaceHint::TmuxPane(value))),
+                Multiplexer::Cmux => Surface::Cmux(CmuxSurface { id: value }),
+                Multiplexer::Zellij => Surface::Zellij(ZellijPane {
+                    session: var("ZELLIJ_SESSION_NAME").unwrap_or_default(),
+                    pane: value,
+                }),
+                Multiplexer::Wezterm => Surface::Wezterm(WeztermPane { id: value }),
+                Multiplexer::Kitty => Surface::Kitty(KittyWindow { id: value }),
             };
+            let hint = SurfaceHint::Ready(surface.to_string());
             Some((multiplexer, hint))
         })
         .collect()

@@ -10,7 +10,6 @@
 
 #![deny(missing_docs)]
 
-pub mod address;
 pub mod capture;
 mod ids;
 pub mod text;

@@ -8,7 +8,9 @@
 //! - [`live`]: which sessions running agents hold.
 //! - [`plan`]: the restore plan ([`PlanItem`], serialisable both ways).
 //! - [`hook`]: an agent's hook event to an operation on the index.
-//! - [`pane`]: whether a restore may take over an existing pane (its shell idle at its prompt).
+//! - [`apply`]: applying the plan through a multiplexer's backend (`mux::Backend`): claims,
+//!   the busy check, the restore lock, releasing what was not started; [`outcome`]: what it
+//!   did to each surface, typed.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -28,11 +30,12 @@
 
 #![deny(missing_docs)]
 
+pub mod apply;
 mod environment;
 pub mod hook;
 pub mod input;
 pub mod live;
-pub mod pane;
+pub mod outcome;
 pub mod plan;
 pub mod resume;
 

@@ -52,12 +52,15 @@ pub struct PlanItem {
     pub retention: Option<preflight::claude::RetentionRisk>,
     /// Why a Codex session is or is not offered, from what could be observed.
     pub why: Option<String>,
-    /// What applying the plan did to this surface (filled in by whoever applies it).
+    /// What applying the plan did to this surface, for people (filled in by whoever applies
+    /// it): [`PlanItem::outcome`] said as text, kept for readers of the first `--json` form.
     pub applied: Option<String>,
     /// When the surface was last active, in epoch milliseconds: the later of its entry's
     /// `last_active` and its transcript's last change ([`Entry::last_activity`]).
     #[serde(default)]
     pub last_activity: Millis,
+    /// What applying the plan did to this surface, typed.
+    pub outcome: Option<crate::outcome::Applied>,
 }
 
 impl PlanItem {
@@ -74,9 +77,10 @@ pub struct Plan {
     pub version: u32,
     /// One item per surface, sorted by surface.
     pub surfaces: Vec<PlanItem>,
-    /// When the plan was applied to tmux: the socket path of the server it was applied to.
+    /// When the plan was applied: which instance of the multiplexer it was applied to
+    /// (`mux::Backend::location`: for tmux, the server's socket path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tmux_server: Option<String>,
+    pub restored_into: Option<String>,
 }
 
 /// Why a plan could not be made.
@@ -182,6 +186,7 @@ impl<'a> Planner<'a> {
             why,
             applied: None,
             last_activity: entry.last_activity(input::conversation_active(entry, self.env)),
+            outcome: None,
         })
     }
 

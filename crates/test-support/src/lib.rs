@@ -10,6 +10,7 @@
 //! - [`random`]: a small generator that replays from its seed.
 //! - [`records`]: index records and sizes for the benchmarks.
 //! - [`tmux`]: commands to a private tmux server and its panes by surface id.
+//! - [`fake_mux`]: a fake multiplexer backend, to test the apply protocol without one.
 //! - [`claude_offline`] and [`codex_offline`]: the offline setups for the real agent CLIs.
 //!
 //! Test code only: `publish = false`, a dev-dependency of the crates and a dependency of the
@@ -19,6 +20,7 @@
 
 pub mod claude_offline;
 pub mod codex_offline;
+pub mod fake_mux;
 pub mod process;
 pub mod random;
 pub mod records;

@@ -16,13 +16,23 @@ pub fn bench_sizes(full: &[usize]) -> Vec<usize> {
 /// repos and that repo's working dir.
 pub fn numbered_record(n: usize) -> Record {
     let mut record = Record::new(
-        SurfaceId::new(format!("tmux:work:{}.{}", n / 8, n % 8)).expect("a valid surface"),
+        SurfaceId::new(work_pane(n)).expect("a valid surface"),
         SessionId::new(format!("4f6c2a1e-{n:012x}-4d7b-9a55-0b1c2d3e4f50"))
             .expect("a valid session"),
         Repo::new(format!("repo-{}", n % 50)).expect("a valid repo"),
     );
     record.cwd = Some(format!("/home/u/code/repo-{}", n % 50));
     record
+}
+
+/// `tmux:work:<n / 8>.<n % 8>`: the surface of record number `n`.
+pub fn work_pane(n: usize) -> String {
+    mux::tmux::TmuxPane {
+        session: "work".to_string(),
+        window: u32::try_from(n / 8).unwrap_or(u32::MAX),
+        pane: u32::try_from(n % 8).unwrap_or(u32::MAX),
+    }
+    .to_string()
 }
 
 #[cfg(test)]

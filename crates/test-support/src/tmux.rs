@@ -3,9 +3,6 @@
 
 use std::process::Command;
 
-/// The surface id crash-resume gives a tmux pane, as a tmux format.
-pub const PANE_SURFACE: &str = "tmux:#{session_name}:#{window_index}.#{pane_index}";
-
 /// Runs `client ARGS` (`client`: `tmux` with its environment, `-L <name>` and `-f /dev/null`);
 /// its stdout with the final newline trimmed, or what tmux said on stderr.
 pub fn run(mut client: Command, args: &[&str]) -> Result<String, String> {
@@ -25,21 +22,35 @@ pub fn run(mut client: Command, args: &[&str]) -> Result<String, String> {
         .to_string())
 }
 
-/// Every pane's surface id and `columns` (a tmux format), one `(surface, columns)` pair a pane
-/// in tmux's order, through `tmux` (which runs `tmux ARGS`); none when the server is not
-/// running.
+/// The fields of a pane's place in a `list-panes` line, before the caller's columns (a session
+/// name holds no tab: tmux escapes control characters in it).
+const PLACE_FIELDS: &str = "#{window_index}\t#{pane_index}\t#{session_name}";
+
+/// Every pane's surface id (`mux::tmux::TmuxPane`, as capture names it) and `columns` (a tmux
+/// format), one `(surface, columns)` pair a pane in tmux's order, through `tmux` (which runs
+/// `tmux ARGS`); none when the server is not running.
 pub fn list_panes<E>(
     tmux: impl FnOnce(&[&str]) -> Result<String, E>,
     columns: &str,
 ) -> Vec<(String, String)> {
-    let format = format!("{PANE_SURFACE}\t{columns}");
+    let format = format!("{PLACE_FIELDS}\t{columns}");
     let Ok(listing) = tmux(&["list-panes", "-a", "-F", &format]) else {
         return Vec::new();
     };
     listing
         .lines()
-        .filter_map(|line| line.split_once('\t'))
-        .map(|(surface, rest)| (surface.to_string(), rest.to_string()))
+        .filter_map(|line| {
+            let mut fields = line.splitn(4, '\t');
+            let (window, pane) = (fields.next()?.parse().ok()?, fields.next()?.parse().ok()?);
+            let session = fields.next()?.to_string();
+            let rest = fields.next()?.to_string();
+            let place = mux::tmux::TmuxPane {
+                session,
+                window,
+                pane,
+            };
+            Some((place.to_string(), rest))
+        })
         .collect()
 }
 
@@ -48,17 +59,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn panes_are_split_at_the_first_tab_and_a_failure_is_no_panes() {
+    fn panes_are_named_by_their_place_and_a_failure_is_no_panes() {
         let listing = |args: &[&str]| -> Result<String, ()> {
             assert_eq!(args[..3], ["list-panes", "-a", "-F"]);
-            assert_eq!(args[3], format!("{PANE_SURFACE}\t#{{pane_pid}}"));
-            Ok("tmux:a b:0.0\t12\ntmux:c:1.2\t34".to_string())
+            assert_eq!(
+                args[3],
+                "#{window_index}\t#{pane_index}\t#{session_name}\t#{pane_pid}\t#{pane_tty}"
+            );
+            Ok("0\t0\ta b\t12\t/dev/pts/1\n1\t2\tc\t34\t/dev/pts/2".to_string())
         };
         assert_eq!(
-            list_panes(listing, "#{pane_pid}"),
+            list_panes(listing, "#{pane_pid}\t#{pane_tty}"),
             [
-                ("tmux:a b:0.0".to_string(), "12".to_string()),
-                ("tmux:c:1.2".to_string(), "34".to_string())
+                ("tmux:a b:0.0".to_string(), "12\t/dev/pts/1".to_string()),
+                ("tmux:c:1.2".to_string(), "34\t/dev/pts/2".to_string())
             ]
         );
         assert!(list_panes(|_| Err(()), "#{pane_pid}").is_empty());

@@ -473,7 +473,8 @@ fn transcript_holding(projects: &Path, probe: &str) -> Option<String> {
         .and_then(|path| Some(path.file_stem()?.to_string_lossy().into_owned()))
 }
 
-/// `tmux:<session>:<window>.<pane>` of `$TMUX_PANE`, asking the server the pane runs in.
+/// `tmux:<session>:<window>.<pane>` of `$TMUX_PANE` (`mux::tmux::TmuxPane`), asking the server
+/// the pane runs in.
 fn surface() -> Option<String> {
     let pane = std::env::var("TMUX_PANE")
         .ok()
@@ -484,13 +485,23 @@ fn surface() -> Option<String> {
             "-p",
             "-t",
             &pane,
-            "#{session_name}:#{window_index}.#{pane_index}",
+            "#{window_index}\t#{pane_index}\t#{session_name}",
         ])
         .stdin(Stdio::null())
         .output()
         .ok()?;
-    let name = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    (output.status.success() && !name.is_empty()).then(|| format!("tmux:{name}"))
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut fields = text.strip_suffix('\n').unwrap_or(&text).splitn(3, '\t');
+    let (window, index) = (fields.next()?.parse().ok()?, fields.next()?.parse().ok()?);
+    let session = fields.next().filter(|session| !session.is_empty())?;
+    output.status.success().then(|| {
+        mux::tmux::TmuxPane {
+            session: session.to_string(),
+            window,
+            pane: index,
+        }
+        .to_string()
+    })
 }
 
 /// Whether `--resume` finds a conversation at `path`, as the real CLI decides (written apart

@@ -34,6 +34,7 @@ use crate::args::Agent;
 use crate::context::Context;
 use crate::error::Failure;
 use crate::output;
+use crate::output::Removed;
 
 /// The hook events crash-resume installs itself for.
 const EVENTS: [&str; 2] = ["SessionStart", "SessionEnd"];
@@ -634,13 +635,6 @@ fn runs(group: &Value, command: &str) -> bool {
                 .iter()
                 .any(|hook| hook.get("command").and_then(Value::as_str) == Some(command))
         })
-}
-
-/// A hook of ours removed from the settings: its event and its command.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Removed {
-    pub event: String,
-    pub command: String,
 }
 
 /// Whether a hook command is one `hook install` writes, from whichever binary path: a program

@@ -18,8 +18,6 @@ use anyhow::anyhow;
 use clap::CommandFactory;
 use index_core::SurfaceId;
 
-pub use install::Removed;
-
 use crate::args::{Agent, Cli, Command, HookCommand};
 use crate::context::{Context, Outcome};
 use crate::error::Failure;

@@ -1,6 +1,5 @@
 //! `crash-resume record`: binds a surface to a session (a locked, durable write).
 
-use index_core::address::TmuxPane;
 use index_core::text::escape;
 use index_core::{Provider, Record, Repo, Role, SessionId, SurfaceId};
 
@@ -10,9 +9,9 @@ use crate::error::Failure;
 use crate::output;
 
 pub fn run(cx: &Context, args: RecordArgs) -> Outcome {
-    // A tmux surface in another spelling (`tmux:w:00.1`) would name a pane that no restore
-    // re-opens under that id.
-    TmuxPane::parse(&args.surface).map_err(|error| Failure::Usage(error.into()))?;
+    // A multiplexer's surface in another spelling (`tmux:w:00.1`, `kitty:`) would name a place
+    // that no restore re-opens under that id.
+    mux::Surface::parse(&args.surface).map_err(|error| Failure::Usage(error.into()))?;
     let mut record = Record::new(
         SurfaceId::new(args.surface)?,
         SessionId::new(args.session)?,

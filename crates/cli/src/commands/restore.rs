@@ -1,29 +1,25 @@
-//! `crash-resume restore [--all] [--apply tmux]`: after a reboot, every surface whose session
-//! did not end cleanly, with its preflight verdict, the session that would load and the command
-//! that resumes it; with `--apply tmux`, re-open each resumable `tmux:` surface.
+//! `crash-resume restore [--all] [--apply MULTIPLEXER]`: after a reboot, every surface whose
+//! session did not end cleanly, with its preflight verdict, the session that would load and the
+//! command that resumes it; with `--apply`, re-open each resumable surface of that multiplexer
+//! through its backend (`mux::backend`).
 //!
 //! One conversation is never resumed twice: a session bound to another surface or held by a
-//! live agent process is reported as held elsewhere and not resumed, and each surface is
-//! claimed in the index (under its lock) before anything is started. Applying holds the
-//! restore lock (`<index>.restore.lock`) from the first pane to the last, so two restores at
-//! once never create the same session, window or pane: the second finds what the first made,
-//! and the surfaces it claimed.
+//! live agent process is reported as held elsewhere and not resumed, and applying follows
+//! `resume_plan::apply` (the restore lock, a claim in the index before anything is started,
+//! busy places skipped, the claim taken back when nothing was started).
 //!
 //! An entry whose working dir or config dir holds a control character (an index another tool
 //! wrote) is refused: it gets no command, and its values are never typed or printed raw.
 //!
-//! Each tmux command has a deadline (`tmux::CALL_DEADLINE`): once the server has not answered
-//! one (stopped or hung), no further surface is tried on it, the surface being opened gets its
-//! claim back, and the restore says which server did not answer and exits 1.
+//! Each multiplexer call has a deadline (`mux::tmux::CALL_DEADLINE`): once the multiplexer has
+//! not answered one (stopped or hung), no further surface is tried on it, the surface being
+//! opened gets its claim back, and the restore says which one did not answer and exits 1.
 //!
 //! The plan is made by `resume_plan::plan::build_plan` (linear in the number of entries); this
-//! module prints it and applies it.
-
-use std::time::Duration;
+//! module prints it and has it applied.
 
 use anyhow::anyhow;
 use index_core::Index;
-use index_core::address::TmuxPane;
 use index_core::text::escape;
 use resume_plan::plan::{PlanError, PlanOptions};
 use resume_plan::{Plan, PlanItem};
@@ -32,15 +28,6 @@ use crate::args::RestoreArgs;
 use crate::context::{self, Context};
 use crate::error::Failure;
 use crate::output::{self, OUTPUT_VERSION};
-use crate::tmux;
-
-/// How long a restore's claim on a surface keeps a second restore away (unless the resumed
-/// agent records itself first).
-const CLAIM_TTL_MS: u64 = 10 * 60 * 1000;
-
-/// How long a restore waits for another one that is applying (tmux commands only: it never
-/// waits for an agent, so a long wait means something is stuck).
-const RESTORE_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let max_age = args
@@ -51,31 +38,28 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let index = context::load(cx)?;
     let now = context::now();
     let mut plan = build_plan(cx, &index, args.all, max_age, now)?;
-    let mut failed = 0;
-    let mut unanswered = None;
-    let mut tmux_server = None;
-    if let Some(tmux::Apply::Tmux) = args.apply {
-        let server = tmux::Server::new(args.tmux_socket.clone());
-        let socket = server.socket_path();
+    let mut summary = resume_plan::apply::Summary::default();
+    let mut check_command = String::new();
+    let mut restored_into = None;
+    if let Some(multiplexer) = args.apply {
+        let options = mux::Options {
+            tmux_socket: args.tmux_socket.clone(),
+            cmux_socket: args.cmux_socket.clone(),
+            shell: std::env::var("SHELL").ok(),
+        };
+        let backend = mux::backend(multiplexer, &options).ok_or_else(|| {
+            Failure::Usage(anyhow!(
+                "{multiplexer} has no restore backend; its surfaces are captured only"
+            ))
+        })?;
+        let location = backend.location();
         output::print_message(&format!(
-            "restoring into the tmux server at {socket} (`{}`)",
-            server.command_line()
+            "restoring into {multiplexer} at {location} (check it with `{}`)",
+            backend.check_command()
         ));
-        tmux_server = Some(socket);
+        restored_into = Some(location);
         let store = context::open_store(cx)?;
-        failed = store
-            .exclusive("restore", RESTORE_LOCK_TIMEOUT, || {
-                let mut failed = 0;
-                for item in plan.iter_mut().filter(|item| item.resumable()) {
-                    let applied = match server.unanswered() {
-                        Some(unanswered) => format!("not tried: {unanswered}"),
-                        None => apply_one(&store, &server, item),
-                    };
-                    failed += usize::from(applied.starts_with("failed"));
-                    item.applied = Some(applied);
-                }
-                failed
-            })
+        summary = resume_plan::apply::apply(&store, backend.as_ref(), &mut plan, &context::now)
             .map_err(|error| match error {
                 index_store::StoreError::LockTimeout { path, holder, waited } => {
                     Failure::Failed(anyhow!(
@@ -84,24 +68,19 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
                 }
                 other => other.into(),
             })?;
-        unanswered = server
-            .unanswered()
-            .map(|unanswered| (unanswered.to_string(), server.command_line()));
+        check_command = backend.check_command();
     }
-    let not_tried = plan
-        .iter()
-        .filter(|item| {
-            item.applied
-                .as_deref()
-                .is_some_and(|applied| applied.starts_with("not tried"))
-        })
-        .count();
+    let resume_plan::apply::Summary {
+        failed,
+        not_tried,
+        unanswered,
+    } = summary;
     let outcome = match (failed, &unanswered) {
-        (_, Some((unanswered, command_line))) => Err(Failure::Failed(anyhow!(
+        (_, Some(unanswered)) => Err(Failure::Failed(anyhow!(
             "{unanswered}: the server may be stopped or hung; {failed} surface(s) failed and {not_tried} \
-             were not tried, and none of them is claimed. Check the server (`{command_line} \
-             list-sessions`; a stopped one resumes with `kill -CONT` on its pid, a hung one \
-             must be killed), then run restore again"
+             were not tried, and none of them is claimed. Check the server (`{check_command}`; a \
+             stopped one resumes with `kill -CONT` on its pid, a hung one must be killed), then \
+             run restore again"
         ))),
         (0, None) => Ok(()),
         (failed, None) => Err(Failure::Failed(anyhow!(
@@ -112,7 +91,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         output::print_json(&Plan {
             version: OUTPUT_VERSION,
             surfaces: plan,
-            tmux_server,
+            restored_into,
         })?;
         return outcome;
     }
@@ -152,64 +131,6 @@ fn build_plan(
             PlanError::Render(error) => Failure::Failed(error.into()),
         },
     )
-}
-
-/// Claims the surface in the index, then re-opens it in tmux. Returns what was done.
-fn apply_one(store: &index_store::Store, server: &tmux::Server, item: &PlanItem) -> String {
-    let target = match TmuxPane::parse(&item.surface) {
-        Ok(Some(target)) => target,
-        Ok(None) => return "skipped: not a tmux surface".to_string(),
-        Err(error) => return format!("failed: {error}"),
-    };
-    let Some(command) = &item.command else {
-        return "skipped: nothing to resume".to_string();
-    };
-    // A busy pane is left alone before it is claimed: once the user has freed it, the next
-    // restore re-opens it. (`open` checks again, for a pane that gets busy in between.)
-    if let Some(busy) = server.busy(&target) {
-        return format!("skipped: {busy}");
-    }
-    // A server that did not answer is not written to: nothing is claimed for it.
-    if let Some(unanswered) = server.unanswered() {
-        return format!("failed: {unanswered}");
-    }
-    let now = context::now();
-    let claimed = store
-        .update(|index| index.claim_restore(&item.surface, &item.held_session, CLAIM_TTL_MS, now));
-    let mut doubt = String::new();
-    match claimed {
-        Ok(updated) if updated.value => {}
-        Ok(_) => return "skipped: another restore claimed it".to_string(),
-        // The claim is in place, only its durability is in doubt: skipping now would leave the
-        // surface to nobody, since a second restore sees the claim and leaves it alone.
-        Err(error @ index_store::StoreError::NotDurable { .. })
-            if claimed_at(store, item) == Some(now) =>
-        {
-            doubt = format!(" (the claim may not survive a power cut: {error})");
-        }
-        // Not claimed, so not opened: a failure of this restore, which says why.
-        Err(error) => return format!("failed: cannot claim it in the index: {error}"),
-    }
-    let (outcome, opened) = match server.open(&target, item.cwd.as_deref(), command) {
-        Ok(tmux::Opened::Started(done)) => (done, true),
-        Ok(tmux::Opened::Skipped(busy)) => (format!("skipped: {busy}"), false),
-        Err(error) => (format!("failed: {error:#}"), false),
-    };
-    if !opened {
-        // Nothing was started: the claim is taken back, so the next restore may try at once
-        // (best effort: a claim left behind only delays that for its time to live).
-        let _ = store.update(|index| index.release_restore(&item.surface, &item.held_session, now));
-    }
-    outcome + &doubt
-}
-
-/// When the surface was last claimed for a restore, as the index on disk says now.
-fn claimed_at(store: &index_store::Store, item: &PlanItem) -> Option<u64> {
-    let index = store.load().ok()?.index;
-    let entry = index.lookup(&item.surface)?;
-    (entry.session.as_str() == item.held_session)
-        .then_some(entry.restore_claimed_at)
-        .flatten()
 }
 
 /// A max age as typed, a plain number with its unit (`90` is `90ms`).

@@ -376,7 +376,12 @@ impl PanePlace {
     }
 
     pub fn surface(&self) -> String {
-        format!("tmux:{}:{}.{}", self.session, self.window, self.pane)
+        mux::tmux::TmuxPane {
+            session: self.session.clone(),
+            window: self.window,
+            pane: self.pane,
+        }
+        .to_string()
     }
 
     /// The exact tmux target of the pane.

@@ -436,3 +436,49 @@ fn a_locked_codex_state_database_is_reported_for_every_session_and_the_plan_is_m
         );
     }
 }
+
+/// `--apply` takes its backend from the registry: with cmux not running, its surface fails with
+/// a typed outcome and its claim taken back, a tmux surface is skipped as another
+/// multiplexer's, and a multiplexer without a backend is a usage error.
+#[test]
+fn apply_takes_its_backend_from_the_registry_and_says_the_outcome_typed() {
+    let env = Sandbox::default();
+    crate::record(&env, "cmux:5F0C7A4E", "sid-1", "repo");
+    crate::record(&env, "tmux:work:0.0", "sid-2", "repo");
+    let socket = env.root().join("no-cmux.sock");
+    let output = crash_resume_agent(&env)
+        .args(["--json", "restore", "--apply", "cmux", "--cmux-socket"])
+        .arg(&socket)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let plan = plan_by_surface(&output.stdout);
+    let cmux = &plan["cmux:5F0C7A4E"];
+    assert_eq!(cmux["outcome"]["outcome"], "failed", "{cmux}");
+    assert_eq!(cmux["outcome"]["reason"], "multiplexer", "{cmux}");
+    let message = cmux["outcome"]["message"].as_str().unwrap();
+    assert!(message.contains("is cmux running"), "{message}");
+    assert_eq!(cmux["applied"], format!("failed: {message}"));
+    assert_eq!(
+        env.entries()["cmux:5F0C7A4E"].get("restore_claimed_at"),
+        None
+    );
+    assert_eq!(
+        plan["tmux:work:0.0"]["outcome"],
+        json!({"outcome": "skipped", "reason": {"kind": "other_multiplexer", "applied_to": "cmux"}})
+    );
+    assert_eq!(
+        plan["tmux:work:0.0"]["applied"],
+        "skipped: not a cmux surface"
+    );
+
+    let refused = crash_resume_agent(&env)
+        .args(["restore", "--apply", "zellij"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("tmux, wezterm, cmux"), "{stderr}");
+}

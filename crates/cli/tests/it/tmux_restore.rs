@@ -222,11 +222,11 @@ fn restore_after_a_tmux_crash_starts_each_command_in_its_pane_once() {
     // It says which server it restored into, for people and in the plan.
     let socket = server.socket_path();
     let document: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(document["tmux_server"], socket.to_str().unwrap());
+    assert_eq!(document["restored_into"], socket.to_str().unwrap());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains(&format!(
-            "restoring into the tmux server at {} (`tmux -L {name}`)",
+            "restoring into tmux at {} (check it with `tmux -L {name} list-sessions`)",
             socket.display()
         )),
         "{stderr}"

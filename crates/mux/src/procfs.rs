@@ -1,5 +1,5 @@
 //! The process table as Linux's `/proc` shows it: one parser of `/proc/<pid>/stat` lines for
-//! every part of the binary that walks processes (a leaf: it imports nothing of the crate).
+//! everything that walks processes: the tmux backend's idle-shell check, and the binary's hook and Codex daemon walk.
 
 /// The parent pid of `pid` (a number, or `self`) from `/proc/<pid>/stat`; `None` where there is
 /// no `/proc` or the process is gone.

@@ -18,8 +18,6 @@
 //! character, or a shell without a line editor, is reported busy with the reason, and the user
 //! frees the pane or restores into another.
 
-use std::fmt;
-
 /// Shells a pane may sit at; anything else running there means the pane is busy.
 pub const SHELLS: [&str; 10] = [
     "bash", "zsh", "sh", "fish", "dash", "ksh", "tcsh", "csh", "nu", "mksh",
@@ -48,8 +46,9 @@ pub struct PaneState {
     pub after_cursor: String,
 }
 
-/// Why a pane is left alone.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a pane is left alone (facts: `resume_plan::apply` says them to people).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
 pub enum Busy {
     /// Another program runs in front.
     Program(String),
@@ -69,40 +68,6 @@ pub enum Busy {
     Typed(String),
     /// The cursor's line is empty: no prompt is shown.
     NoPrompt,
-}
-
-impl fmt::Display for Busy {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Busy::Program(program) => write!(formatter, "the pane is busy running {program}"),
-            Busy::Child(pid) => write!(
-                formatter,
-                "the pane is busy: its shell runs a program (pid {pid})"
-            ),
-            Busy::Script => write!(
-                formatter,
-                "the pane is busy: its shell runs a script or command"
-            ),
-            Busy::LineMode => write!(
-                formatter,
-                "the pane is busy: its shell reads a line (a `read`, a `select` menu, or a shell with no line editor), not its prompt"
-            ),
-            Busy::UnknownMode => write!(
-                formatter,
-                "the pane is busy as far as can be told: its terminal's mode cannot be read"
-            ),
-            Busy::Continuation => write!(
-                formatter,
-                "the pane is busy: its shell waits for the rest of a command (a continuation prompt)"
-            ),
-            Busy::Typed(line) => write!(
-                formatter,
-                "the pane is busy: text is typed at its prompt ({})",
-                index_core::text::escape(line.trim())
-            ),
-            Busy::NoPrompt => write!(formatter, "the pane is busy: no prompt is shown"),
-        }
-    }
 }
 
 /// Whether the pane may be taken over: `Ok` when its shell waits at its own prompt with nothing
@@ -259,15 +224,5 @@ mod tests {
             ..idle
         };
         assert_eq!(judge(&login_shell), Ok(()));
-    }
-
-    #[test]
-    fn reasons_say_why_and_escape_what_the_screen_showed() {
-        let typed = Busy::Typed("$ echo \u{1b}[2J".into()).to_string();
-        assert_eq!(
-            typed,
-            "the pane is busy: text is typed at its prompt (\"$ echo \\e[2J\")"
-        );
-        assert!(Busy::LineMode.to_string().contains("`read`"));
     }
 }

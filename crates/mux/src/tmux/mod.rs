@@ -1,73 +1,42 @@
-//! Re-opening `tmux:` surfaces: find the pane (or create its session, window and pane at the
-//! recorded indexes), then start the resume command as the pane's own process. Nothing is ever
-//! typed into a pane: a pane is re-used only when it is an idle interactive shell with no child
+//! tmux: its surface grammar (`tmux:<session>:<window>.<pane>`, [`TmuxPane`]) and its backend
+//! ([`Server`]): find the pane (or create its session, window and pane at the recorded
+//! indexes), then start the resume command as the pane's own process. Nothing is ever typed
+//! into a pane: a pane is re-used only when it is an idle interactive shell with no child
 //! process, and `respawn-pane -k` replaces that shell, so no text a user typed there runs.
 //! Talks to tmux only through its command line, each call bounded by [`CALL_DEADLINE`]: once a
 //! server has not answered, it is not asked again.
 
 use std::cell::OnceCell;
-use std::ffi::OsString;
 use std::process::Command as Process;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use anyhow::bail;
-use index_core::address::TmuxPane;
-use resume_plan::pane::{Busy, PaneState};
+use crate::backend::{Backend, Created, MuxError, Opened, Start};
+use crate::multiplexer::Multiplexer;
+use crate::pane::{Busy, PaneState};
+use crate::script::quote;
+use crate::surface::Surface;
 
-/// What `restore --apply` can re-open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Apply {
-    Tmux,
-}
+pub(crate) mod address;
+
+pub use address::TmuxPane;
 
 /// How long a restore waits for one program it runs (a tmux command, `ps`): a tmux server that
 /// is stopped or hung never answers, and a restore must not hang with it.
 pub const CALL_DEADLINE: Duration = Duration::from_secs(5);
-
-/// Where Homebrew puts programs (Apple silicon, Intel): a process the macOS GUI started, such as
-/// an agent's hook in a terminal app, may have neither on its `PATH`.
-const HOMEBREW_DIRS: [&str; 2] = ["/opt/homebrew/bin", "/usr/local/bin"];
 
 /// The `tmux` to run: the first on `PATH`, else Homebrew's, else plain `tmux` (whose failure to
 /// start then says it is missing).
 pub fn program() -> &'static std::path::Path {
     static PROGRAM: OnceLock<std::path::PathBuf> = OnceLock::new();
     PROGRAM.get_or_init(|| {
-        find_program("tmux", std::env::var_os("PATH"), &HOMEBREW_DIRS)
-            .unwrap_or_else(|| std::path::PathBuf::from("tmux"))
+        crate::program::find_program(
+            "tmux",
+            std::env::var_os("PATH"),
+            &crate::program::HOMEBREW_DIRS,
+        )
+        .unwrap_or_else(|| std::path::PathBuf::from("tmux"))
     })
-}
-
-/// The first executable file `name` in the dirs of `path`, then in `fallback_dirs`.
-fn find_program(
-    name: &str,
-    path: Option<OsString>,
-    fallback_dirs: &[&str],
-) -> Option<std::path::PathBuf> {
-    let path_dirs = path
-        .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-        .unwrap_or_default();
-    path_dirs
-        .into_iter()
-        .chain(fallback_dirs.iter().map(std::path::PathBuf::from))
-        .map(|dir| dir.join(name))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn is_executable(path: &std::path::Path) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::metadata(path)
-        .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
-}
-
-/// What a restore did with one pane.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Opened {
-    /// The resume command runs in the pane; what was done to get there.
-    Started(String),
-    /// The pane was left alone; why.
-    Skipped(Busy),
 }
 
 /// The most panes a restore adds to one window for one surface: a recorded pane index far past
@@ -110,7 +79,7 @@ struct Pane {
 /// What one restore created on the way to a pane, so that a surface that then fails leaves
 /// nothing behind: the session (which holds the rest), else the window, else the panes.
 #[derive(Debug, Default)]
-struct Created {
+struct Made {
     session: Option<String>,
     window: Option<String>,
     /// The pane a created session or window came with.
@@ -119,25 +88,25 @@ struct Created {
     panes: Vec<String>,
 }
 
-impl Created {
+impl Made {
     fn is_empty(&self) -> bool {
         self.session.is_none() && self.window.is_none() && self.panes.is_empty()
     }
 
-    fn describe(&self) -> String {
+    /// What was made, as the restore reports it.
+    fn created(&self) -> Vec<Created> {
         let mut what = Vec::new();
         if self.session.is_some() {
-            what.push("the session".to_string());
+            what.push(Created::Session);
         }
         if self.window.is_some() {
-            what.push("the window".to_string());
+            what.push(Created::Window);
         }
-        match self.panes.len() {
-            0 => {}
-            1 => what.push("the pane".to_string()),
-            count => what.push(format!("{count} panes")),
+        if !self.panes.is_empty() {
+            let count = u32::try_from(self.panes.len()).unwrap_or(u32::MAX);
+            what.push(Created::Panes { count });
         }
-        what.join(", ")
+        what
     }
 }
 
@@ -154,6 +123,7 @@ pub struct Server {
 }
 
 impl Server {
+    /// The server on the named socket (`tmux -L NAME`), or the default one.
     pub fn new(socket: Option<String>) -> Server {
         Server {
             socket,
@@ -162,14 +132,8 @@ impl Server {
         }
     }
 
-    /// Whether a call to this server timed out, and what it said (`tmux did not answer within
-    /// 5s (server NAME)`): then no further call is made.
-    pub fn unanswered(&self) -> Option<&str> {
-        self.unanswered.get().map(String::as_str)
-    }
-
     /// `tmux -L NAME`, or `tmux` for the default server: how a user reaches this one.
-    pub fn command_line(&self) -> String {
+    fn command_line(&self) -> String {
         match &self.socket {
             Some(socket) => format!("tmux -L {}", quote(socket)),
             None => "tmux".to_string(),
@@ -203,9 +167,12 @@ impl Server {
         format!("{dir}/{}", self.socket.as_deref().unwrap_or("default"))
     }
 
-    fn tmux(&self, args: &[&str]) -> anyhow::Result<String> {
+    fn tmux(&self, args: &[&str]) -> Result<String, MuxError> {
         if let Some(unanswered) = self.unanswered() {
-            bail!("{unanswered}; not asked again");
+            return Err(MuxError::Unanswered {
+                said: unanswered.to_string(),
+                again: true,
+            });
         }
         let mut command = Process::new(program());
         if let Some(socket) = &self.socket {
@@ -216,16 +183,19 @@ impl Server {
             Err(error) if error.is_timeout() => {
                 let asked = args.first().copied().unwrap_or_default();
                 let said = format!("{error} (`{} {asked}`)", self.command_line());
-                bail!(self.unanswered.get_or_init(|| said).clone());
+                return Err(MuxError::Unanswered {
+                    said: self.unanswered.get_or_init(|| said).clone(),
+                    again: false,
+                });
             }
             Err(error) => return Err(error.into()),
         };
         if !output.status.success() {
-            bail!(
-                "tmux {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr).trim()
-            );
+            return Err(MuxError::Failed {
+                program: "tmux",
+                args: args.join(" "),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+            });
         }
         Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
     }
@@ -296,7 +266,7 @@ impl Server {
 
     /// Why the target's pane must be left alone, when it exists and its shell is not idle at
     /// its prompt.
-    pub fn busy(&self, target: &TmuxPane) -> Option<Busy> {
+    fn busy_pane(&self, target: &TmuxPane) -> Option<Busy> {
         match self.find(target) {
             Found::Pane(pane) if !self.fillers.borrow().contains(&pane.id) => {
                 self.judge(&pane).err()
@@ -306,7 +276,7 @@ impl Server {
     }
 
     /// Whether the pane's shell waits at its own prompt with nothing typed
-    /// ([`resume_plan::pane::judge`]), from its processes, its terminal's mode and the cursor's
+    /// ([`crate::pane::judge`]), from its processes, its terminal's mode and the cursor's
     /// line on screen.
     fn judge(&self, pane: &Pane) -> Result<(), Busy> {
         let row = pane.cursor_y.to_string();
@@ -314,7 +284,7 @@ impl Server {
             .tmux(&["capture-pane", "-p", "-t", &pane.id, "-S", &row, "-E", &row])
             .unwrap_or_default();
         let (before_cursor, after_cursor) = split_at_column(&line, pane.cursor_x);
-        resume_plan::pane::judge(&PaneState {
+        crate::pane::judge(&PaneState {
             foreground: pane.running.clone(),
             child: processes::first_child(pane.pid),
             interactive: processes::is_interactive_shell(pane.pid),
@@ -324,32 +294,19 @@ impl Server {
         })
     }
 
-    /// Opens the surface: re-uses its pane when its shell is idle at its prompt, else creates
-    /// what is missing (session, window, panes up to the recorded index), then starts `command`
-    /// as the pane's process, with `CRASH_RESUME_SURFACE` naming the surface so that the agent's
-    /// hook binds to it. What it created for a surface that then fails is removed again. Call
-    /// it holding the restore lock: creating is find-then-create.
-    ///
-    /// No recorded value reaches tmux where tmux expands formats (`#(...)` runs a command): the
-    /// session name is passed to `new-session -s` with `#` doubled, the working dir only inside
-    /// the pane's script, and targets (`-t`, never expanded) name the session exactly (`=`).
-    pub fn open(
-        &self,
-        target: &TmuxPane,
-        cwd: Option<&str>,
-        command: &str,
-    ) -> anyhow::Result<Opened> {
+    /// [`Backend::open`] for a tmux pane: what it created for a surface that then fails is
+    /// removed again.
+    fn open_pane(&self, target: &TmuxPane, start: &Start<'_>) -> Result<Opened, MuxError> {
         if let Some(character) = target.rewritten_character() {
-            bail!(
-                "tmux cannot name a session {} (it rewrites {}); nothing was created",
-                index_core::text::escape(&target.session),
-                index_core::text::escape(&character.to_string())
-            );
+            return Err(MuxError::Unnameable {
+                session: target.session.clone(),
+                character,
+            });
         }
-        let mut created = Created::default();
-        let opened = self.open_in(target, cwd, command, &mut created);
+        let mut made = Made::default();
+        let opened = self.open_in(target, start, &mut made);
         if opened.is_err() {
-            self.remove(&created);
+            self.remove(&made);
         }
         opened
     }
@@ -357,23 +314,18 @@ impl Server {
     fn open_in(
         &self,
         target: &TmuxPane,
-        cwd: Option<&str>,
-        command: &str,
-        created: &mut Created,
-    ) -> anyhow::Result<Opened> {
-        let pane = self.make_pane(target, created)?;
-        let done = if created.is_empty() {
-            if !self.fillers.borrow().contains(&pane.id)
-                && let Err(busy) = self.judge(&pane)
-            {
-                return Ok(Opened::Skipped(busy));
-            }
-            "started in the existing pane".to_string()
-        } else {
-            format!("created {} and started in it", created.describe())
-        };
-        let start_dir = cwd.filter(|dir| std::path::Path::new(dir).is_dir());
-        let script = pane_script(&target.to_string(), start_dir, command, &self.user_shell());
+        start: &Start<'_>,
+        made: &mut Made,
+    ) -> Result<Opened, MuxError> {
+        let pane = self.make_pane(target, made)?;
+        if made.is_empty()
+            && !self.fillers.borrow().contains(&pane.id)
+            && let Err(busy) = self.judge(&pane)
+        {
+            return Ok(Opened::Skipped(busy));
+        }
+        let script =
+            crate::script::start_script(start.env, start.dir, start.command, &self.user_shell());
         self.tmux(&[
             "respawn-pane",
             "-k",
@@ -383,12 +335,14 @@ impl Server {
             "-c",
             &script,
         ])?;
-        Ok(Opened::Started(done))
+        Ok(Opened::Started {
+            created: made.created(),
+        })
     }
 
     /// The target's pane, creating exactly what it lacks: the session, the window at its index,
     /// then the panes up to its index, each created thing noted in `created`.
-    fn make_pane(&self, target: &TmuxPane, created: &mut Created) -> anyhow::Result<Pane> {
+    fn make_pane(&self, target: &TmuxPane, created: &mut Made) -> Result<Pane, MuxError> {
         let mut found = self.find(target);
         if found == Found::Nothing {
             self.new_session(target, created)?;
@@ -417,19 +371,21 @@ impl Server {
                 last_pane,
             } => (first_pane, last_pane),
             Found::Nothing | Found::Session => {
-                bail!("tmux did not make {target}: its window is not there after creating it")
+                return Err(MuxError::NotMade(format!(
+                    "tmux did not make {target}: its window is not there after creating it"
+                )));
             }
         };
         if target.pane < first_pane {
-            bail!(
+            return Err(MuxError::NotMade(format!(
                 "tmux numbers this window's panes from {first_pane} (its pane-base-index), so it cannot hold {target}; nothing is left created"
-            );
+            )));
         }
         let missing = target.pane - last_pane;
         if missing > MAX_NEW_PANES {
-            bail!(
+            return Err(MuxError::NotMade(format!(
                 "{target} would need {missing} new panes in a window whose last pane is {last_pane}; a restore adds at most {MAX_NEW_PANES}, so none were made"
-            );
+            )));
         }
         let mut after = format!("={}:{}.{last_pane}", target.session, target.window);
         for _ in 0..missing {
@@ -451,7 +407,9 @@ impl Server {
                 self.fillers.borrow_mut().extend(fillers);
                 Ok(pane)
             }
-            _ => bail!("tmux did not make {target} after adding {missing} panes"),
+            _ => Err(MuxError::NotMade(format!(
+                "tmux did not make {target} after adding {missing} panes"
+            ))),
         }
     }
 
@@ -459,7 +417,7 @@ impl Server {
     /// `#` doubled (tmux expands formats in it), and the session tmux made is checked to bear
     /// exactly the recorded name (read from the middle of the answer, which `Server::tmux`
     /// trims at its ends).
-    fn new_session(&self, target: &TmuxPane, created: &mut Created) -> anyhow::Result<()> {
+    fn new_session(&self, target: &TmuxPane, created: &mut Made) -> Result<(), MuxError> {
         let name = target.session.replace('#', "##");
         let made = self.tmux(&[
             "new-session",
@@ -472,18 +430,17 @@ impl Server {
         ])?;
         let fields: Vec<&str> = made.splitn(4, '\t').collect();
         let [id, made_name, window, pane] = fields[..] else {
-            bail!(
+            return Err(MuxError::Answer(format!(
                 "tmux said {made:?} after creating a session; expected its id, name, window and pane"
-            );
+            )));
         };
         created.session = Some(id.to_string());
         created.first_pane = Some(pane.to_string());
         if made_name != target.session {
-            bail!(
-                "tmux named the session {} instead of {}",
-                index_core::text::escape(made_name),
-                index_core::text::escape(&target.session)
-            );
+            return Err(MuxError::Renamed {
+                made: made_name.to_string(),
+                wanted: target.session.clone(),
+            });
         }
         if window != target.window.to_string() {
             let from = format!("{id}:{window}");
@@ -495,7 +452,7 @@ impl Server {
 
     /// Removes what a failed open created, best effort (a failure here changes nothing of what
     /// the restore reports).
-    fn remove(&self, created: &Created) {
+    fn remove(&self, created: &Made) {
         if let Some(session) = &created.session {
             let _ = self.tmux(&["kill-session", "-t", session]);
         } else if let Some(window) = &created.window {
@@ -526,22 +483,49 @@ impl Server {
     }
 }
 
-/// The `sh -c` script a re-opened pane runs: into the working dir (when it exists), the resume
-/// command with the surface named in its environment, then the user's shell, left in the dir
-/// the command moved to. Job control (`set -m`) puts the agent in its own process group in the
-/// terminal's foreground, so tmux shows the agent as the pane's command and a Ctrl-C reaches
-/// the agent, not this script. Every value is shell-quoted.
-pub fn pane_script(surface: &str, start_dir: Option<&str>, command: &str, shell: &str) -> String {
-    let cd = start_dir.map_or_else(String::new, |dir| format!("cd -- {}; ", quote(dir)));
-    format!(
-        "set -m; {cd}CRASH_RESUME_SURFACE={}; export CRASH_RESUME_SURFACE; {command}; \
-         unset CRASH_RESUME_SURFACE; exec {shell}",
-        quote(surface)
-    )
-}
+impl Backend for Server {
+    fn multiplexer(&self) -> Multiplexer {
+        Multiplexer::Tmux
+    }
 
-fn quote(word: &str) -> String {
-    shlex::try_quote(word).map_or_else(|_| "''".to_string(), |quoted| quoted.into_owned())
+    fn busy(&self, surface: &Surface) -> Option<Busy> {
+        match surface {
+            Surface::Tmux(target) => self.busy_pane(target),
+            _ => None,
+        }
+    }
+
+    /// Re-uses the pane when its shell is idle at its prompt, else creates what is missing
+    /// (session, window, panes up to the recorded index), then starts the command as the pane's
+    /// process.
+    ///
+    /// No recorded value reaches tmux where tmux expands formats (`#(...)` runs a command): the
+    /// session name is passed to `new-session -s` with `#` doubled, the working dir only inside
+    /// the pane's script, and targets (`-t`, never expanded) name the session exactly (`=`).
+    fn open(&self, start: &Start<'_>) -> Result<Opened, MuxError> {
+        match start.surface {
+            Surface::Tmux(target) => self.open_pane(target, start),
+            other => Err(MuxError::OtherMultiplexer {
+                surface: other.to_string(),
+                multiplexer: Multiplexer::Tmux,
+            }),
+        }
+    }
+
+    /// Whether a call to this server timed out, and what it said (`tmux did not answer within
+    /// 5s (server NAME)`): then no further call is made.
+    fn unanswered(&self) -> Option<&str> {
+        self.unanswered.get().map(String::as_str)
+    }
+
+    /// `tmux -L NAME list-sessions`, or `tmux list-sessions` for the default server.
+    fn check_command(&self) -> String {
+        format!("{} list-sessions", self.command_line())
+    }
+
+    fn location(&self) -> String {
+        self.socket_path()
+    }
 }
 
 /// `line` cut at the terminal column `column` (wide characters count two).
@@ -633,44 +617,5 @@ mod processes {
             && arguments[1..]
                 .iter()
                 .all(|argument| argument.starts_with('-') && argument != "-c")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tmux_is_found_on_the_path_then_in_the_fallback_dirs() {
-        let root = tempfile::tempdir().unwrap();
-        let dir = |name: &str| {
-            let dir = root.path().join(name);
-            std::fs::create_dir_all(&dir).unwrap();
-            dir
-        };
-        let install = |dir: &std::path::Path, mode: u32| {
-            use std::os::unix::fs::PermissionsExt as _;
-            let program = dir.join("tmux");
-            std::fs::write(&program, "#!/bin/sh\n").unwrap();
-            std::fs::set_permissions(&program, std::fs::Permissions::from_mode(mode)).unwrap();
-            program
-        };
-        let (empty, not_executable, on_path, brew) =
-            (dir("empty"), dir("plain"), dir("bin"), dir("brew"));
-        install(&not_executable, 0o644);
-        let on_path_tmux = install(&on_path, 0o755);
-        let brew_tmux = install(&brew, 0o755);
-        let brew_dirs = [brew.to_str().unwrap()];
-        let path = |dirs: &[&std::path::Path]| Some(std::env::join_paths(dirs).unwrap());
-        assert_eq!(
-            find_program("tmux", path(&[&empty, &on_path]), &brew_dirs),
-            Some(on_path_tmux)
-        );
-        assert_eq!(
-            find_program("tmux", path(&[&empty, &not_executable]), &brew_dirs),
-            Some(brew_tmux.clone())
-        );
-        assert_eq!(find_program("tmux", None, &brew_dirs), Some(brew_tmux));
-        assert_eq!(find_program("tmux", path(&[&empty]), &[]), None);
     }
 }

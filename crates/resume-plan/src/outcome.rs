@@ -1,0 +1,274 @@
+//! What applying the plan did to one surface ([`Applied`]), typed: the `--json restore`
+//! document carries it as `outcome`, and its text (the `applied` field, and the table's note)
+//! is said from it here, once. Nothing parses the text.
+
+use std::fmt;
+
+use mux::pane::Busy;
+use mux::{Created, Multiplexer, MuxError};
+use serde::{Deserialize, Serialize};
+
+/// What applying the plan did to one surface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Applied {
+    /// The resume command runs as the surface's place's process.
+    Started {
+        /// What the multiplexer created to get there, in order; empty when the existing place
+        /// was re-used.
+        created: Vec<Created>,
+        /// The claim is in place but may not survive a power cut: why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        claim_not_durable: Option<String>,
+    },
+    /// The surface was left alone.
+    Skipped {
+        /// Why.
+        reason: Skip,
+        /// It was claimed, and the claim (taken back since) may not have survived a power cut:
+        /// why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        claim_not_durable: Option<String>,
+    },
+    /// The surface could not be opened (its claim, if any, was taken back).
+    Failed {
+        /// Why, as a kind.
+        reason: Failure,
+        /// What failed, for people.
+        message: String,
+        /// It was claimed, and the claim (taken back since) may not have survived a power cut:
+        /// why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        claim_not_durable: Option<String>,
+    },
+    /// The surface was not tried: an earlier call to the multiplexer did not answer.
+    NotTried {
+        /// What the call that did not answer said.
+        unanswered: String,
+    },
+}
+
+/// Why a surface was left alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Skip {
+    /// Its place exists and is not an idle shell at its prompt.
+    Busy {
+        /// What keeps it busy.
+        busy: Busy,
+    },
+    /// Another restore claimed it first.
+    Claimed,
+    /// The plan has no command for it.
+    NothingToResume,
+    /// It is another multiplexer's surface (or none's) than the one applied to.
+    OtherMultiplexer {
+        /// The multiplexer applied to.
+        applied_to: Multiplexer,
+    },
+}
+
+/// Why a surface could not be opened, as a kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// Its id is under a multiplexer's prefix but not that multiplexer's address.
+    NotCanonical,
+    /// The multiplexer did not answer a call within its deadline.
+    Unanswered,
+    /// The claim could not be written to the index.
+    Claim,
+    /// The multiplexer refused or failed to create the place or to start the command.
+    Multiplexer,
+}
+
+impl Applied {
+    /// Whether the surface failed (what makes a restore exit 1).
+    pub fn is_failure(&self) -> bool {
+        matches!(self, Applied::Failed { .. })
+    }
+
+    /// Whether the surface was not tried.
+    pub fn is_not_tried(&self) -> bool {
+        matches!(self, Applied::NotTried { .. })
+    }
+
+    /// Whether the resume command was started.
+    pub fn is_started(&self) -> bool {
+        matches!(self, Applied::Started { .. })
+    }
+
+    /// A failure of the multiplexer, said with each cause once.
+    pub(crate) fn failed(error: &MuxError) -> Applied {
+        let reason = match error {
+            MuxError::Unanswered { .. } => Failure::Unanswered,
+            _ => Failure::Multiplexer,
+        };
+        Applied::Failed {
+            reason,
+            message: describe(error),
+            claim_not_durable: None,
+        }
+    }
+
+    /// A surface left alone for `reason`.
+    pub(crate) fn skipped(reason: Skip) -> Applied {
+        Applied::Skipped {
+            reason,
+            claim_not_durable: None,
+        }
+    }
+
+    /// A surface that failed for `reason`, said in `message`.
+    pub(crate) fn failure(reason: Failure, message: String) -> Applied {
+        Applied::Failed {
+            reason,
+            message,
+            claim_not_durable: None,
+        }
+    }
+
+    /// Notes that the surface's claim may not survive a power cut, and why.
+    pub(crate) fn with_claim_not_durable(mut self, why: Option<String>) -> Applied {
+        match &mut self {
+            Applied::Started {
+                claim_not_durable, ..
+            }
+            | Applied::Skipped {
+                claim_not_durable, ..
+            }
+            | Applied::Failed {
+                claim_not_durable, ..
+            } => *claim_not_durable = why,
+            Applied::NotTried { .. } => {}
+        }
+        self
+    }
+
+    /// Why the surface's claim may not survive a power cut, when it may not.
+    fn claim_not_durable(&self) -> Option<&str> {
+        match self {
+            Applied::Started {
+                claim_not_durable, ..
+            }
+            | Applied::Skipped {
+                claim_not_durable, ..
+            }
+            | Applied::Failed {
+                claim_not_durable, ..
+            } => claim_not_durable.as_deref(),
+            Applied::NotTried { .. } => None,
+        }
+    }
+}
+
+/// A backend's error for people: the recorded names it carries escaped, then each cause.
+fn describe(error: &MuxError) -> String {
+    use index_core::text::escape;
+    let mut said = match error {
+        MuxError::Unnameable { session, character } => format!(
+            "tmux cannot name a session {} (it rewrites {}); nothing was created",
+            escape(session),
+            escape(&character.to_string())
+        ),
+        MuxError::Renamed { made, wanted } => format!(
+            "tmux named the session {} instead of {}",
+            escape(made),
+            escape(wanted)
+        ),
+        other => other.to_string(),
+    };
+    let mut cause = std::error::Error::source(error);
+    while let Some(error) = cause {
+        said = format!("{said}: {error}");
+        cause = error.source();
+    }
+    said
+}
+
+impl fmt::Display for Applied {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Applied::Started { created, .. } => {
+                if created.is_empty() {
+                    formatter.write_str("started in the existing pane")?;
+                } else {
+                    let created: Vec<String> = created.iter().map(Created::to_string).collect();
+                    write!(
+                        formatter,
+                        "created {} and started in it",
+                        created.join(", ")
+                    )?;
+                }
+            }
+            Applied::Skipped { reason, .. } => {
+                formatter.write_str("skipped: ")?;
+                match reason {
+                    Skip::Busy { busy } => write_busy(busy, formatter),
+                    Skip::Claimed => formatter.write_str("another restore claimed it"),
+                    Skip::NothingToResume => formatter.write_str("nothing to resume"),
+                    Skip::OtherMultiplexer { applied_to } => {
+                        write!(formatter, "not a {applied_to} surface")
+                    }
+                }?;
+            }
+            Applied::Failed { message, .. } => write!(formatter, "failed: {message}")?,
+            Applied::NotTried { unanswered } => write!(formatter, "not tried: {unanswered}")?,
+        }
+        match self.claim_not_durable() {
+            Some(why) => write!(formatter, " (the claim may not survive a power cut: {why})"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Why a pane is left alone, for people (a line the screen showed is escaped).
+fn write_busy(busy: &Busy, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match busy {
+        Busy::Program(program) => write!(formatter, "the pane is busy running {program}"),
+        Busy::Child(pid) => write!(
+            formatter,
+            "the pane is busy: its shell runs a program (pid {pid})"
+        ),
+        Busy::Script => write!(
+            formatter,
+            "the pane is busy: its shell runs a script or command"
+        ),
+        Busy::LineMode => write!(
+            formatter,
+            "the pane is busy: its shell reads a line (a `read`, a `select` menu, or a shell with no line editor), not its prompt"
+        ),
+        Busy::UnknownMode => write!(
+            formatter,
+            "the pane is busy as far as can be told: its terminal's mode cannot be read"
+        ),
+        Busy::Continuation => write!(
+            formatter,
+            "the pane is busy: its shell waits for the rest of a command (a continuation prompt)"
+        ),
+        Busy::Typed(line) => write!(
+            formatter,
+            "the pane is busy: text is typed at its prompt ({})",
+            index_core::text::escape(line.trim())
+        ),
+        Busy::NoPrompt => write!(formatter, "the pane is busy: no prompt is shown"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said(busy: Busy) -> String {
+        Applied::skipped(Skip::Busy { busy }).to_string()
+    }
+
+    #[test]
+    fn reasons_say_why_and_escape_what_the_screen_showed() {
+        assert_eq!(
+            said(Busy::Typed("$ echo \u{1b}[2J".into())),
+            "skipped: the pane is busy: text is typed at its prompt (\"$ echo \\e[2J\")"
+        );
+        assert!(said(Busy::LineMode).contains("`read`"));
+    }
+}

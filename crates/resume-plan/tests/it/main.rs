@@ -1,0 +1,3 @@
+//! resume-plan's integration tests: one test binary, a module per area.
+
+mod apply;
