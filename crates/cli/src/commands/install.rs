@@ -1,6 +1,7 @@
-//! `crash-resume hook install claude|codex`: adds the SessionStart and SessionEnd command hooks
-//! to the agent's hook file (Claude Code's `settings.json`, Codex's `hooks.json`, which has the
-//! same shape), keeping every other setting, idempotently, written atomically.
+//! `crash-resume hook install claude|codex|gemini`: adds the SessionStart and SessionEnd command
+//! hooks to the agent's hook file (the agent registry's: Claude Code's `settings.json`, Codex's
+//! `hooks.json`, Gemini CLI's `.gemini/settings.json`, all of one shape), keeping every other
+//! setting, idempotently, written atomically.
 //!
 //! The user's file is treated as theirs:
 //! - what it holds is kept as written: each member's value is carried over as its original
@@ -26,7 +27,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::args::Agent;
+use crate::args::{Agent, RetentionSetting};
 use crate::context::Context;
 use crate::error::Failure;
 use crate::output;
@@ -34,19 +35,30 @@ use crate::output;
 /// The hook events crash-resume installs itself for.
 const EVENTS: [&str; 2] = ["SessionStart", "SessionEnd"];
 
-/// The agent's hook file in its config dir.
-fn hook_file_name(agent: Agent) -> &'static str {
-    match agent {
-        Agent::Claude => "settings.json",
-        Agent::Codex => "hooks.json",
-    }
-}
+/// Gemini's setting that turns its start-up cleanup off.
+const GEMINI_RETENTION_OFF: Setting = Setting {
+    path: &["general", "sessionRetention", "enabled"],
+    value: false,
+};
 
-/// What the user must still do in the agent once the hooks are in its file.
-fn next_steps(agent: Agent, path: &Utf8Path) -> Option<String> {
-    match agent {
-        Agent::Claude => None,
-        Agent::Codex => Some(format!(
+/// What the user must still do in the agent once the hooks are in its file (`retention_off`:
+/// Gemini's cleanup is off in the file written).
+fn next_steps(agent: Agent, path: &Utf8Path, retention_off: bool) -> Option<String> {
+    match agent.facts().dialect {
+        agent_paths::Dialect::ClaudeCode => None,
+        agent_paths::Dialect::Gemini => {
+            let cleanup = if retention_off {
+                "Gemini's start-up cleanup is off in this file (general.sessionRetention.enabled                  is false), so it deletes no conversation, nor any session older than 30 days"
+                    .to_string()
+            } else {
+                "Gemini's start-up cleanup (general.sessionRetention, on by default) deletes at                  every start, in its working dir, each session file that holds no prompt yet and                  every file named with the same first 8 characters of its id: a resume in a later                  minute than the session began leaves such a stub, and the next Gemini start in                  that dir deletes it with the conversation; a second pane starting in the same dir                  deletes the first one's session while it has no prompt. Run `crash-resume hook                  install gemini --retention off` to turn the cleanup off (it also stops deleting                  sessions older than 30 days)"
+                    .to_string()
+            };
+            Some(format!(
+                "Gemini runs no hook in an untrusted folder (folder trust is on by default):                  trust each working dir when Gemini asks, or nothing is recorded there. With                  GITHUB_SHA (or SURFACE=Github) set, Gemini hides TMUX_PANE from its hooks and                  the pane cannot be named: unset it, or add \"TMUX_PANE\", \"TMUX\" and                  \"CRASH_RESUME_SURFACE\" to security.environmentVariableRedaction.allowed in                  {path}. {cleanup}"
+            ))
+        }
+        agent_paths::Dialect::Codex => Some(format!(
             "Codex runs a new hook only once it is trusted: start `codex`, and at \"Hooks need \
              review\" choose \"Trust all and continue\" (Codex saves the trust in config.toml \
              under [hooks.state.\"{path}:session_start:0:0\"]); `codex exec` skips untrusted hooks \
@@ -62,8 +74,19 @@ pub fn run(
     agent: Agent,
     settings: Option<String>,
     dry_run: bool,
+    retention: Option<RetentionSetting>,
 ) -> Result<(), Failure> {
     let given = settings.is_some();
+    let also: &[Setting] = match (agent, retention) {
+        (_, None) => &[],
+        (Agent::Gemini, Some(RetentionSetting::Off)) => &[GEMINI_RETENTION_OFF],
+        (_, Some(_)) => {
+            return Err(Failure::Usage(anyhow!(
+                "--retention is Gemini's setting; {} has no start-up cleanup to turn off",
+                agent.provider()
+            )));
+        }
+    };
     let path = match settings {
         Some(path) if path.trim().is_empty() => {
             return Err(Failure::Usage(anyhow!(
@@ -71,17 +94,46 @@ pub fn run(
             )));
         }
         Some(path) => Utf8PathBuf::from(path),
-        None => Utf8PathBuf::from(cx.config_dir(agent).map_err(Failure::Failed)?)
-            .join(hook_file_name(agent)),
+        None => agent.facts().hook_file_in(Utf8Path::new(
+            &cx.config_dir(agent).map_err(Failure::Failed)?,
+        )),
     };
     let command = hook_command(cx, agent)?;
     let file = HookFile {
         path: &path,
         command: &command,
         events: &EVENTS,
+        also,
         given,
     };
-    install_command_hooks(cx, &file, dry_run, |path| next_steps(agent, path))
+    install_command_hooks(cx, &file, dry_run, |path, settings| {
+        let retention_off = agent == Agent::Gemini && GEMINI_RETENTION_OFF.is_in(settings);
+        next_steps(agent, path, retention_off)
+    })
+}
+
+/// A setting an install makes besides the hooks, only when asked to: a boolean at a path of
+/// object keys.
+#[derive(Debug, Clone, Copy)]
+pub struct Setting {
+    pub path: &'static [&'static str],
+    pub value: bool,
+}
+
+impl Setting {
+    /// Whether the merged settings (their bytes) hold it.
+    fn is_in(&self, settings: &[u8]) -> bool {
+        let pointer: String = self.path.iter().map(|key| format!("/{key}")).collect();
+        serde_json::from_slice::<Value>(settings)
+            .ok()
+            .and_then(|settings| settings.pointer(&pointer).cloned())
+            == Some(Value::Bool(self.value))
+    }
+
+    /// The setting as words: `general.sessionRetention.enabled = false`.
+    fn describe(&self) -> String {
+        format!("{} = {}", self.path.join("."), self.value)
+    }
 }
 
 /// A hooks file to add a command hook to.
@@ -91,6 +143,8 @@ pub struct HookFile<'a> {
     /// The exact command: only a hook running exactly this counts as installed.
     pub command: &'a str,
     pub events: &'a [&'static str],
+    /// Settings to make besides, asked for on the command line.
+    pub also: &'a [Setting],
     /// The path came from `--settings`, so the advice does not suggest it.
     pub given: bool,
 }
@@ -100,7 +154,8 @@ const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Adds the file's command as a command hook of each of its events (a symlink at the path is
 /// followed when it is safe to, so a dotfile manager's link stays a link), creating the file
-/// when it is missing; prints what it did, and `next_steps` for the file written, if any.
+/// when it is missing, and makes the file's other settings; prints what it did, and
+/// `next_steps` for the file written (given its merged bytes), if any.
 ///
 /// The write is a locked read-merge-write ([`index_store::edit_file`]): installs at once all
 /// land, and settings the agent writes meanwhile are merged into, not overwritten.
@@ -108,13 +163,13 @@ pub fn install_command_hooks(
     cx: &Context,
     file: &HookFile<'_>,
     dry_run: bool,
-    next_steps: impl FnOnce(&Utf8Path) -> Option<String>,
+    next_steps: impl FnOnce(&Utf8Path, &[u8]) -> Option<String>,
 ) -> Result<(), Failure> {
     let path = index_store::resolve_path(file.path).map_err(|error| settings_failure(&error))?;
     // Read first (for a dry run, only): what cannot be read is refused before anything is made.
     let current = index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
     if dry_run {
-        let (added, bytes) = merged(&path, current.as_deref(), file)?;
+        let (added, _, bytes) = merged(&path, current.as_deref(), file)?;
         return report_dry_run(cx, &path, file, &added, &bytes);
     }
     if current.is_none()
@@ -128,23 +183,30 @@ pub fn install_command_hooks(
     }
     let mut result = None;
     let edited = index_store::edit_file(&path, LOCK_TIMEOUT, |current| {
-        let (added, bytes) = merged(&path, current, file).map_err(EditError::Refused)?;
-        let write = !added.is_empty();
-        result = Some((added, bytes.clone()));
+        let (added, set, bytes) = merged(&path, current, file).map_err(EditError::Refused)?;
+        let write = !added.is_empty() || !set.is_empty();
+        result = Some((added, set, bytes.clone()));
         Ok::<_, EditError>(write.then_some(bytes))
     })
     .map_err(|error| match error {
         EditError::Store(error) => settings_failure(&error),
         EditError::Refused(failure) => failure,
     })?;
-    let (added, bytes) = result.expect("the edit ran");
-    if let Some(note) = next_steps(&path) {
+    let (added, set, bytes) = result.expect("the edit ran");
+    if let Some(note) = next_steps(&path, &bytes) {
         output::print_message(&note);
+    }
+    if !set.is_empty() {
+        output::print_message(&format!(
+            "set {} in {}",
+            set.join(" and "),
+            index_core::text::escape(path.as_str())
+        ));
     }
     if cx.json {
         return report_json(&path, file, &added, &bytes, edited.written, false);
     }
-    if !edited.written {
+    if !edited.written || added.is_empty() {
         return output::print_line(&format!(
             "already installed in {}",
             index_core::text::escape(path.as_str())
@@ -198,21 +260,59 @@ fn settings_failure(error: &index_store::StoreError) -> Failure {
     ))
 }
 
-/// The settings `current` holds (none when `None`) with the file's command added: the events
-/// it was added to, and the merged file's bytes.
+/// What a merge added (the hook events), set (the other settings, in words), and the merged
+/// file's bytes.
+type Merged = (Vec<&'static str>, Vec<String>, Vec<u8>);
+
+/// The settings `current` holds (none when `None`) with the file's command added and its other
+/// settings made: the events it was added to, the settings changed, and the merged file's
+/// bytes.
 fn merged(
     path: &Utf8Path,
     current: Option<&[u8]>,
     file: &HookFile<'_>,
-) -> Result<(Vec<&'static str>, Vec<u8>), Failure> {
+) -> Result<Merged, Failure> {
     let mut settings = parse_settings(path, current.unwrap_or_default(), file.given)?;
-    let added = merge(&mut settings, file.command, file.events).map_err(|reason| {
-        Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
-    })?;
+    let refused =
+        |reason: String| Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"));
+    let added = merge(&mut settings, file.command, file.events).map_err(refused)?;
+    let mut set = Vec::new();
+    for setting in file.also {
+        if set_bool(&mut settings, setting.path, setting.value).map_err(refused)? {
+            set.push(setting.describe());
+        }
+    }
     let mut bytes =
         serde_json::to_vec_pretty(&settings).map_err(|error| Failure::Failed(error.into()))?;
     bytes.push(b'\n');
-    Ok((added, bytes))
+    Ok((added, set, bytes))
+}
+
+/// Sets the boolean at `path` (object keys, created where missing), each object on the way
+/// rebuilt and every other member kept as written; whether it changed anything.
+fn set_bool(settings: &mut Members, path: &[&str], value: bool) -> Result<bool, String> {
+    let (key, rest) = path.split_first().expect("a setting has a path");
+    if rest.is_empty() {
+        if settings
+            .get(key)
+            .is_some_and(|current| current.trim() == value.to_string())
+        {
+            return Ok(false);
+        }
+        settings.set(key, Node::New(Value::Bool(value)));
+        return Ok(true);
+    }
+    let mut inner: Members = match settings.get(key) {
+        Some(text) => {
+            serde_json::from_str(text).map_err(|_| format!("`{key}` is not a JSON object"))?
+        }
+        None => Members::default(),
+    };
+    let changed = set_bool(&mut inner, rest, value)?;
+    if changed {
+        settings.set(key, Node::Object(inner));
+    }
+    Ok(changed)
 }
 
 fn report_json(

@@ -45,11 +45,16 @@ pub fn run(cli: Cli) -> Outcome {
             hook::run(cx, Agent::Codex, payload.as_deref());
             Ok(())
         }
+        Command::Hook(HookCommand::Gemini { payload }) => {
+            hook::run(cx, Agent::Gemini, payload.as_deref());
+            Ok(())
+        }
         Command::Hook(HookCommand::Install {
             agent,
             settings,
             dry_run,
-        }) => install::run(cx, agent, settings, dry_run),
+            retention,
+        }) => install::run(cx, agent, settings, dry_run, retention),
         Command::Completions { shell } => {
             let mut command = Cli::command();
             clap_complete::generate(shell, &mut command, "crash-resume", &mut std::io::stdout());
