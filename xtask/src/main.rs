@@ -1,8 +1,8 @@
 //! Project tasks, run as `cargo xtask <task>` (the cargo-xtask pattern: plain Rust instead of
 //! shell scripts, so they work wherever cargo does).
 //!
-//! - `test`: every test of the workspace: installs the pinned Claude Code CLI (the conformance
-//!   test runs it), then nextest for unit, integration and property tests, then the doc tests
+//! - `test`: every test of the workspace: installs the pinned Claude Code, Codex and Gemini CLIs
+//!   (the conformance tests run them), then nextest for unit, integration and property tests, then the doc tests
 //!   (nextest does not run those), then `resume-check`, then each criterion benchmark once.
 //! - `reboot-sim`: the whole crash-and-resume story in a sandbox (see `reboot_sim`).
 //! - `bench-cli`: the release binary timed end to end (see `bench_cli`).
@@ -10,12 +10,14 @@
 //! - `claude-cli install`: installs the pinned Claude Code CLI into the build dir and prints the
 //!   path of its executable (see `claude_cli`).
 //! - `codex-cli install`: the same for the pinned Codex CLI (see `codex_cli`).
+//! - `gemini-cli install`: the same for the pinned Gemini CLI (see `gemini_cli`).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench_cli;
 mod claude_cli;
 mod codex_cli;
+mod gemini_cli;
 mod reboot_sim;
 mod resume_check;
 mod workspace;
@@ -32,6 +34,7 @@ fn main() -> Result<()> {
         "test" => test(&rest),
         "claude-cli" => claude_cli_task(&rest),
         "codex-cli" => codex_cli_task(&rest),
+        "gemini-cli" => gemini_cli_task(&rest),
         "reboot-sim" => reboot_sim::run(&rest),
         "bench-cli" => bench_cli::run(&rest),
         "resume-check" => resume_check::run_check(),
@@ -52,7 +55,8 @@ tasks:
                         entries, and the restore plan from 1k to 10k (--plan: only that)
   resume-check          resume-plan's example against `crash-resume --json restore --all`
   claude-cli install    install the pinned Claude Code CLI into the build dir, print its path
-  codex-cli install     install the pinned Codex CLI into the build dir, print its path";
+  codex-cli install     install the pinned Codex CLI into the build dir, print its path
+  gemini-cli install    install the pinned Gemini CLI into the build dir, print its path";
 
 fn claude_cli_task(args: &[String]) -> Result<()> {
     match args {
@@ -82,6 +86,20 @@ fn codex_cli_task(args: &[String]) -> Result<()> {
     }
 }
 
+fn gemini_cli_task(args: &[String]) -> Result<()> {
+    match args {
+        [command] if command == "install" => {
+            let executable = gemini_cli::install()?;
+            println!("{}", executable.display());
+            Ok(())
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            bail!("unknown gemini-cli command {args:?}")
+        }
+    }
+}
+
 fn test(extra: &[String]) -> Result<()> {
     // The conformance tests of the preflight run the real CLI (the `real-cli` feature) and fail
     // when it is missing.
@@ -89,6 +107,8 @@ fn test(extra: &[String]) -> Result<()> {
     eprintln!("Claude Code CLI: {}", executable.display());
     let executable = codex_cli::install()?;
     eprintln!("Codex CLI: {}", executable.display());
+    let executable = gemini_cli::install()?;
+    eprintln!("Gemini CLI: {}", executable.display());
     run(cargo()
         .args(["nextest", "run", "--workspace", "--no-fail-fast"])
         .args(["--features", "preflight/real-cli,crash-resume/real-cli"])

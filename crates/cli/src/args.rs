@@ -183,7 +183,7 @@ pub struct PreflightArgs {
     #[arg(long, value_name = "DIR")]
     pub config_dir: Option<String>,
     /// The provider: claude, codex, gemini, ...
-    #[arg(long, value_name = "NAME", default_value = "claude")]
+    #[arg(long, value_name = "NAME", default_value = agent_paths::DEFAULT_PROVIDER)]
     pub provider: String,
     /// The session the pane shows, when no id is held
     #[arg(long, value_name = "ID")]

@@ -10,7 +10,8 @@
 //! - [`random`]: a small generator that replays from its seed.
 //! - [`records`]: index records and sizes for the benchmarks.
 //! - [`tmux`]: commands to a private tmux server and its panes by surface id.
-//! - [`claude_offline`] and [`codex_offline`]: the offline setups for the real agent CLIs.
+//! - [`claude_offline`], [`codex_offline`] and [`gemini_offline`]: the offline setups for the
+//!   real agent CLIs.
 //!
 //! Test code only: `publish = false`, a dev-dependency of the crates and a dependency of the
 //! xtask. Helpers panic on failure (a failed test), except where the xtask needs an answer.
@@ -19,6 +20,7 @@
 
 pub mod claude_offline;
 pub mod codex_offline;
+pub mod gemini_offline;
 pub mod process;
 pub mod random;
 pub mod records;

@@ -267,11 +267,7 @@ type Merged = (Vec<&'static str>, Vec<String>, Vec<u8>);
 /// The settings `current` holds (none when `None`) with the file's command added and its other
 /// settings made: the events it was added to, the settings changed, and the merged file's
 /// bytes.
-fn merged(
-    path: &Utf8Path,
-    current: Option<&[u8]>,
-    file: &HookFile<'_>,
-) -> Result<Merged, Failure> {
+fn merged(path: &Utf8Path, current: Option<&[u8]>, file: &HookFile<'_>) -> Result<Merged, Failure> {
     let mut settings = parse_settings(path, current.unwrap_or_default(), file.given)?;
     let refused =
         |reason: String| Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"));
