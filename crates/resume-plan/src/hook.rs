@@ -36,6 +36,13 @@ pub fn index_op(
     let clean_end =
         agent_paths::provider(provider).map_or(CleanEnd::ByReason, |facts| facts.clean_end);
     match (event, clean_end) {
+        // A `/clear` ends one conversation to start the next in the same pane: not an end of
+        // the pane's work (its SessionStart records the next one).
+        (HookEvent::SessionEnd { reason, .. }, CleanEnd::FromOpenPane)
+            if reason.as_deref() == Some("clear") =>
+        {
+            IndexOp::Touch
+        }
         (HookEvent::SessionEnd { .. }, CleanEnd::FromOpenPane) => IndexOp::End,
         (HookEvent::SessionEnd { clean, .. }, CleanEnd::ByReason) if *clean => IndexOp::End,
         (HookEvent::SessionEnd { .. }, CleanEnd::ByReason) => IndexOp::Touch,
@@ -169,5 +176,10 @@ mod tests {
         check("gemini", &end(true), Some("s1"), IndexOp::End);
         check("gemini", &end(false), Some("s1"), IndexOp::End);
         check("aider", &end(false), Some("s1"), IndexOp::Touch);
+        let clear = HookEvent::SessionEnd {
+            reason: Some("clear".into()),
+            clean: false,
+        };
+        check("gemini", &clear, Some("s1"), IndexOp::Touch);
     }
 }

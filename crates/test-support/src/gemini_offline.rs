@@ -16,8 +16,9 @@ use std::time::Duration;
 
 use crate::process::clean_command;
 
-/// The mock's port inside the namespace (each namespace has its own loopback).
-pub const PORT: u16 = 18081;
+/// The mock's port inside the namespace (each namespace has its own loopback): the one mock
+/// serves Codex's and Gemini's APIs.
+pub const PORT: u16 = crate::codex_offline::PORT;
 
 /// A Gemini run is killed after this long; against the mock it ends within seconds.
 pub const DEADLINE: Duration = Duration::from_secs(90);
