@@ -16,6 +16,7 @@ mod codex_tui;
 mod concurrency;
 mod crash_points;
 mod crashes;
+mod gemini;
 #[cfg(feature = "real-cli")]
 mod gemini_tui;
 mod harness;
