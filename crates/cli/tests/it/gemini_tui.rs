@@ -169,7 +169,7 @@ fn start_up_clear_quit_and_kill_server_as_gemini_reports_them() {
     // Start-up: recorded before any prompt, with the session whose file Gemini made.
     start_gemini(server, PANE_A);
     let first = wait_for("pane A's start to be recorded", || held(&env, SURFACE_A));
-    assert_eq!(sessions_in(&env, "alpha"), [first.clone()]);
+    assert_eq!(sessions_in(&env, "alpha"), std::slice::from_ref(&first));
     let entry = env.entry(SURFACE_A).unwrap();
     assert_eq!(entry["provider"], "gemini");
     assert_eq!(entry["cwd"], alpha.to_str().unwrap());
@@ -262,7 +262,7 @@ fn a_second_pane_in_the_same_dir_deletes_the_first_ones_session_before_its_promp
     let server = tmux.server();
     start_gemini(server, PANE_A);
     let session_a = wait_for("pane A's start to be recorded", || held(&env, SURFACE_A));
-    assert_eq!(sessions_in(&env, "work"), [session_a.clone()]);
+    assert_eq!(sessions_in(&env, "work"), std::slice::from_ref(&session_a));
     start_gemini(server, PANE_B);
     let session_b = wait_for("pane B's start to be recorded", || held(&env, SURFACE_B));
     assert_eq!(
