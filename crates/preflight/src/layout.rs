@@ -245,8 +245,9 @@ impl Layout for GeminiLayout<'_> {
         let short = session.get(..8).unwrap_or(session);
         let mut detail = format!(
             "Gemini's start-up cleanup (general.sessionRetention) is on: resuming in a later \
-             minute than the session began leaves a stub session-<now>-{short}.jsonl, and until a \
-             prompt is sent in it, the next Gemini start in {} deletes the stub and every file \
+             minute than the session's file was named for leaves a stub \
+             session-<now>-{short}.jsonl that holds no conversation (the conversation goes on in \
+             the old file), and the next Gemini start in {} deletes the stub and every file \
              ending -{short}, this conversation included",
             self.project
         );

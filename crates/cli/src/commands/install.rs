@@ -48,14 +48,26 @@ fn next_steps(agent: Agent, path: &Utf8Path, retention_off: bool) -> Option<Stri
         agent_paths::Dialect::ClaudeCode => None,
         agent_paths::Dialect::Gemini => {
             let cleanup = if retention_off {
-                "Gemini's start-up cleanup is off in this file (general.sessionRetention.enabled                  is false), so it deletes no conversation, nor any session older than 30 days"
-                    .to_string()
+                "Gemini's start-up cleanup is off in this file (general.sessionRetention.enabled \
+                 is false), so it deletes no conversation, nor any session older than 30 days"
             } else {
-                "Gemini's start-up cleanup (general.sessionRetention, on by default) deletes at                  every start, in its working dir, each session file that holds no prompt yet and                  every file named with the same first 8 characters of its id: a resume in a later                  minute than the session began leaves such a stub, and the next Gemini start in                  that dir deletes it with the conversation; a second pane starting in the same dir                  deletes the first one's session while it has no prompt. Run `crash-resume hook                  install gemini --retention off` to turn the cleanup off (it also stops deleting                  sessions older than 30 days)"
-                    .to_string()
+                "Gemini's start-up cleanup (general.sessionRetention, on by default) deletes at \
+                 every start, in its working dir, each session file that holds no prompt and \
+                 every file named with the same first 8 characters of its id: a resume in a later \
+                 minute than the session's file was named for leaves such a stub (the \
+                 conversation goes on in the old file), and the next Gemini start in that dir \
+                 deletes it with the conversation; a second pane starting in the same dir deletes \
+                 the first one's session while it has no prompt. Run `crash-resume hook install \
+                 gemini --retention off` to turn the cleanup off (it also stops deleting sessions \
+                 older than 30 days)"
             };
             Some(format!(
-                "Gemini runs no hook in an untrusted folder (folder trust is on by default):                  trust each working dir when Gemini asks, or nothing is recorded there. With                  GITHUB_SHA (or SURFACE=Github) set, Gemini hides TMUX_PANE from its hooks and                  the pane cannot be named: unset it, or add \"TMUX_PANE\", \"TMUX\" and                  \"CRASH_RESUME_SURFACE\" to security.environmentVariableRedaction.allowed in                  {path}. {cleanup}"
+                "Gemini runs no hook in an untrusted folder (folder trust is on by default): \
+                 trust each working dir when Gemini asks, or nothing is recorded there. With \
+                 GITHUB_SHA (or SURFACE=Github) set, Gemini hides TMUX_PANE from its hooks and \
+                 the pane cannot be named: unset it, or add \"TMUX_PANE\", \"TMUX\" and \
+                 \"CRASH_RESUME_SURFACE\" to security.environmentVariableRedaction.allowed in \
+                 {path}. {cleanup}"
             ))
         }
         agent_paths::Dialect::Codex => Some(format!(

@@ -270,14 +270,14 @@ fn a_working_dir_through_a_symlink_is_the_physical_dir() {
     assert_eq!(check(State::CwdThroughSymlink), Some(0));
 }
 
-/// The cleanup hazard, measured: a resume in a later minute than the session began leaves a
-/// stub `session-<now>-<id8>.jsonl`; the next Gemini start in the dir deletes it and the
-/// conversation with it. The preflight's cleanup step says so before the resume, names the
-/// stub after it, and is silent with `general.sessionRetention.enabled = false`.
+/// The cleanup hazard, measured: a resume in a later minute than the session's file was named
+/// for (the file renamed to an earlier minute stands for a session begun earlier) leaves a stub
+/// `session-<now>-<id8>.jsonl` with no conversation, even when a prompt is sent (it goes to the
+/// old file); the next Gemini start in the dir deletes the stub and the conversation with it.
+/// The preflight's cleanup step says so before the resume and names the stub after it, and is
+/// silent with `general.sessionRetention.enabled = false`, which keeps both.
 #[test]
 fn the_start_up_cleanup_deletes_a_resumed_conversation_and_the_preflight_says_so() {
-    let case = Case::new("cleanup", serde_json::json!({}));
-    let (session, file) = case.new_session(case.project.as_std_path());
     let cleanup = |outcome: &preflight::Outcome| {
         outcome
             .steps
@@ -285,22 +285,45 @@ fn the_start_up_cleanup_deletes_a_resumed_conversation_and_the_preflight_says_so
             .find(|step| step.id == StepId::Cleanup)
             .map(|step| step.detail.clone())
     };
-    let before = case.preflight(&session, case.project.as_str());
-    assert_eq!(before.verdict, Verdict::Resume);
-    let warning = cleanup(&before).expect("the cleanup step is there while the cleanup is on");
-    assert!(warning.contains(&session[..8]), "{warning}");
-    // A stub as a resume in a later minute leaves it: the session's header, no message.
-    let header = fs::read_to_string(&file)
-        .unwrap()
-        .lines()
-        .next()
-        .unwrap()
-        .to_string();
-    let stub = file.with_file_name(format!("session-2099-01-01T00-00-{}.jsonl", &session[..8]));
-    fs::write(&stub, format!("{header}\n")).unwrap();
+    // A session whose file is named for an earlier minute, resumed now: the stub appears.
+    let resumed_later = |case: &Case| -> (String, Utf8PathBuf, Utf8PathBuf) {
+        let (session, file) = case.new_session(case.project.as_std_path());
+        let earlier =
+            file.with_file_name(format!("session-2020-01-01T00-00-{}.jsonl", &session[..8]));
+        // A case's own file, not the index.
+        #[allow(clippy::disallowed_methods)]
+        fs::rename(&file, &earlier).unwrap();
+        assert_eq!(case.resume(&session, case.project.as_std_path()), Some(0));
+        let stubs: Vec<Utf8PathBuf> = case
+            .session_files()
+            .into_iter()
+            .filter(|path| {
+                *path != earlier
+                    && path
+                        .as_str()
+                        .ends_with(&format!("-{}.jsonl", &session[..8]))
+            })
+            .collect();
+        assert_eq!(stubs.len(), 1, "the resume left one stub: {stubs:?}");
+        let stub = stubs[0].clone();
+        let text = fs::read_to_string(&stub).unwrap();
+        assert!(
+            !text.contains("crash-resume probe"),
+            "the prompt went to the old file: {text}"
+        );
+        assert!(
+            fs::read_to_string(&earlier)
+                .unwrap()
+                .contains("crash-resume probe")
+        );
+        (session, earlier, stub)
+    };
+
+    let case = Case::new("cleanup", serde_json::json!({}));
+    let (session, file, stub) = resumed_later(&case);
     let at_risk = case.preflight(&session, case.project.as_str());
     assert_eq!(at_risk.verdict, Verdict::Resume);
-    let named = cleanup(&at_risk).unwrap();
+    let named = cleanup(&at_risk).expect("the cleanup step is there while the cleanup is on");
     assert!(named.contains(stub.file_name().unwrap()), "{named}");
     // The next start of any Gemini in the dir deletes the stub and the conversation.
     let other = case
@@ -322,15 +345,7 @@ fn the_start_up_cleanup_deletes_a_resumed_conversation_and_the_preflight_says_so
         "cleanup-off",
         serde_json::json!({ "general": { "sessionRetention": { "enabled": false } } }),
     );
-    let (session, file) = off.new_session(off.project.as_std_path());
-    let header = fs::read_to_string(&file)
-        .unwrap()
-        .lines()
-        .next()
-        .unwrap()
-        .to_string();
-    let stub = file.with_file_name(format!("session-2099-01-01T00-00-{}.jsonl", &session[..8]));
-    fs::write(&stub, format!("{header}\n")).unwrap();
+    let (session, file, stub) = resumed_later(&off);
     let outcome = off.preflight(&session, off.project.as_str());
     assert_eq!(cleanup(&outcome), None);
     let other = off
