@@ -125,6 +125,7 @@ enum State {
     DirRecreated,
     RegistryLost,
     RegistryAndMarkersLost,
+    NameTakenRegistryAndMarkersLost,
     CwdThroughSymlink,
 }
 
@@ -132,6 +133,12 @@ enum State {
 /// Gemini's exit code.
 fn check(state: State) -> Option<i32> {
     let case = Case::new(&format!("{state:?}").to_lowercase(), serde_json::json!({}));
+    if matches!(state, State::NameTakenRegistryAndMarkersLost) {
+        // Another dir of the same name claims the slug `proj` first: this one gets `proj-1`.
+        let elsewhere = case.root.join("elsewhere/proj");
+        fs::create_dir_all(&elsewhere).unwrap();
+        case.new_session(elsewhere.as_std_path());
+    }
     let (mut session, file) = case.new_session(case.project.as_std_path());
     let mut cwd = case.project.clone();
     let text = fs::read_to_string(&file).unwrap();
@@ -185,6 +192,18 @@ fn check(state: State) -> Option<i32> {
                     .join(".gemini")
                     .join(base)
                     .join("proj/.project_root");
+                let _ = fs::remove_file(marker);
+            }
+        }
+        State::NameTakenRegistryAndMarkersLost => {
+            assert!(file.as_str().contains("/tmp/proj-1/chats/"), "{file}");
+            fs::remove_file(case.home().join(".gemini/projects.json")).unwrap();
+            for base in ["tmp", "history"] {
+                let marker = case
+                    .home()
+                    .join(".gemini")
+                    .join(base)
+                    .join("proj-1/.project_root");
                 let _ = fs::remove_file(marker);
             }
         }
@@ -263,6 +282,11 @@ fn a_lost_registry_is_found_again_by_the_markers() {
 #[test]
 fn a_lost_registry_and_markers_claim_the_same_slug_again() {
     assert_eq!(check(State::RegistryAndMarkersLost), Some(0));
+}
+
+#[test]
+fn a_slug_taken_by_another_dir_is_claimed_again_with_its_suffix() {
+    assert_eq!(check(State::NameTakenRegistryAndMarkersLost), Some(0));
 }
 
 #[test]
