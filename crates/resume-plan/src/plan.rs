@@ -55,7 +55,8 @@ pub struct PlanItem {
     /// `general.sessionRetention` on), as the preflight's cleanup step says it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cleanup: Option<String>,
-    /// Why a Codex session is or is not offered, from what could be observed.
+    /// Why a session of an agent whose end reason does not tell a quit from a crash (Codex,
+    /// Gemini) is or is not offered, from what could be observed.
     pub why: Option<String>,
     /// What applying the plan did to this surface (filled in by whoever applies it).
     pub applied: Option<String>,

@@ -1,5 +1,5 @@
-//! `crash-resume hook claude|codex|gemini`: the agent's hook. Reads the hook's JSON on stdin, finds the
-//! surface in the environment, and records, touches or ends the entry.
+//! `crash-resume hook claude|codex|gemini`: the agent's hook. Reads the hook's JSON on stdin,
+//! finds the surface in the environment, and records, touches or ends the entry.
 //!
 //! A hook never fails and never delays the agent: whatever happens it exits 0, prints nothing
 //! on stdout (Claude Code would add it to the conversation), and holds the agent up for at
