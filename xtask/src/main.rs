@@ -1,8 +1,8 @@
 //! Project tasks, run as `cargo xtask <task>` (the cargo-xtask pattern: plain Rust instead of
 //! shell scripts, so they work wherever cargo does).
 //!
-//! - `test`: every test of the workspace: installs the pinned Claude Code CLI (the conformance
-//!   test runs it), then nextest for unit, integration and property tests, then the doc tests
+//! - `test`: every test of the workspace: installs the pinned Claude Code, Codex and Gemini CLIs
+//!   (the conformance tests run them), then nextest for unit, integration and property tests, then the doc tests
 //!   (nextest does not run those), then `resume-check`, then each criterion benchmark once.
 //! - `reboot-sim`: the whole crash-and-resume story in a sandbox (see `reboot_sim`).
 //! - `bench-cli`: the release binary timed end to end (see `bench_cli`).
@@ -12,12 +12,14 @@
 //! - `codex-cli install`: the same for the pinned Codex CLI (see `codex_cli`).
 //! - `zellij install`: builds the pinned zellij into the machine's build cache, once, and
 //!   prints the path of its executable (see `zellij`).
+//! - `gemini-cli install`: the same for the pinned Gemini CLI (see `gemini_cli`).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench_cli;
 mod claude_cli;
 mod codex_cli;
+mod gemini_cli;
 mod reboot_sim;
 mod resume_check;
 mod workspace;
@@ -36,6 +38,7 @@ fn main() -> Result<()> {
         "claude-cli" => claude_cli_task(&rest),
         "codex-cli" => codex_cli_task(&rest),
         "zellij" => zellij_task(&rest),
+        "gemini-cli" => gemini_cli_task(&rest),
         "reboot-sim" => reboot_sim::run(&rest),
         "bench-cli" => bench_cli::run(&rest),
         "resume-check" => resume_check::run_check(),
@@ -57,6 +60,7 @@ tasks:
   resume-check          resume-plan's example against `crash-resume --json restore --all`
   claude-cli install    install the pinned Claude Code CLI into the build dir, print its path
   codex-cli install     install the pinned Codex CLI into the build dir, print its path
+  gemini-cli install    install the pinned Gemini CLI into the build dir, print its path
   zellij install        build the pinned zellij into the machine's build cache, print its path";
 
 fn claude_cli_task(args: &[String]) -> Result<()> {
@@ -101,6 +105,20 @@ fn codex_cli_task(args: &[String]) -> Result<()> {
     }
 }
 
+fn gemini_cli_task(args: &[String]) -> Result<()> {
+    match args {
+        [command] if command == "install" => {
+            let executable = gemini_cli::install()?;
+            println!("{}", executable.display());
+            Ok(())
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            bail!("unknown gemini-cli command {args:?}")
+        }
+    }
+}
+
 fn test(extra: &[String]) -> Result<()> {
     // The conformance tests of the preflight run the real CLI (the `real-cli` feature) and fail
     // when it is missing.
@@ -108,6 +126,8 @@ fn test(extra: &[String]) -> Result<()> {
     eprintln!("Claude Code CLI: {}", executable.display());
     let executable = codex_cli::install()?;
     eprintln!("Codex CLI: {}", executable.display());
+    let executable = gemini_cli::install()?;
+    eprintln!("Gemini CLI: {}", executable.display());
     // CI's profile (`.config/nextest.toml`) when run by CI.
     let profile = if std::env::var_os("CI").is_some() {
         "ci"

@@ -93,7 +93,17 @@ pub fn run_check() -> Result<()> {
     record("tmux:w:0.0", RESUMED, "work", "claude", &work)?;
     record("tmux:w:0.1", LOST, "other", "claude", &other)?;
     record("tmux:w:0.2", NOWHERE, "work", "claude", &home.join("empty"))?;
-    record("tmux:w:0.3", "s-gemini", "work", "gemini", &work)?;
+    // `unknown`: a Gemini session recorded without its working dir, whose project (and so its
+    // session files) cannot be told.
+    let output = crash_resume(&[
+        "record",
+        "tmux:w:0.3",
+        "s-gemini",
+        "work",
+        "--provider",
+        "gemini",
+    ])?;
+    ensure!(output.status.success(), "record tmux:w:0.3: {output:?}");
     record(
         "tmux:w:0.4",
         "019a0000-0000-7000-8000-000000000001",

@@ -1,5 +1,6 @@
-//! Where AI coding agents keep their files: each provider's config-dir variable and default,
-//! and home-dir expansion of recorded paths.
+//! The registry of AI coding agents: for each, its config-dir variable and default, its hook
+//! file and shape, its hook payload's dialect, the rule for a clean end and its launcher; and
+//! home-dir expansion of recorded paths.
 //!
 //! These facts are written here once; the launcher registry (`launcher-map`), the preflight and
 //! the `crash-resume` binary all read them from this crate. Pure: no IO, no environment reads;
@@ -9,15 +10,104 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 
-/// What is known of one agent CLI's config dir.
+/// An agent CLI crash-resume knows: the one typed list every crate matches on, so that adding
+/// an agent is one variant and one [`ProviderFacts`] in [`PROVIDERS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Agent {
+    /// Anthropic's Claude Code (`claude`).
+    Claude,
+    /// OpenAI's Codex CLI (`codex`).
+    Codex,
+    /// Google's Gemini CLI (`gemini`).
+    Gemini,
+}
+
+impl Agent {
+    /// Every agent, in [`PROVIDERS`]' order.
+    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+
+    /// The agent the index names `name` (`claude`, `codex`, `gemini`), if it is one.
+    pub fn from_name(name: &str) -> Option<Agent> {
+        provider(name).map(|facts| facts.agent)
+    }
+
+    /// Its facts.
+    pub fn facts(self) -> &'static ProviderFacts {
+        &PROVIDERS[self as usize]
+    }
+
+    /// Its name as the index records it.
+    pub fn name(self) -> &'static str {
+        self.facts().name
+    }
+}
+
+impl std::fmt::Display for Agent {
+    /// The name as the index records it ([`Agent::name`]).
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// How an agent says where its hooks are and what they run. All three agents use Claude Code's
+/// shape: `{"hooks": {"<Event>": [{"hooks": [{"type": "command", "command": ...}]}]}}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookShape {
+    /// `{"hooks": {"<Event>": [{"hooks": [{"type": "command", "command": ...}]}]}}`, beside the
+    /// agent's other settings or in a file of its own.
+    CommandHooks,
+}
+
+/// What an agent's hook payload says beyond the common fields (`session_id`, `cwd`,
+/// `transcript_path`, `hook_event_name`, `source`, `reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// Claude Code: a SessionEnd's `reason` tells a `/exit` or logout from anything else.
+    ClaudeCode,
+    /// Codex CLI: `thread_id`/`thread-id` as older names of the id; every end has the reason
+    /// `other`; a hook may run in Codex's shared daemon, which carries another pane's
+    /// environment.
+    Codex,
+    /// Gemini CLI: `timestamp` besides; every end by `/quit` or by a signal (SIGHUP, SIGTERM,
+    /// SIGINT) has the reason `exit`; with `GITHUB_SHA` set in its environment the hook gets
+    /// only an allow-list of variables (no `TMUX_PANE`), and in an untrusted folder no hook runs.
+    Gemini,
+}
+
+/// When a SessionEnd counts as the user ending the session on purpose (not offered after a
+/// crash).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CleanEnd {
+    /// When its reason is one of a clean exit (`prompt_input_exit`, `logout`, `exit`).
+    ByReason,
+    /// Never by its reason, which does not tell a quit from a signal: an end reported from a
+    /// pane that still exists (the hook could still name it) is the end; a killed pane's is not
+    /// seen, since its hook cannot name the pane or never runs.
+    FromOpenPane,
+}
+
+/// What is known of one agent CLI: where it keeps its files, its hooks, and how it resumes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProviderFacts {
-    /// The provider's name as the index records it: `claude`, `codex`.
+    /// The agent.
+    pub agent: Agent,
+    /// The provider's name as the index records it: `claude`, `codex`, `gemini`.
     pub name: &'static str,
-    /// The environment variable that points the agent at a config dir.
+    /// The environment variable that points the agent at a config dir (for Gemini, a home dir
+    /// that holds `.gemini`).
     pub config_env: &'static str,
     /// The config dir the agent uses when the variable is unset, as written (`~/.claude`).
     pub default_config_dir: &'static str,
+    /// The agent's user-level hook file, relative to the config dir.
+    pub hook_file: &'static str,
+    /// The shape of that file's hooks.
+    pub hook_shape: HookShape,
+    /// What its hook payload says.
+    pub dialect: Dialect,
+    /// When its SessionEnd is a clean end.
+    pub clean_end: CleanEnd,
+    /// Its built-in launcher: the command that resumes `{session}`.
+    pub launcher: &'static str,
 }
 
 impl ProviderFacts {
@@ -33,19 +123,48 @@ impl ProviderFacts {
             None => home.map(|home| expand_home(self.default_config_dir, Some(home))),
         }
     }
+
+    /// The hook file in `config_dir`.
+    pub fn hook_file_in(&self, config_dir: &Utf8Path) -> Utf8PathBuf {
+        config_dir.join(self.hook_file)
+    }
 }
 
-/// The providers whose config dirs crash-resume knows, in a fixed order.
-pub const PROVIDERS: [ProviderFacts; 2] = [
+/// The agents crash-resume knows, in [`Agent`]'s order.
+pub const PROVIDERS: [ProviderFacts; 3] = [
     ProviderFacts {
+        agent: Agent::Claude,
         name: "claude",
         config_env: "CLAUDE_CONFIG_DIR",
         default_config_dir: "~/.claude",
+        hook_file: "settings.json",
+        hook_shape: HookShape::CommandHooks,
+        dialect: Dialect::ClaudeCode,
+        clean_end: CleanEnd::ByReason,
+        launcher: "claude --resume {session}",
     },
     ProviderFacts {
+        agent: Agent::Codex,
         name: "codex",
         config_env: "CODEX_HOME",
         default_config_dir: "~/.codex",
+        hook_file: "hooks.json",
+        hook_shape: HookShape::CommandHooks,
+        dialect: Dialect::Codex,
+        clean_end: CleanEnd::FromOpenPane,
+        launcher: "codex resume {session}",
+    },
+    ProviderFacts {
+        agent: Agent::Gemini,
+        name: "gemini",
+        // Gemini CLI's variable names a home dir: its files are in `$GEMINI_CLI_HOME/.gemini`.
+        config_env: "GEMINI_CLI_HOME",
+        default_config_dir: "~",
+        hook_file: ".gemini/settings.json",
+        hook_shape: HookShape::CommandHooks,
+        dialect: Dialect::Gemini,
+        clean_end: CleanEnd::FromOpenPane,
+        launcher: "gemini --resume {session}",
     },
 ];
 
@@ -93,6 +212,16 @@ pub fn expand_home(path: &str, home: Option<&Utf8Path>) -> Utf8PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_agent_has_its_facts_in_order() {
+        for agent in Agent::ALL {
+            assert_eq!(agent.facts().agent, agent);
+            assert_eq!(Agent::from_name(agent.name()), Some(agent));
+        }
+        assert_eq!(Agent::from_name("aider"), None);
+        assert_eq!(Agent::from_name(DEFAULT_PROVIDER), Some(Agent::Claude));
+    }
 
     fn check(input: &str, home: Option<&str>, expected: &str) {
         let actual = expand_home(input, home.map(Utf8Path::new));

@@ -166,7 +166,7 @@ pub struct RecordArgs {
     /// The working dir the session runs in
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
-    /// The provider's config dir (CLAUDE_CONFIG_DIR, CODEX_HOME)
+    /// The provider's config dir (CLAUDE_CONFIG_DIR, CODEX_HOME; for gemini the home dir that holds .gemini, GEMINI_CLI_HOME)
     #[arg(long, value_name = "DIR")]
     pub config_dir: Option<String>,
 }
@@ -184,11 +184,11 @@ pub struct PreflightArgs {
     /// The session's working dir
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
-    /// The provider's config dir [default: $CLAUDE_CONFIG_DIR, else ~/.claude; $CODEX_HOME, else ~/.codex]
+    /// The provider's config dir [default: $CLAUDE_CONFIG_DIR, else ~/.claude; $CODEX_HOME, else ~/.codex; gemini: $GEMINI_CLI_HOME, else ~, the home dir that holds .gemini]
     #[arg(long, value_name = "DIR")]
     pub config_dir: Option<String>,
-    /// The provider: claude, codex, ...
-    #[arg(long, value_name = "NAME", default_value = "claude")]
+    /// The provider: claude, codex, gemini, ...
+    #[arg(long, value_name = "NAME", default_value = agent_paths::DEFAULT_PROVIDER)]
     pub provider: String,
     /// The session the pane shows, when no id is held
     #[arg(long, value_name = "ID")]
@@ -208,17 +208,29 @@ pub enum HookCommand {
         #[arg(hide = true)]
         payload: Option<String>,
     },
+    /// Gemini CLI's hook (the same events; a SessionEnd counts as the end only when its pane still exists)
+    Gemini {
+        #[arg(hide = true)]
+        payload: Option<String>,
+    },
     /// Add crash-resume's SessionStart and SessionEnd hooks to the agent's settings
     #[command(after_help = "Examples:
   crash-resume hook install claude
-  crash-resume hook install claude --settings ~/.claude-work/settings.json --dry-run")]
+  crash-resume hook install claude --settings ~/.claude-work/settings.json --dry-run
+  crash-resume hook install gemini --retention off")]
     Install {
         #[arg(value_enum)]
         agent: Agent,
         /// The hook file [default: claude: $CLAUDE_CONFIG_DIR/settings.json, else
-        /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json]
+        /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json;
+        /// gemini: $GEMINI_CLI_HOME/.gemini/settings.json, else ~/.gemini/settings.json]
         #[arg(long, value_name = "FILE")]
         settings: Option<String>,
+        /// gemini only: `off` also sets general.sessionRetention.enabled to false, so that
+        /// Gemini's start-up cleanup cannot delete a resumed conversation (it also stops
+        /// deleting sessions older than 30 days)
+        #[arg(long, value_enum, value_name = "off")]
+        retention: Option<RetentionSetting>,
         /// Print the merged settings instead of writing them
         #[arg(long)]
         dry_run: bool,
@@ -279,19 +291,39 @@ fn applicable() -> impl clap::builder::TypedValueParser<Value = mux::Multiplexer
     )
 }
 
-/// The agents whose hooks this binary understands.
+/// What `hook install gemini --retention` sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RetentionSetting {
+    /// `general.sessionRetention.enabled = false`
+    Off,
+}
+
+/// The agents whose hooks this binary understands: the agent registry's, as a command-line
+/// value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Agent {
     Claude,
     Codex,
+    Gemini,
 }
 
 impl Agent {
+    /// The agent in the registry.
+    pub fn agent(self) -> agent_paths::Agent {
+        match self {
+            Agent::Claude => agent_paths::Agent::Claude,
+            Agent::Codex => agent_paths::Agent::Codex,
+            Agent::Gemini => agent_paths::Agent::Gemini,
+        }
+    }
+
+    /// The registry's facts of this agent.
+    pub fn facts(self) -> &'static agent_paths::ProviderFacts {
+        self.agent().facts()
+    }
+
     /// The provider name the index records for this agent.
     pub fn provider(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-        }
+        self.agent().name()
     }
 }

@@ -12,6 +12,7 @@ mod codex;
 mod commands;
 mod context;
 mod error;
+mod gemini;
 mod man;
 mod output;
 mod surface;
@@ -36,7 +37,12 @@ fn main() -> ExitCode {
             let is_hook = std::env::args_os()
                 .collect::<Vec<_>>()
                 .windows(2)
-                .any(|pair| pair[0] == "hook" && (pair[1] == "claude" || pair[1] == "codex"));
+                .any(|pair| {
+                    pair[0] == "hook"
+                        && pair[1]
+                            .to_str()
+                            .is_some_and(|name| agent_paths::Agent::from_name(name).is_some())
+                });
             if error.use_stderr() && !is_hook && json {
                 output::print_error_json(&usage_message(&error.to_string()), 2);
             }

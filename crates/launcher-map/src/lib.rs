@@ -26,7 +26,8 @@
 //! is not the provider's default one (compared after `~` expansion, ignoring a trailing `/`).
 //! Built in: `claude --resume <id>` (`CLAUDE_CONFIG_DIR`, default `~/.claude`; also used when no
 //! provider is recorded), `codex resume <id>` (`CODEX_HOME`, default `~/.codex`) and
-//! `gemini --resume <id>`. Repo and profile launchers get the `cd` (unless `cd = false`) but no
+//! `gemini --resume <id>` (`GEMINI_CLI_HOME`, a home dir holding `.gemini`, default `~`), from
+//! the agent registry (`agent-paths`). Repo and profile launchers get the `cd` (unless `cd = false`) but no
 //! assignment: they say what they need with placeholders.
 //!
 //! Every value is shell-quoted (a value that needs no quoting stays bare); a NUL byte, which no

@@ -47,7 +47,16 @@ impl Registry {
             profiles: BTreeMap::new(),
             profile: None,
         };
-        config::parse(BUILTIN, Utf8Path::new("<built-in launchers>"))
+        // Each agent's default launcher, from the agent registry, then the profiles.
+        let mut builtin = String::new();
+        for facts in &agent_paths::PROVIDERS {
+            builtin.push_str(&format!(
+                "[providers.{}]\ncommand = \"{}\"\n\n",
+                facts.name, facts.launcher
+            ));
+        }
+        builtin.push_str(BUILTIN);
+        config::parse(&builtin, Utf8Path::new("<built-in launchers>"))
             .and_then(|file| registry.apply(file))
             .expect("the built-in launchers are a valid launcher config");
         for facts in agent_paths::PROVIDERS {

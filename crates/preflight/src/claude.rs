@@ -311,6 +311,10 @@ struct CacheState {
     folders: HashMap<Utf8PathBuf, Rc<[(Candidate, Utf8PathBuf)]>>,
     /// Per config dir: the files of its project folders.
     projects: HashMap<Utf8PathBuf, Rc<ProjectFiles>>,
+    /// Per config dir: the sessions of running Claude Code processes.
+    holders: HashMap<Utf8PathBuf, Vec<(String, u32)>>,
+    /// Per config dir: `cleanupPeriodDays`.
+    cleanup_days: HashMap<Utf8PathBuf, u64>,
 }
 
 /// The files of every project folder of one config dir.
@@ -324,6 +328,32 @@ struct ProjectFiles {
 }
 
 impl Cache {
+    /// [`live_holders`], once per config dir.
+    pub fn live_holders(&self, config_dir: &Utf8Path) -> Vec<(String, u32)> {
+        if let Some(held) = self.state.borrow().holders.get(config_dir) {
+            return held.clone();
+        }
+        let held = live_holders(config_dir);
+        self.state
+            .borrow_mut()
+            .holders
+            .insert(config_dir.to_path_buf(), held.clone());
+        held
+    }
+
+    /// [`cleanup_period_days`], once per config dir.
+    pub fn cleanup_period_days(&self, config_dir: &Utf8Path) -> u64 {
+        if let Some(days) = self.state.borrow().cleanup_days.get(config_dir) {
+            return *days;
+        }
+        let days = cleanup_period_days(config_dir);
+        self.state
+            .borrow_mut()
+            .cleanup_days
+            .insert(config_dir.to_path_buf(), days);
+        days
+    }
+
     /// [`resolve_working_dir`], once per dir.
     pub fn resolve_working_dir(&self, cwd: &str, home: Option<&Utf8Path>) -> Utf8PathBuf {
         let key = (cwd.to_string(), home.map(Utf8Path::to_path_buf));

@@ -23,15 +23,18 @@
 
 pub mod claude;
 pub mod codex;
+pub mod gemini;
+pub mod layout;
 pub mod paths;
 
 use std::collections::{BTreeSet, HashSet};
 use std::time::Instant;
 
+use agent_paths::Agent;
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::Serialize;
 
-use crate::claude::Reachability;
+use crate::layout::{Layout, NoLayout, Transcript};
 
 /// How many links of a session chain are followed before giving up (cycle-safe besides).
 pub const MAX_CHAIN_HOPS: usize = 16;
@@ -40,15 +43,16 @@ pub const MAX_CHAIN_HOPS: usize = 16;
 /// or from flags.
 #[derive(Debug, Clone, Default)]
 pub struct Input {
-    /// The provider: `claude`, `codex`, or another name. `None` (or blank): it cannot resume by
-    /// id.
+    /// The provider: `claude`, `codex`, `gemini`, or another name. `None` (or blank): it cannot
+    /// resume by id.
     pub provider: Option<String>,
     /// The id the next spawn would attempt to `--resume` ("held"), if any.
     pub session: Option<String>,
     /// The session's working dir as recorded; `~` and symlinks are resolved here. `None` (or
     /// blank): not known.
     pub cwd: Option<String>,
-    /// The provider's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`). Empty: nothing to check.
+    /// The provider's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`; for Gemini the home dir
+    /// that holds `.gemini`, `GEMINI_CLI_HOME`). Empty: nothing to check.
     pub config_dir: Option<String>,
     /// The session whose conversation the pane shows, when no id is held.
     pub history_session: Option<String>,
@@ -112,6 +116,8 @@ pub enum StepId {
     Recovery,
     /// The recovery scan, as evidence.
     Scan,
+    /// What resuming puts at risk: the agent's own start-up cleanup (Gemini).
+    Cleanup,
 }
 
 impl StepId {
@@ -125,6 +131,7 @@ impl StepId {
             StepId::Transcript => "Locating transcript",
             StepId::Recovery => "Checking recovery",
             StepId::Scan => "Scanning for recoverable sessions",
+            StepId::Cleanup => "Checking the agent's start-up cleanup",
         }
     }
 }
@@ -158,6 +165,10 @@ pub struct Outcome {
     pub steps: Vec<Step>,
     /// How long it took, in milliseconds.
     pub duration_ms: f64,
+    /// Where the session that would load is on disk, as the preflight located it (not part of
+    /// the `--json` documents).
+    #[serde(skip)]
+    pub transcript: Option<Transcript>,
 }
 
 /// Runs the preflight. Reads at most one file check per session asked about, one directory
@@ -167,13 +178,16 @@ pub fn preflight(input: &Input) -> Outcome {
 }
 
 /// What a batch of preflights (a restore plan) reads once: Claude Code's folders and settings,
-/// and which Codex state databases are locked. Keep one for one batch, not longer.
+/// which Codex state databases are locked, Gemini's projects and session files. Keep one for
+/// one batch, not longer.
 #[derive(Debug, Default)]
 pub struct Cache {
     /// Claude Code's project folders, working dirs and transcripts.
     pub claude: claude::Cache,
     /// Codex's state databases found locked.
     pub codex: codex::Cache,
+    /// Gemini's project slugs and session files.
+    pub gemini: gemini::Cache,
 }
 
 /// [`preflight`] for one of many inputs asked about at once (a restore plan): what is read
@@ -191,6 +205,7 @@ pub fn preflight_with(input: &Input, cache: &Cache) -> Outcome {
         recoverable_session_id: decision.recoverable,
         steps: trail.steps,
         duration_ms: millis_since(started),
+        transcript: decision.transcript,
     }
 }
 
@@ -223,6 +238,7 @@ struct Decision {
     verdict: Verdict,
     session: Option<String>,
     recoverable: Option<String>,
+    transcript: Option<Transcript>,
 }
 
 impl Decision {
@@ -231,87 +247,15 @@ impl Decision {
             verdict,
             session: session.map(str::to_string),
             recoverable: None,
-        }
-    }
-}
-
-/// Where a provider keeps its transcripts, for one working dir.
-enum Disk<'a> {
-    Claude {
-        config_dir: Utf8PathBuf,
-        project_dir: Utf8PathBuf,
-        cache: &'a claude::Cache,
-    },
-    Codex {
-        home: Utf8PathBuf,
-        cache: &'a codex::Cache,
-    },
-}
-
-/// What is on disk for one session id.
-struct Located {
-    reachable: bool,
-    place: String,
-    /// What was found there, in words.
-    state: String,
-}
-
-impl Located {
-    fn from_claude(reachability: Reachability, place: String) -> Self {
-        Located {
-            reachable: reachability.is_reachable(),
-            place,
-            state: reachability.describe().to_string(),
-        }
-    }
-}
-
-impl Disk<'_> {
-    fn locate(&self, session: &str) -> Located {
-        match self {
-            Disk::Claude {
-                config_dir,
-                project_dir,
-                cache,
-            } => {
-                let found = cache.locate(config_dir, project_dir, session);
-                Located::from_claude(found.reachability, found.path.into_string())
-            }
-            Disk::Codex { home, cache } => {
-                let found = cache.locate(home, session);
-                Located {
-                    reachable: found.reachability.is_reachable(),
-                    state: found.describe(),
-                    place: found.path.into_string(),
-                }
-            }
+            transcript: None,
         }
     }
 
-    /// The `continued-in` link at the end of the transcript the CLI would load (else of the
-    /// file at the working dir's folder): the gate reads it whether or not that file holds a
-    /// conversation.
-    fn continued_in(&self, session: &str) -> Option<String> {
-        match self {
-            Disk::Claude { .. } => claude::continued_in(Utf8Path::new(&self.locate(session).place)),
-            Disk::Codex { .. } => None,
-        }
-    }
-
-    /// The recovery scan; Codex has none.
-    fn scan(&self, skip: impl Fn(&str) -> bool) -> Result<Option<claude::Candidate>, String> {
-        match self {
-            Disk::Claude {
-                project_dir, cache, ..
-            } => Ok(cache.largest_reachable(project_dir, skip)),
-            Disk::Codex { .. } => Err("Codex keeps no recoverable sessions per working dir".into()),
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            Disk::Claude { project_dir, .. } => project_dir.to_string(),
-            Disk::Codex { home, .. } => format!("{home}/sessions"),
+    /// A resume of `session` from `transcript`.
+    fn resume(session: &str, transcript: Transcript) -> Self {
+        Decision {
+            transcript: Some(transcript),
+            ..Decision::new(Verdict::Resume, Some(session))
         }
     }
 }
@@ -333,17 +277,13 @@ fn decide(input: &Input, trail: &mut Trail, cache: &Cache) -> Decision {
         );
         return Decision::new(Verdict::Unknown, None);
     };
-    let is_codex = match provider {
-        "claude" => false,
-        "codex" => true,
-        other => {
-            trail.step(
-                StepId::Provider,
-                false,
-                format!("{other}: no known transcript layout to check a resume against"),
-            );
-            return Decision::new(Verdict::Unknown, None);
-        }
+    let Some(agent) = Agent::from_name(provider) else {
+        trail.step(
+            StepId::Provider,
+            false,
+            format!("{provider}: no known transcript layout to check a resume against"),
+        );
+        return Decision::new(Verdict::Unknown, None);
     };
     let Some(config_dir) = non_empty(&input.config_dir) else {
         trail.step(StepId::Provider, true, provider);
@@ -355,42 +295,40 @@ fn decide(input: &Input, trail: &mut Trail, cache: &Cache) -> Decision {
         return Decision::new(Verdict::Unknown, None);
     };
     let config_dir = paths::expand_home(config_dir, home);
-    let disk = if is_codex {
-        Disk::Codex {
-            home: config_dir,
-            cache: &cache.codex,
+    let disk = match layout::open(agent, config_dir, non_empty(&input.cwd), home, cache) {
+        Ok(layout) => layout,
+        Err(NoLayout::NoWorkingDir) => {
+            trail.step(StepId::Provider, true, provider);
+            trail.step(
+                StepId::Transcript,
+                false,
+                "no working dir known: nothing to check against",
+            );
+            return Decision::new(Verdict::Unknown, None);
         }
-    } else if let Some(cwd) = non_empty(&input.cwd) {
-        let cwd = cache.claude.resolve_working_dir(cwd, home);
-        Disk::Claude {
-            project_dir: claude::project_dir(&config_dir, &cwd),
-            config_dir,
-            cache: &cache.claude,
-        }
-    } else {
-        trail.step(StepId::Provider, true, provider);
-        trail.step(
-            StepId::Transcript,
-            false,
-            "no working dir known: nothing to check against",
-        );
-        return Decision::new(Verdict::Unknown, None);
     };
+    let disk = disk.as_ref();
     trail.step(
         StepId::Provider,
         true,
         format!("{provider}, transcripts in {}", disk.describe()),
     );
 
-    match non_empty(&input.session) {
-        Some(held) => decide_held(input, &disk, held, trail),
-        None => decide_unheld(input, &disk, trail),
+    let decision = match non_empty(&input.session) {
+        Some(held) => decide_held(input, disk, held, trail),
+        None => decide_unheld(input, disk, trail),
+    };
+    if let Some(session) = decision.session.as_deref()
+        && let Some(hazard) = disk.hazard(session)
+    {
+        trail.step(StepId::Cleanup, false, hazard);
     }
+    decision
 }
 
 /// Rows 2 to 4: the spawn attempts `--resume <held>`; when the CLI rejects it, the retry
 /// resumes the recovery candidate, else starts blank.
-fn decide_held(input: &Input, disk: &Disk, held: &str, trail: &mut Trail) -> Decision {
+fn decide_held(input: &Input, disk: &dyn Layout, held: &str, trail: &mut Trail) -> Decision {
     trail.step(StepId::SessionId, true, format!("holding {held}"));
     if let Some(decision) = gate(input, disk, held, trail) {
         return decision;
@@ -403,10 +341,10 @@ fn decide_held(input: &Input, disk: &Disk, held: &str, trail: &mut Trail) -> Dec
         format!("{}: {}", located.place, located.state),
     );
     if reachable {
-        return Decision::new(Verdict::Resume, Some(held));
+        return Decision::resume(held, located);
     }
     let held_elsewhere = std::cell::RefCell::new(Vec::new());
-    let scanned = disk.scan(|id| {
+    let scanned = disk.scan(&|id| {
         let excluded = input.excluded.contains(id);
         if excluded && id != held {
             held_elsewhere.borrow_mut().push(id.to_string());
@@ -445,7 +383,7 @@ fn decide_held(input: &Input, disk: &Disk, held: &str, trail: &mut Trail) -> Dec
 
 /// Rows 5 and 6: no id held. The pane's history continues when its session is reachable;
 /// otherwise the spawn starts blank and the scan only reports what is on disk.
-fn decide_unheld(input: &Input, disk: &Disk, trail: &mut Trail) -> Decision {
+fn decide_unheld(input: &Input, disk: &dyn Layout, trail: &mut Trail) -> Decision {
     trail.step(StepId::SessionId, false, "no session id held");
     if let Some(history) = non_empty(&input.history_session) {
         if let Some(decision) = gate(input, disk, history, trail) {
@@ -459,7 +397,7 @@ fn decide_unheld(input: &Input, disk: &Disk, trail: &mut Trail) -> Decision {
             format!("{history} at {}: {}", located.place, located.state),
         );
         if reachable {
-            return Decision::new(Verdict::Resume, Some(history));
+            return Decision::resume(history, located);
         }
     }
     with_evidence(Decision::new(Verdict::Fresh, None), input, disk, trail)
@@ -469,14 +407,14 @@ fn decide_unheld(input: &Input, disk: &Disk, trail: &mut Trail) -> Decision {
 fn with_evidence(
     mut decision: Decision,
     input: &Input,
-    disk: &Disk,
+    disk: &dyn Layout,
     trail: &mut Trail,
 ) -> Decision {
     if decision.verdict != Verdict::Fresh {
         return decision;
     }
     let held_elsewhere = std::cell::RefCell::new(Vec::new());
-    let scanned = disk.scan(|id| {
+    let scanned = disk.scan(&|id| {
         let excluded = input.excluded.contains(id);
         if excluded {
             held_elsewhere.borrow_mut().push(id.to_string());
@@ -526,7 +464,7 @@ fn nothing_to_recover(none: &str, mut held_elsewhere: Vec<String>) -> String {
 
 /// The resume gate: a candidate that is not the head of its session chain is redirected to the
 /// head when the head is reachable here, else refused. `None`: the candidate stands.
-fn gate(input: &Input, disk: &Disk, candidate: &str, trail: &mut Trail) -> Option<Decision> {
+fn gate(input: &Input, disk: &dyn Layout, candidate: &str, trail: &mut Trail) -> Option<Decision> {
     let head = chain_head(input, disk, candidate);
     if head == candidate {
         if input.chain.len() > 1 {
@@ -541,7 +479,7 @@ fn gate(input: &Input, disk: &Disk, candidate: &str, trail: &mut Trail) -> Optio
     let located = disk.locate(&head);
     if located.reachable {
         trail.step(StepId::Chain, true, format!("moved on to {head}"));
-        Some(Decision::new(Verdict::Resume, Some(&head)))
+        Some(Decision::resume(&head, located))
     } else {
         trail.step(
             StepId::Chain,
@@ -558,7 +496,7 @@ fn gate(input: &Input, disk: &Disk, candidate: &str, trail: &mut Trail) -> Optio
 /// Follows the chain from `candidate`: to the surface's newest id when the candidate is an
 /// earlier one, and along `continued-in` records at the end of transcripts; bounded and
 /// cycle-safe. The last id reached is the head.
-fn chain_head(input: &Input, disk: &Disk, candidate: &str) -> String {
+fn chain_head(input: &Input, disk: &dyn Layout, candidate: &str) -> String {
     let mut current = candidate.to_string();
     let mut seen = HashSet::from([current.clone()]);
     for _ in 0..MAX_CHAIN_HOPS {
@@ -578,26 +516,21 @@ fn chain_head(input: &Input, disk: &Disk, candidate: &str) -> String {
 /// conversation last changed (a prompt, an answer). `None` when no transcript is known: no
 /// session, an unknown provider, no config dir, or no file. For Claude Code it is the file
 /// [`claude::locate`] finds (the working dir's project folder first, as the CLI looks); for
-/// Codex the rollout file.
+/// Codex the rollout file; for Gemini the session file `--resume` would load.
 pub fn transcript_modified(input: &Input) -> Option<std::time::SystemTime> {
+    let cache = Cache::default();
+    let layout = open_layout(input, &cache)?;
+    layout.last_change(non_empty(&input.session)?)
+}
+
+/// The layout `input`'s provider keeps for its working dir, reading through `cache`; `None`
+/// for a provider with no known layout, no config dir, or, where the layout depends on it, no
+/// working dir.
+pub fn open_layout<'a>(input: &Input, cache: &'a Cache) -> Option<Box<dyn Layout + 'a>> {
     let home = input.home.as_deref();
-    let session = non_empty(&input.session)?;
+    let agent = Agent::from_name(non_empty(&input.provider)?)?;
     let config_dir = paths::expand_home(non_empty(&input.config_dir)?, home);
-    let path = match (non_empty(&input.provider)?, non_empty(&input.cwd)) {
-        ("claude", Some(cwd)) => {
-            let cwd = claude::resolve_working_dir(cwd, home);
-            let project_dir = claude::project_dir(&config_dir, &cwd);
-            // One `stat` where the CLI looks first; the wider look-up only when it is not there.
-            let derived = claude::transcript_path(&project_dir, session)?;
-            if let Ok(modified) = std::fs::metadata(&derived).and_then(|meta| meta.modified()) {
-                return Some(modified);
-            }
-            claude::locate(&config_dir, &project_dir, session).path
-        }
-        ("codex", _) => codex::find_rollout(&config_dir, session)?,
-        _ => return None,
-    };
-    std::fs::metadata(path).ok()?.modified().ok()
+    layout::open(agent, config_dir, non_empty(&input.cwd), home, cache).ok()
 }
 
 /// The transcript path a Claude session would be resumed from, for messages and tests.

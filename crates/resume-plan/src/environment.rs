@@ -203,7 +203,11 @@ mod tests {
             env.config_dir("codex").unwrap().as_deref(),
             Some("/home/u/.codex")
         );
-        assert_eq!(env.config_dir("gemini").unwrap(), None);
+        assert_eq!(
+            env.config_dir("gemini").unwrap().as_deref(),
+            Some("/home/u")
+        );
+        assert_eq!(env.config_dir("aider").unwrap(), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! An agent's hook event to an operation on the index: which events record a session, which
 //! only mark it alive, and which end it; and the record a hook makes for its surface.
 
+use agent_paths::CleanEnd;
 use camino::Utf8Path;
 use index_core::capture::{HookEvent, HookPayload};
 use index_core::{Index, InvalidId, Millis, Provider, Record, Repo, Role, SessionId, SurfaceId};
@@ -20,23 +21,35 @@ pub enum IndexOp {
 /// The operation for `event`, sent by `provider`'s hook for `session`, given the session the
 /// surface's entry holds now (`held`).
 ///
-/// Codex ends every session with the reason `other` (a `/quit`, Ctrl-C, the end of an exec run
-/// and SIGTERM alike; a killed pane sends nothing). A Codex `SessionEnd` that reaches the index
-/// came from the TUI in a pane that still exists (the caller refuses a vanished pane before),
-/// so it is taken as the end.
+/// An agent whose end reason does not tell a quit from a crash ([`CleanEnd::FromOpenPane`]:
+/// Codex ends every session with the reason `other`, a `/quit`, Ctrl-C, the end of an exec run
+/// and SIGTERM alike; Gemini with `exit`, a `/quit` and SIGHUP, SIGTERM, SIGINT alike; a killed
+/// pane sends nothing): its `SessionEnd` that reaches the index came from the agent in a pane
+/// that still exists (the caller refuses a vanished pane before), so it is taken as the end.
+/// An unknown provider's end counts by its reason, as Claude Code's.
 pub fn index_op(
     provider: &str,
     event: &HookEvent,
     held: Option<&SessionId>,
     session: &str,
 ) -> IndexOp {
-    match event {
-        HookEvent::SessionEnd { clean, .. } if *clean || provider == "codex" => IndexOp::End,
-        HookEvent::SessionEnd { .. } => IndexOp::Touch,
-        HookEvent::Activity { .. } if held.is_some_and(|held| held.as_str() == session) => {
+    let clean_end =
+        agent_paths::provider(provider).map_or(CleanEnd::ByReason, |facts| facts.clean_end);
+    match (event, clean_end) {
+        // A `/clear` ends one conversation to start the next in the same pane: not an end of
+        // the pane's work (its SessionStart records the next one).
+        (HookEvent::SessionEnd { reason, .. }, CleanEnd::FromOpenPane)
+            if reason.as_deref() == Some("clear") =>
+        {
             IndexOp::Touch
         }
-        HookEvent::SessionStart { .. } | HookEvent::Activity { .. } => IndexOp::Record,
+        (HookEvent::SessionEnd { .. }, CleanEnd::FromOpenPane) => IndexOp::End,
+        (HookEvent::SessionEnd { clean, .. }, CleanEnd::ByReason) if *clean => IndexOp::End,
+        (HookEvent::SessionEnd { .. }, CleanEnd::ByReason) => IndexOp::Touch,
+        (HookEvent::Activity { .. }, _) if held.is_some_and(|held| held.as_str() == session) => {
+            IndexOp::Touch
+        }
+        (HookEvent::SessionStart { .. } | HookEvent::Activity { .. }, _) => IndexOp::Record,
     }
 }
 
@@ -158,5 +171,15 @@ mod tests {
         check("claude", &end(false), Some("s1"), IndexOp::Touch);
         check("codex", &end(false), Some("s1"), IndexOp::End);
         check("codex", &activity(), Some("s1"), IndexOp::Touch);
+        // Gemini's reason `exit` is a /quit and a signal alike: the end counts by where it
+        // came from, as Codex's.
+        check("gemini", &end(true), Some("s1"), IndexOp::End);
+        check("gemini", &end(false), Some("s1"), IndexOp::End);
+        check("aider", &end(false), Some("s1"), IndexOp::Touch);
+        let clear = HookEvent::SessionEnd {
+            reason: Some("clear".into()),
+            clean: false,
+        };
+        check("gemini", &clear, Some("s1"), IndexOp::Touch);
     }
 }

@@ -74,7 +74,11 @@ pub fn entry_input(entry: &Entry, env: &Environment) -> preflight::Input {
 /// known. A max age is measured from the latest of this and the entry's `last_active`
 /// ([`Entry::last_activity`]): typing prompts runs no hook that records.
 pub fn conversation_active(entry: &Entry, env: &Environment) -> Option<Millis> {
-    let modified = preflight::transcript_modified(&entry_input(entry, env))?;
-    let elapsed = modified.duration_since(UNIX_EPOCH).ok()?;
+    preflight::transcript_modified(&entry_input(entry, env)).and_then(millis_since_epoch)
+}
+
+/// A file time in epoch milliseconds; `None` before the epoch.
+pub fn millis_since_epoch(time: std::time::SystemTime) -> Option<Millis> {
+    let elapsed = time.duration_since(UNIX_EPOCH).ok()?;
     Some(Millis::try_from(elapsed.as_millis()).unwrap_or(Millis::MAX))
 }

@@ -8,16 +8,16 @@
 //! retention setting) once per dir; the preflights share one cache (which also remembers a
 //! locked Codex state database, so its busy wait is paid once per plan).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::time::SystemTime;
 
+use agent_paths::{Agent, CleanEnd};
 use camino::Utf8PathBuf;
 use index_core::{Entry, Index, InvalidId, Millis, SessionId};
 use launcher_map::{Registry, RenderError};
 use preflight::Verdict;
 use serde::{Deserialize, Serialize};
 
-use crate::live::LiveAgents;
 use crate::{Environment, input, resume};
 
 /// One surface of the plan.
@@ -48,9 +48,15 @@ pub struct PlanItem {
     /// Why the entry is not resumed although it could be: a stored value that is not inert
     /// text (a control character in its working dir or config dir).
     pub refused: Option<String>,
-    /// The transcript is close to Claude Code's retention cut-off.
+    /// The transcript is close to the agent's retention cut-off (Claude Code's
+    /// `cleanupPeriodDays`, Gemini's `general.sessionRetention.maxAge`).
     pub retention: Option<preflight::claude::RetentionRisk>,
-    /// Why a Codex session is or is not offered, from what could be observed.
+    /// What the agent's own start-up cleanup may delete once this is resumed (Gemini with
+    /// `general.sessionRetention` on), as the preflight's cleanup step says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleanup: Option<String>,
+    /// Why a session of an agent whose end reason does not tell a quit from a crash (Codex,
+    /// Gemini) is or is not offered, from what could be observed.
     pub why: Option<String>,
     /// What applying the plan did to this surface, for people (filled in by whoever applies
     /// it): [`PlanItem::outcome`] said as text, kept for readers of the first `--json` form.
@@ -103,8 +109,6 @@ pub struct Planner<'a> {
     home: Option<Utf8PathBuf>,
     excluded: BTreeSet<String>,
     cache: preflight::Cache,
-    live: LiveAgents,
-    cleanup_days: HashMap<Utf8PathBuf, u64>,
     now: SystemTime,
 }
 
@@ -119,14 +123,20 @@ impl<'a> Planner<'a> {
             // Every bound id; each entry's own is taken out while its preflight runs.
             excluded: input::excluded_ids(index, None),
             cache: preflight::Cache::default(),
-            live: LiveAgents::default(),
-            cleanup_days: HashMap::new(),
             now: SystemTime::now(),
         }
     }
 
     /// The plan for one entry of the index.
     pub fn item(&mut self, entry: &Entry) -> Result<PlanItem, PlanError> {
+        Ok(self.item_and_transcript(entry)?.0)
+    }
+
+    /// [`Planner::item`], with where the preflight located the session that would load.
+    fn item_and_transcript(
+        &mut self,
+        entry: &Entry,
+    ) -> Result<(PlanItem, Option<preflight::layout::Transcript>), PlanError> {
         let own = self.excluded.take(entry.session.as_str());
         let mut input =
             input::preflight_input_excluding(entry, std::mem::take(&mut self.excluded), self.env);
@@ -134,29 +144,19 @@ impl<'a> Planner<'a> {
         self.excluded = std::mem::take(&mut input.excluded);
         self.excluded.extend(own);
         let provider = input.provider.clone().unwrap_or_default();
-        let config_dir = input
-            .config_dir
-            .as_deref()
-            .map(|dir| agent_paths::expand_home(dir, input.home.as_deref()));
         let session = resume::resumed_session(entry, &outcome);
-        let held_elsewhere = session.as_deref().and_then(|session| {
-            self.held_elsewhere(entry, session, config_dir.as_ref(), &provider)
-        });
-        let retention = match (&session, &config_dir, provider.as_str()) {
-            (Some(session), Some(config_dir), "claude") => preflight::claude_transcript_path_with(
-                config_dir.as_str(),
-                input.cwd.as_deref().unwrap_or_default(),
-                session,
-                input.home.as_deref(),
-                &self.cache.claude,
-            )
-            .and_then(|path| {
-                let days = *self
-                    .cleanup_days
-                    .entry(config_dir.clone())
-                    .or_insert_with(|| preflight::claude::cleanup_period_days(config_dir));
-                preflight::claude::retention_risk(&path, days, self.now)
-            }),
+        let layout = preflight::open_layout(&input, &self.cache);
+        let held_elsewhere = session
+            .as_deref()
+            .and_then(|session| self.held_elsewhere(entry, session, layout.as_deref()));
+        // The transcript as the preflight located it; located again only for a recovered
+        // session, which the preflight found by a scan.
+        let retention = match (&session, &layout) {
+            (Some(session), Some(layout)) => outcome
+                .transcript
+                .clone()
+                .or_else(|| Some(layout.locate(session)))
+                .and_then(|transcript| layout.retention(&transcript, self.now)),
             _ => None,
         };
         let refused = resume::refusal(entry);
@@ -168,8 +168,16 @@ impl<'a> Planner<'a> {
             }
             _ => None,
         };
-        let why = (provider == "codex").then(|| codex_why(entry, &outcome));
-        Ok(PlanItem {
+        let why = match Agent::from_name(&provider).map(|agent| agent.facts().clean_end) {
+            Some(CleanEnd::FromOpenPane) => Some(end_why(&provider, entry, &outcome)),
+            _ => None,
+        };
+        let cleanup = outcome
+            .steps
+            .iter()
+            .find(|step| step.id == preflight::StepId::Cleanup)
+            .map(|step| step.detail.clone());
+        let item = PlanItem {
             surface: entry.surface.to_string(),
             repo: entry.repo.to_string(),
             provider,
@@ -183,21 +191,22 @@ impl<'a> Planner<'a> {
             held_elsewhere,
             refused,
             retention,
+            cleanup,
             why,
             applied: None,
             last_activity: entry.last_activity(input::conversation_active(entry, self.env)),
             outcome: None,
-        })
+        };
+        Ok((item, outcome.transcript))
     }
 
     /// Who holds `session` besides `entry`'s surface: another surface of the index, or a live
-    /// Claude Code process of the same config dir.
+    /// agent process of the same config dir.
     fn held_elsewhere(
-        &mut self,
+        &self,
         entry: &Entry,
         session: &str,
-        config_dir: Option<&Utf8PathBuf>,
-        provider: &str,
+        layout: Option<&dyn preflight::layout::Layout>,
     ) -> Option<String> {
         if let Some(owner) = self
             .index
@@ -206,10 +215,32 @@ impl<'a> Planner<'a> {
         {
             return Some(format!("surface {owner}"));
         }
-        self.live
-            .holder(provider, config_dir?, session)
-            .map(|pid| format!("a running agent (pid {pid})"))
+        layout?
+            .live_holders()
+            .iter()
+            .find(|(held, _)| held == session)
+            .map(|(_, pid)| format!("a running agent (pid {pid})"))
     }
+}
+
+/// The working dirs in which `plan` resumes more than one session of an agent whose start-up
+/// cleanup is on (Gemini's): each start deletes, in its dir, the session files that hold no
+/// prompt yet, the other panes' included. Each dir with its surfaces, sorted.
+pub fn shared_cleanup_dirs(plan: &[PlanItem]) -> Vec<(String, Vec<String>)> {
+    let mut dirs: std::collections::BTreeMap<(String, String), Vec<String>> = Default::default();
+    for item in plan
+        .iter()
+        .filter(|item| item.resumable() && item.cleanup.is_some())
+    {
+        let Some(cwd) = &item.cwd else { continue };
+        dirs.entry((item.provider.clone(), cwd.clone()))
+            .or_default()
+            .push(item.surface.clone());
+    }
+    dirs.into_iter()
+        .filter(|(_, surfaces)| surfaces.len() > 1)
+        .map(|((_, cwd), surfaces)| (cwd, surfaces))
+        .collect()
 }
 
 /// Which surfaces a plan holds.
@@ -232,30 +263,54 @@ pub fn build_plan(
     options: PlanOptions,
 ) -> Result<Vec<PlanItem>, PlanError> {
     let mut planner = Planner::new(index, registry, env);
-    index
+    let mut plan = Vec::new();
+    for entry in index
         .entries()
         .into_iter()
         .filter(|entry| options.all || entry.ended_at.is_none())
-        .filter(|entry| {
-            options.max_age.is_none_or(|max_age| {
-                let active = input::conversation_active(entry, env);
-                !entry.is_inactive(max_age, active, options.now)
-            })
-        })
-        .map(|entry| planner.item(entry))
-        .collect()
+    {
+        let (item, transcript) = planner.item_and_transcript(entry)?;
+        if let Some(max_age) = options.max_age {
+            // The held session's transcript as the preflight located it, when it loads; else
+            // looked up on its own.
+            let active = match transcript {
+                Some(transcript) if item.session_id.as_deref() == Some(entry.session.as_str()) => {
+                    transcript.modified().and_then(input::millis_since_epoch)
+                }
+                _ => input::conversation_active(entry, env),
+            };
+            if entry.is_inactive(max_age, active, options.now) {
+                continue;
+            }
+        }
+        plan.push(item);
+    }
+    Ok(plan)
 }
 
-/// Why a Codex session is or is not offered. Codex gives every end the reason `other`, so the
-/// evidence is where the end was seen: the hook marks a session ended only when the end came from
-/// the TUI in a pane that still existed; a killed pane reports nothing.
-fn codex_why(entry: &Entry, outcome: &preflight::Outcome) -> String {
+/// Why a session of an agent whose end reason does not tell a quit from a crash (Codex, Gemini)
+/// is or is not offered. Codex gives every end the reason `other`, Gemini `exit`, so the
+/// evidence is where the end was seen: the hook marks a session ended only when the end came
+/// from the agent in a pane that still existed; a killed pane reports nothing.
+fn end_why(provider: &str, entry: &Entry, outcome: &preflight::Outcome) -> String {
+    let (name, quits, file) = match Agent::from_name(provider) {
+        Some(Agent::Gemini) => (
+            "Gemini",
+            "a /quit, or a SIGINT, SIGTERM or SIGHUP sent to Gemini alone",
+            "session file",
+        ),
+        _ => (
+            "Codex",
+            "a /quit, Ctrl-C, the end of an exec run or a SIGTERM",
+            "rollout",
+        ),
+    };
     if entry.ended_at.is_some() {
-        return "not offered: Codex reported its end from its pane, which stayed open (a /quit, \
-                Ctrl-C, the end of an exec run or a SIGTERM)"
-            .to_string();
+        return format!(
+            "not offered: {name} reported its end from its pane, which stayed open ({quits})"
+        );
     }
-    // What the rollout check found; else the step that narrowed the sequence last.
+    // What the transcript check found; else the step that narrowed the sequence last.
     let disk = outcome
         .steps
         .iter()
@@ -266,8 +321,8 @@ fn codex_why(entry: &Entry, outcome: &preflight::Outcome) -> String {
         .unwrap_or_default();
     match outcome.verdict {
         Verdict::Resume => {
-            format!("offered: no end was reported from its pane, and the rollout resumes ({disk})")
+            format!("offered: no end was reported from its pane, and the {file} resumes ({disk})")
         }
-        _ => format!("no end was reported from its pane, but Codex cannot resume it: {disk}"),
+        _ => format!("no end was reported from its pane, but {name} cannot resume it: {disk}"),
     }
 }

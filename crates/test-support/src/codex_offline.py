@@ -1,4 +1,4 @@
-"""Runs a command offline against a mock of the OpenAI Responses API, for the real Codex CLI.
+"""Runs a command offline against a mock of the model APIs the real Codex CLI and Gemini CLI call.
 
 Usage (always inside a fresh network namespace):
 
@@ -12,7 +12,11 @@ to FILE as one line, `METHOD PATH`.
 The mock answers `POST /v1/responses` (the only request Codex 0.171 makes) with the server-sent
 events of one assistant message: `response.created`, `response.output_item.added`,
 `response.output_text.delta`, `response.output_item.done`, `response.completed` (with `usage`).
-Anything else is a 404.
+For Gemini CLI 0.61 (`GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT`), it answers
+`POST /v1beta/models/<model>:generateContent` (the model router's call, which wants a JSON object
+with `complexity_reasoning` and `complexity_score`) and
+`POST /v1beta/models/<model>:streamGenerateContent?alt=sse` (one `data:` event with the text `ok`
+and `finishReason: STOP`). Anything else is a 404.
 
 Exit codes of its own: 97 when the namespace is not isolated or loopback cannot be brought up,
 98 when the command cannot be started.
@@ -82,6 +86,17 @@ def events():
     ]
 
 
+def gemini_answer(text):
+    """One candidate of the model's, with `text`, finished."""
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11},
+        "modelVersion": "gemini-2.5-pro",
+    }
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     log_file = None
@@ -105,9 +120,35 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_PUT = not_found
     do_DELETE = not_found
 
+    def send_body(self, content_type, body):
+        self.send_response(200)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def gemini(self):
+        """Gemini's two calls; False when the path is neither."""
+        path = self.path.split("?", 1)[0]
+        if not path.startswith("/v1beta/models/"):
+            return False
+        if path.endswith(":generateContent"):
+            text = json.dumps({"complexity_reasoning": "mock", "complexity_score": 1})
+            self.note()
+            self.send_body("application/json", json.dumps(gemini_answer(text)).encode())
+            return True
+        if path.endswith(":streamGenerateContent"):
+            self.note()
+            body = f"data: {json.dumps(gemini_answer('ok'))}\r\n\r\n".encode()
+            self.send_body("text/event-stream", body)
+            return True
+        return False
+
     def do_POST(self):
         length = int(self.headers.get("content-length", 0))
         self.rfile.read(length)
+        if self.gemini():
+            return
         if self.path != "/v1/responses":
             self.not_found()
             return

@@ -11,7 +11,8 @@
 //! - [`records`]: index records and sizes for the benchmarks.
 //! - [`tmux`]: commands to a private tmux server and its panes by surface id.
 //! - [`fake_mux`]: a fake multiplexer backend, to test the apply protocol without one.
-//! - [`claude_offline`] and [`codex_offline`]: the offline setups for the real agent CLIs.
+//! - [`claude_offline`], [`codex_offline`] and [`gemini_offline`]: the offline setups for the
+//!   real agent CLIs.
 //!
 //! Test code only: `publish = false`, a dev-dependency of the crates and a dependency of the
 //! xtask. Helpers panic on failure (a failed test), except where the xtask needs an answer.
@@ -21,6 +22,7 @@
 pub mod claude_offline;
 pub mod codex_offline;
 pub mod fake_mux;
+pub mod gemini_offline;
 pub mod process;
 pub mod random;
 pub mod records;

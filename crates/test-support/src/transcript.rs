@@ -11,6 +11,9 @@ pub const CLAUDE_CODE_VERSION: &str = "2.1.328";
 /// The Codex CLI they pin (npm `@openai/codex`).
 pub const CODEX_VERSION: &str = "0.171.0";
 
+/// The Gemini CLI they pin (npm `@google/gemini-cli`).
+pub const GEMINI_VERSION: &str = "0.61.0";
+
 /// The fields every line of one conversation carries.
 #[derive(Debug, Clone, Copy)]
 pub struct ClaudeLine<'a> {

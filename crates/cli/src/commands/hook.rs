@@ -1,5 +1,5 @@
-//! `crash-resume hook claude|codex`: the agent's hook. Reads the hook's JSON on stdin, finds the
-//! surface in the environment, and records, touches or ends the entry.
+//! `crash-resume hook claude|codex|gemini`: the agent's hook. Reads the hook's JSON on stdin,
+//! finds the surface in the environment, and records, touches or ends the entry.
 //!
 //! A hook never fails and never delays the agent: whatever happens it exits 0, prints nothing
 //! on stdout (Claude Code would add it to the conversation), and holds the agent up for at
@@ -19,6 +19,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 use index_core::Record;
 use index_core::capture::{HookEvent, HookPayload, parse_hook_payload};
 use index_store::StoreError;
+
+use agent_paths::Dialect;
 
 use crate::args::Agent;
 use crate::context::{self, Context, RETRY_VARIABLE};
@@ -117,10 +119,23 @@ fn capture(
     let payload = parse_hook_payload(&value).map_err(|reason| anyhow!(reason))?;
     // The programs the hook runs (tmux, `ps`) get what is left of the budget, less the reserve.
     let programs_deadline = started + HOOK_BUDGET.saturating_sub(WRITE_RESERVE);
-    if agent == Agent::Codex
+    let dialect = agent.facts().dialect;
+    if dialect == Dialect::Codex
         && let Some(daemon) = crate::codex::managed_daemon_ancestor(programs_deadline)
     {
         return Ok(not_recorded_under_daemon(cx, daemon, &payload.session));
+    }
+    if dialect == Dialect::Gemini
+        && std::env::var_os("TMUX_PANE").is_none()
+        && let Some(gemini) = crate::gemini::stripped_by(|name| std::env::var(name).ok())
+    {
+        log(
+            cx,
+            &format!(
+                "hook gemini: warning: {}",
+                crate::gemini::stripped_message(gemini)
+            ),
+        );
     }
     let read = started.elapsed();
     let surface = match crate::surface::name(&payload.session, programs_deadline) {

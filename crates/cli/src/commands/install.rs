@@ -1,8 +1,9 @@
-//! `crash-resume hook install claude|codex`: adds the SessionStart and SessionEnd command hooks
-//! to the agent's hook file (Claude Code's `settings.json`, Codex's `hooks.json`, which has the
-//! same shape), keeping every other setting, idempotently, written atomically; a hook of ours
-//! that another binary path installed is replaced, not doubled. `hook uninstall` removes every
-//! hook of ours, whichever binary path installed it, the same way.
+//! `crash-resume hook install claude|codex|gemini`: adds the SessionStart and SessionEnd command
+//! hooks to the agent's hook file (the agent registry's: Claude Code's `settings.json`, Codex's
+//! `hooks.json`, Gemini CLI's `.gemini/settings.json`, all of one shape), keeping every other
+//! setting, idempotently, written atomically; a hook of ours that another binary path installed
+//! is replaced, not doubled. `hook uninstall` removes every hook of ours, whichever binary path
+//! installed it, the same way.
 //!
 //! The user's file is treated as theirs:
 //! - what it holds is kept as written: each member's value is carried over as its original
@@ -30,7 +31,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::args::Agent;
+use crate::args::{Agent, RetentionSetting};
 use crate::context::Context;
 use crate::error::Failure;
 use crate::output;
@@ -39,22 +40,48 @@ use crate::output::Removed;
 /// The hook events crash-resume installs itself for.
 const EVENTS: [&str; 2] = ["SessionStart", "SessionEnd"];
 
-/// The agent's hook file in its config dir.
-fn hook_file_name(agent: Agent) -> &'static str {
-    match agent {
-        Agent::Claude => "settings.json",
-        Agent::Codex => "hooks.json",
-    }
-}
+/// Gemini's setting that turns its start-up cleanup off.
+const GEMINI_RETENTION_OFF: Setting = Setting {
+    path: &["general", "sessionRetention", "enabled"],
+    value: false,
+};
 
-/// What the user must still do in the agent once the hooks are in its file.
-fn next_steps(agent: Agent, path: &Utf8Path) -> Option<String> {
-    match agent {
-        Agent::Claude => Some(
-            "next: start Claude Code in a terminal pane (tmux, zellij, WezTerm, kitty, cmux);              its SessionStart hook records the session, and `crash-resume list` shows it. After              a crash, `crash-resume restore` shows what would be resumed and `crash-resume              restore --apply tmux` re-opens tmux panes"
+/// What the user must still do in the agent once the hooks are in its file (`retention_off`:
+/// Gemini's cleanup is off in the file written).
+fn next_steps(agent: Agent, path: &Utf8Path, retention_off: bool) -> Option<String> {
+    match agent.facts().dialect {
+        agent_paths::Dialect::ClaudeCode => Some(
+            "next: start Claude Code in a terminal pane (tmux, zellij, WezTerm, kitty, cmux); its \
+             SessionStart hook records the session, and `crash-resume list` shows it. After a \
+             crash, `crash-resume restore` shows what would be resumed and `crash-resume restore \
+             --apply tmux` re-opens tmux panes"
                 .to_string(),
         ),
-        Agent::Codex => Some(format!(
+        agent_paths::Dialect::Gemini => {
+            let cleanup = if retention_off {
+                "Gemini's start-up cleanup is off in this file (general.sessionRetention.enabled \
+                 is false), so it deletes no conversation, nor any session older than 30 days"
+            } else {
+                "Gemini's start-up cleanup (general.sessionRetention, on by default) deletes at \
+                 every start, in its working dir, each session file that holds no prompt and \
+                 every file named with the same first 8 characters of its id: a resume in a later \
+                 minute than the session's file was named for leaves such a stub (the \
+                 conversation goes on in the old file), and the next Gemini start in that dir \
+                 deletes it with the conversation; a second pane starting in the same dir deletes \
+                 the first one's session while it has no prompt. Run `crash-resume hook install \
+                 gemini --retention off` to turn the cleanup off (it also stops deleting sessions \
+                 older than 30 days)"
+            };
+            Some(format!(
+                "Gemini runs no hook in an untrusted folder (folder trust is on by default): \
+                 trust each working dir when Gemini asks, or nothing is recorded there. With \
+                 GITHUB_SHA (or SURFACE=Github) set, Gemini hides TMUX_PANE from its hooks and \
+                 the pane cannot be named: unset it, or add \"TMUX_PANE\", \"TMUX\" and \
+                 \"CRASH_RESUME_SURFACE\" to security.environmentVariableRedaction.allowed in \
+                 {path}. {cleanup}"
+            ))
+        }
+        agent_paths::Dialect::Codex => Some(format!(
             "Codex runs a new hook only once it is trusted: start `codex`, and at \"Hooks need \
              review\" choose \"Trust all and continue\" (Codex saves the trust in config.toml \
              under [hooks.state.\"{path}:session_start:0:0\"]); `codex exec` skips untrusted hooks \
@@ -72,8 +99,19 @@ pub fn run(
     settings: Option<String>,
     dry_run: bool,
     uninstall: bool,
+    retention: Option<RetentionSetting>,
 ) -> Result<(), Failure> {
     let given = settings.is_some();
+    let also: &[Setting] = match (agent, retention) {
+        (_, None) => &[],
+        (Agent::Gemini, Some(RetentionSetting::Off)) => &[GEMINI_RETENTION_OFF],
+        (_, Some(_)) => {
+            return Err(Failure::Usage(anyhow!(
+                "--retention is Gemini's setting; {} has no start-up cleanup to turn off",
+                agent.provider()
+            )));
+        }
+    };
     let path = match settings {
         Some(path) if path.trim().is_empty() => {
             return Err(Failure::Usage(anyhow!(
@@ -81,8 +119,9 @@ pub fn run(
             )));
         }
         Some(path) => Utf8PathBuf::from(path),
-        None => Utf8PathBuf::from(cx.config_dir(agent).map_err(Failure::Failed)?)
-            .join(hook_file_name(agent)),
+        None => agent.facts().hook_file_in(Utf8Path::new(
+            &cx.config_dir(agent).map_err(Failure::Failed)?,
+        )),
     };
     if uninstall {
         return uninstall_command_hooks(cx, &path, given, dry_run);
@@ -92,9 +131,37 @@ pub fn run(
         path: &path,
         command: &command,
         events: &EVENTS,
+        also,
         given,
     };
-    install_command_hooks(cx, &file, dry_run, |path| next_steps(agent, path))
+    install_command_hooks(cx, &file, dry_run, |path, settings| {
+        let retention_off = agent == Agent::Gemini && GEMINI_RETENTION_OFF.is_in(settings);
+        next_steps(agent, path, retention_off)
+    })
+}
+
+/// A setting an install makes besides the hooks, only when asked to: a boolean at a path of
+/// object keys.
+#[derive(Debug, Clone, Copy)]
+pub struct Setting {
+    pub path: &'static [&'static str],
+    pub value: bool,
+}
+
+impl Setting {
+    /// Whether the merged settings (their bytes) hold it.
+    fn is_in(&self, settings: &[u8]) -> bool {
+        let pointer: String = self.path.iter().map(|key| format!("/{key}")).collect();
+        serde_json::from_slice::<Value>(settings)
+            .ok()
+            .and_then(|settings| settings.pointer(&pointer).cloned())
+            == Some(Value::Bool(self.value))
+    }
+
+    /// The setting as words: `general.sessionRetention.enabled = false`.
+    fn describe(&self) -> String {
+        format!("{} = {}", self.path.join("."), self.value)
+    }
 }
 
 /// Removes every hook of ours ([`is_ours`]) from the hooks file at `path`, whichever binary
@@ -228,6 +295,8 @@ pub struct HookFile<'a> {
     /// The exact command: only a hook running exactly this counts as installed.
     pub command: &'a str,
     pub events: &'a [&'static str],
+    /// Settings to make besides, asked for on the command line.
+    pub also: &'a [Setting],
     /// The path came from `--settings`, so the advice does not suggest it.
     pub given: bool,
 }
@@ -237,7 +306,8 @@ const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Adds the file's command as a command hook of each of its events (a symlink at the path is
 /// followed when it is safe to, so a dotfile manager's link stays a link), creating the file
-/// when it is missing; prints what it did, and `next_steps` for the file written, if any.
+/// when it is missing, and makes the file's other settings; prints what it did, and
+/// `next_steps` for the file written (given its merged bytes), if any.
 ///
 /// The write is a locked read-merge-write ([`index_store::edit_file`]): installs at once all
 /// land, and settings the agent writes meanwhile are merged into, not overwritten.
@@ -245,7 +315,7 @@ pub fn install_command_hooks(
     cx: &Context,
     file: &HookFile<'_>,
     dry_run: bool,
-    next_steps: impl FnOnce(&Utf8Path) -> Option<String>,
+    next_steps: impl FnOnce(&Utf8Path, &[u8]) -> Option<String>,
 ) -> Result<(), Failure> {
     let path = index_store::resolve_path(file.path).map_err(|error| settings_failure(&error))?;
     // Read first (for a dry run, only): what cannot be read is refused before anything is made.
@@ -275,9 +345,16 @@ pub fn install_command_hooks(
         EditError::Refused(failure) => failure,
     })?;
     let merged = result.expect("the edit ran");
+    if !merged.set.is_empty() {
+        output::print_message(&format!(
+            "set {} in {}",
+            merged.set.join(" and "),
+            index_core::text::escape(path.as_str())
+        ));
+    }
     if cx.json {
         report_json(&path, file, &merged, edited.written, false)?;
-    } else if !edited.written {
+    } else if !edited.written || (merged.added.is_empty() && merged.replaced.is_empty()) {
         output::print_line(&format!(
             "already installed in {}",
             index_core::text::escape(path.as_str())
@@ -299,7 +376,7 @@ pub fn install_command_hooks(
         ))?;
     }
     // The next step comes last, where it is read.
-    if let Some(note) = next_steps(&path) {
+    if let Some(note) = next_steps(&path, &merged.bytes) {
         output::print_message(&note);
     }
     Ok(())
@@ -338,8 +415,8 @@ fn settings_failure(error: &index_store::StoreError) -> Failure {
     ))
 }
 
-/// The settings `current` holds (none when `None`) with the file's command added: the events
-/// it was added to, and the merged file's bytes.
+/// The settings `current` holds (none when `None`) with the file's command added (a hook of ours
+/// from another binary path replaced) and its other settings made.
 fn merged(path: &Utf8Path, current: Option<&[u8]>, file: &HookFile<'_>) -> Result<Merged, Failure> {
     let mut settings = parse_settings(path, current.unwrap_or_default(), file.given)?;
     let refused =
@@ -352,12 +429,19 @@ fn merged(path: &Utf8Path, current: Option<&[u8]>, file: &HookFile<'_>) -> Resul
         settings = parse_settings(path, &bytes, file.given)?;
     }
     let added = merge(&mut settings, file.command, file.events).map_err(refused)?;
+    let mut set = Vec::new();
+    for setting in file.also {
+        if set_bool(&mut settings, setting.path, setting.value).map_err(refused)? {
+            set.push(setting.describe());
+        }
+    }
     let mut bytes =
         serde_json::to_vec_pretty(&settings).map_err(|error| Failure::Failed(error.into()))?;
     bytes.push(b'\n');
     Ok(Merged {
         added,
         replaced,
+        set,
         bytes,
     })
 }
@@ -368,6 +452,8 @@ struct Merged {
     added: Vec<&'static str>,
     /// The hooks of ours, from another binary path, that it replaced.
     replaced: Vec<Removed>,
+    /// The other settings it changed, in words.
+    set: Vec<String>,
     /// The settings with the change.
     bytes: Vec<u8>,
 }
@@ -375,8 +461,35 @@ struct Merged {
 impl Merged {
     /// Whether the settings change at all.
     fn changes(&self) -> bool {
-        !self.added.is_empty() || !self.replaced.is_empty()
+        !self.added.is_empty() || !self.replaced.is_empty() || !self.set.is_empty()
     }
+}
+
+/// Sets the boolean at `path` (object keys, created where missing), each object on the way
+/// rebuilt and every other member kept as written; whether it changed anything.
+fn set_bool(settings: &mut Members, path: &[&str], value: bool) -> Result<bool, String> {
+    let (key, rest) = path.split_first().expect("a setting has a path");
+    if rest.is_empty() {
+        if settings
+            .get(key)
+            .is_some_and(|current| current.trim() == value.to_string())
+        {
+            return Ok(false);
+        }
+        settings.set(key, Node::New(Value::Bool(value)));
+        return Ok(true);
+    }
+    let mut inner: Members = match settings.get(key) {
+        Some(text) => {
+            serde_json::from_str(text).map_err(|_| format!("`{key}` is not a JSON object"))?
+        }
+        None => Members::default(),
+    };
+    let changed = set_bool(&mut inner, rest, value)?;
+    if changed {
+        settings.set(key, Node::Object(inner));
+    }
+    Ok(changed)
 }
 
 fn report_json(
@@ -416,6 +529,9 @@ fn report_dry_run(
             "would replace {}",
             describe_removed(&merged.replaced)
         ));
+    }
+    if !merged.set.is_empty() {
+        would.push(format!("would set {}", merged.set.join(" and ")));
     }
     output::print_message(&format!(
         "{} (dry run: {path} was not written)",

@@ -45,16 +45,21 @@ pub fn run(cli: Cli) -> Outcome {
             hook::run(cx, Agent::Codex, payload.as_deref());
             Ok(())
         }
+        Command::Hook(HookCommand::Gemini { payload }) => {
+            hook::run(cx, Agent::Gemini, payload.as_deref());
+            Ok(())
+        }
         Command::Hook(HookCommand::Install {
             agent,
             settings,
             dry_run,
-        }) => install::run(cx, agent, settings, dry_run, false),
+            retention,
+        }) => install::run(cx, agent, settings, dry_run, false, retention),
         Command::Hook(HookCommand::Uninstall {
             agent,
             settings,
             dry_run,
-        }) => install::run(cx, agent, settings, dry_run, true),
+        }) => install::run(cx, agent, settings, dry_run, true, None),
         // Both are made in memory, then written: a closed pipe is then one write that fails
         // (and is not an error), not a panic inside the generator.
         Command::Completions { shell } => {

@@ -38,6 +38,27 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let index = context::load(cx)?;
     let now = context::now();
     let mut plan = build_plan(cx, &index, args.all, max_age, now)?;
+    for (cwd, surfaces) in resume_plan::plan::shared_cleanup_dirs(&plan) {
+        output::print_message(&format!(
+            "warning: {} resumes {} Gemini sessions in {} ({}) while Gemini's start-up cleanup \
+             (general.sessionRetention) is on: each start deletes, in its dir, the session files \
+             that hold no prompt yet, so one pane's start can delete another's resumed \
+             conversation; turn the cleanup off first with `crash-resume hook install gemini \
+             --retention off`",
+            if args.apply.is_some() {
+                "restore"
+            } else {
+                "applying this plan"
+            },
+            surfaces.len(),
+            escape(&cwd),
+            surfaces
+                .iter()
+                .map(|surface| escape(surface))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let mut summary = resume_plan::apply::Summary::default();
     let mut check_command = String::new();
     let mut restored_into = None;
@@ -163,10 +184,21 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
             };
             let mut notes = Vec::new();
             if let Some(risk) = &item.retention {
+                let deleter = match agent_paths::Agent::from_name(&item.provider) {
+                    Some(agent_paths::Agent::Gemini) => "Gemini deletes sessions",
+                    _ => "Claude Code deletes transcripts",
+                };
                 notes.push(format!(
-                    "(transcript {} days old; Claude Code deletes transcripts after {} days)",
+                    "(transcript {} days old; {deleter} after {} days)",
                     risk.age_days, risk.cleanup_period_days
                 ));
+            }
+            if item.cleanup.is_some() {
+                notes.push(
+                    "(Gemini's start-up cleanup is on: the next Gemini start in this dir may \
+                     delete the resumed conversation; see `crash-resume preflight`)"
+                        .to_string(),
+                );
             }
             if let Some(why) = &item.why {
                 notes.push(format!("({why})"));

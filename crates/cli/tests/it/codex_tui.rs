@@ -8,123 +8,29 @@
 //!   marks its session ended, killing the other pane does not, and `restore` offers the killed
 //!   one only, saying why.
 //!
-//! Everything runs in a network namespace with loopback alone: the tmux server is started in
-//! it by `codex_offline.py` (`crates/test-support/src`, which serves the Responses API mock on 127.0.0.1), so every pane,
-//! every Codex process and the daemon are there too, and the launcher kills each of them by pid
-//! when the test lets go of it. The test drives tmux through its socket from outside.
+//! Everything runs in a network namespace with loopback alone (`crate::agent_tui::OfflineTmux`):
+//! the tmux server is started in it by `codex_offline.py` (`crates/test-support/src`, which
+//! serves the Responses API mock on 127.0.0.1), so every pane, every Codex process and the daemon
+//! are there too, and the launcher kills each of them by pid when the test lets go of it. The
+//! test drives tmux through its socket from outside.
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
-
-use serde_json::Value;
 
 use test_support::codex_offline;
 
 use crate::Sandbox;
-use crate::harness::{
-    PANE_SHELL, PanePlace, TmuxServer, agent_command, codex_home, crash_resume_agent, hook_log,
-    make_dir, plan_by_surface, restore, server_name, tmux_tmpdir, wait_within,
+use crate::agent_tui::{
+    OfflineTmux, alive, descendants, enter, entries, hooks_running, keys, screen_shows, wait_for,
 };
-
-/// How long a Codex screen may take to appear (its start-up is seconds on a loaded machine).
-const SCREEN_DEADLINE: Duration = Duration::from_secs(90);
+use crate::harness::{
+    PANE_SHELL, PanePlace, TmuxServer, codex_home, crash_resume_agent, hook_log, make_dir,
+    plan_by_surface, restore, server_name,
+};
 
 fn installed_codex() -> PathBuf {
     codex_offline::installed_cli(env!("CARGO_TARGET_TMPDIR"))
-}
-
-/// A tmux server inside a network namespace of its own, and the launcher that holds it.
-struct OfflineTmux {
-    launcher: Child,
-    server: Option<TmuxServer>,
-}
-
-impl OfflineTmux {
-    fn start(env: &Sandbox, name: &str, project: &Path) -> OfflineTmux {
-        let script = env.root().join("codex_offline.py");
-        fs::write(&script, codex_offline::LAUNCHER).unwrap();
-        let mut launcher = agent_command(env, "unshare")
-            .args(["-n", "--", "python3"])
-            .arg(script)
-            .args(["--port", &codex_offline::PORT.to_string(), "--log"])
-            .arg(env.root().join("requests.log"))
-            .args(["--", "sh", "-c", codex_offline::TMUX_SERVER, name])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("cannot run unshare (util-linux), which isolates every Codex run");
-        let socket = tmux_tmpdir(env)
-            .join(format!("tmux-{}", rustix::process::getuid().as_raw()))
-            .join(name);
-        wait_for("the namespace's tmux server", || {
-            if let Some(status) = launcher.try_wait().unwrap() {
-                let mut stderr = String::new();
-                let _ =
-                    std::io::Read::read_to_string(launcher.stderr.as_mut().unwrap(), &mut stderr);
-                panic!(
-                    "cannot create a network namespace for Codex, or start tmux in it \
-                     ({status}): {stderr}"
-                );
-            }
-            socket.exists().then_some(())
-        });
-        let place = |pane| {
-            (
-                PanePlace::new("codex", 0, pane),
-                project.to_path_buf(),
-                PANE_SHELL,
-            )
-        };
-        let server = TmuxServer::start(env, name, &[place(0), place(1)]);
-        OfflineTmux {
-            launcher,
-            server: Some(server),
-        }
-    }
-
-    fn server(&self) -> &TmuxServer {
-        self.server.as_ref().unwrap()
-    }
-}
-
-impl Drop for OfflineTmux {
-    fn drop(&mut self) {
-        drop(self.server.take());
-        // The end of its stdin ends the launcher's command; it then kills, by pid, every process
-        // left in the namespace (the Codex daemon included) and exits.
-        drop(self.launcher.stdin.take());
-        let _ = self.launcher.wait();
-    }
-}
-
-fn wait_for<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
-    wait_within(SCREEN_DEADLINE, what, probe)
-}
-
-fn screen_shows(server: &TmuxServer, target: &str, text: &str) {
-    let started = Instant::now();
-    loop {
-        let screen = server.capture(target);
-        if screen.contains(text) {
-            return;
-        }
-        assert!(
-            started.elapsed() < SCREEN_DEADLINE,
-            "gave up after {SCREEN_DEADLINE:?} waiting for {text:?} on {target}, which shows:\n{screen}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn keys(server: &TmuxServer, target: &str, text: &str) {
-    server.tmux(&["send-keys", "-t", target, "-l", text]);
-}
-
-fn enter(server: &TmuxServer, target: &str) {
-    server.tmux(&["send-keys", "-t", target, "Enter"]);
 }
 
 /// A Codex home for the mock, and crash-resume's hooks installed by `hook install codex`.
@@ -209,30 +115,6 @@ fn session_of(env: &Sandbox, prompt: &str) -> String {
     found.remove(0)
 }
 
-/// The entries of the index, or none when nothing was ever recorded.
-fn entries(env: &Sandbox) -> serde_json::Map<String, Value> {
-    match env.index_bytes() {
-        None => serde_json::Map::new(),
-        Some(_) => env.entries(),
-    }
-}
-
-/// Whether a `crash-resume hook` is still running (a hook of an event just seen may be).
-fn hooks_running() -> bool {
-    let Ok(listing) = fs::read_dir("/proc") else {
-        return false;
-    };
-    listing.flatten().any(|entry| {
-        fs::read(entry.path().join("cmdline")).is_ok_and(|bytes| {
-            let words: Vec<&[u8]> = bytes.split(|byte| *byte == 0).collect();
-            words
-                .first()
-                .is_some_and(|first| *first == crate::BIN.as_bytes())
-                && words.iter().any(|word| *word == b"hook")
-        })
-    })
-}
-
 /// Two panes of one tmux server in the namespace, each running Codex (with `--no-daemon` or
 /// not) with one prompt answered; returns the server, the project dir and each pane's session.
 fn two_codex_panes(
@@ -243,7 +125,14 @@ fn two_codex_panes(
     let cli = installed_codex();
     let project = make_dir(&env.root().join("proj"));
     codex_setup(env, &project);
-    let tmux = OfflineTmux::start(env, &server_name(name), &project);
+    let place = |pane| {
+        (
+            PanePlace::new("codex", 0, pane),
+            project.clone(),
+            PANE_SHELL,
+        )
+    };
+    let tmux = OfflineTmux::start(env, &server_name(name), &[place(0), place(1)]);
     for (pane, first) in [(PANE_A, true), (PANE_B, false)] {
         start_codex(tmux.server(), pane, &cli, no_daemon, first);
         prompt(tmux.server(), pane, &format!("hello from {pane}"));
@@ -345,31 +234,4 @@ fn no_daemon_records_each_pane_and_quit_is_an_end_a_killed_pane_is_not() {
     let a = item(surface_a);
     assert_eq!(a["ended_cleanly"], true, "{a}");
     assert!(a["why"].as_str().unwrap().starts_with("not offered"), "{a}");
-}
-
-/// Every process below `pid`.
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    let mut queue = vec![pid];
-    while let Some(parent) = queue.pop() {
-        let children = fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
-            .unwrap_or_default();
-        for child in children
-            .split_whitespace()
-            .filter_map(|pid| pid.parse().ok())
-        {
-            found.push(child);
-            queue.push(child);
-        }
-    }
-    found
-}
-
-/// Whether `pid` runs (a zombie does not).
-fn alive(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z")
-    })
 }

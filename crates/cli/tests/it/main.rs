@@ -7,6 +7,8 @@
 //! at an exact line of the write path.
 
 mod activity;
+#[cfg(feature = "real-cli")]
+mod agent_tui;
 mod bad_input;
 mod codex_capture;
 #[cfg(feature = "real-cli")]
@@ -14,6 +16,9 @@ mod codex_tui;
 mod concurrency;
 mod crash_points;
 mod crashes;
+mod gemini;
+#[cfg(feature = "real-cli")]
+mod gemini_tui;
 mod harness;
 mod hook_log;
 mod hooks;

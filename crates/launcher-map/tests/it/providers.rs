@@ -265,11 +265,20 @@ fn gemini_defaults() {
         },
         "cd /w && gemini --resume s1",
     );
-    // Gemini has no config-dir variable: the config dir is not rendered.
+    // Gemini's variable names a home dir (its files are in `<home>/.gemini`), rendered when it
+    // is not the user's home.
     check(
         Target {
             cwd: Some("/w"),
-            config_dir: Some("~/.gemini-alt"),
+            config_dir: Some("~/gemini-alt"),
+            ..gemini
+        },
+        "cd /w && GEMINI_CLI_HOME=/home/u/gemini-alt gemini --resume s1",
+    );
+    check(
+        Target {
+            cwd: Some("/w"),
+            config_dir: Some("/home/u/"),
             ..gemini
         },
         "cd /w && gemini --resume s1",

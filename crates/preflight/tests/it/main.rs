@@ -7,6 +7,8 @@ mod claude_cli;
 mod codex_cli;
 mod codex_layout;
 mod folder_names;
+#[cfg(feature = "real-cli")]
+mod gemini_cli;
 mod reachability;
 mod spawn_sim;
 mod verdicts;

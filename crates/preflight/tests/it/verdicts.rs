@@ -81,7 +81,7 @@ fn step_ids(outcome: &Outcome) -> Vec<StepId> {
 fn row_1_a_provider_without_resume_by_id_is_unknown() {
     let sandbox = Sandbox::new();
     sandbox.conversation("S", 1);
-    for provider in ["", "gemini", "aider"] {
+    for provider in ["", "aider"] {
         let input = Input {
             provider: Some(provider.into()),
             ..sandbox.input(Some("S"))

@@ -72,6 +72,7 @@ impl Setup {
                 held_elsewhere: None,
                 refused: None,
                 retention: None,
+                cleanup: None,
                 why: None,
                 applied: None,
                 outcome: None,

@@ -1,0 +1,163 @@
+//! What the tests of the real agents' TUIs share (`codex_tui`, `gemini_tui`): a tmux server in a
+//! network namespace with loopback alone, started by the offline launcher of
+//! `test_support::codex_offline` (which serves the model API mocks on 127.0.0.1), so every pane
+//! and every agent process is there too, and the launcher kills each of them by pid when the
+//! test lets go of it; the test drives tmux through its socket from outside. And the screen,
+//! key, process and index helpers those tests use.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use test_support::codex_offline;
+
+use crate::Sandbox;
+use crate::harness::{PanePlace, TmuxServer, agent_command, tmux_tmpdir, wait_within};
+
+/// How long an agent's screen may take to appear (its start-up is seconds on a loaded machine).
+pub const SCREEN_DEADLINE: Duration = Duration::from_secs(90);
+
+/// A tmux server inside a network namespace of its own, and the launcher that holds it.
+pub struct OfflineTmux {
+    launcher: Child,
+    server: Option<TmuxServer>,
+}
+
+impl OfflineTmux {
+    /// Starts the server in its namespace, with a pane at each place of `layout`.
+    pub fn start(env: &Sandbox, name: &str, layout: &[(PanePlace, PathBuf, &str)]) -> OfflineTmux {
+        let script = env.root().join("codex_offline.py");
+        fs::write(&script, codex_offline::LAUNCHER).unwrap();
+        let mut launcher = agent_command(env, "unshare")
+            .args(["-n", "--", "python3"])
+            .arg(script)
+            .args(["--port", &codex_offline::PORT.to_string(), "--log"])
+            .arg(env.root().join("requests.log"))
+            .args(["--", "sh", "-c", codex_offline::TMUX_SERVER, name])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("cannot run unshare (util-linux), which isolates every agent run");
+        let socket = tmux_tmpdir(env)
+            .join(format!("tmux-{}", rustix::process::getuid().as_raw()))
+            .join(name);
+        wait_for("the namespace's tmux server", || {
+            if let Some(status) = launcher.try_wait().unwrap() {
+                let mut stderr = String::new();
+                let _ =
+                    std::io::Read::read_to_string(launcher.stderr.as_mut().unwrap(), &mut stderr);
+                panic!(
+                    "cannot create a network namespace for the agent, or start tmux in it \
+                     ({status}): {stderr}"
+                );
+            }
+            socket.exists().then_some(())
+        });
+        let server = TmuxServer::start(env, name, layout);
+        OfflineTmux {
+            launcher,
+            server: Some(server),
+        }
+    }
+
+    /// The server, driven from outside the namespace.
+    pub fn server(&self) -> &TmuxServer {
+        self.server.as_ref().unwrap()
+    }
+}
+
+impl Drop for OfflineTmux {
+    fn drop(&mut self) {
+        drop(self.server.take());
+        // The end of its stdin ends the launcher's command; it then kills, by pid, every process
+        // left in the namespace (an agent's daemon included) and exits.
+        drop(self.launcher.stdin.take());
+        let _ = self.launcher.wait();
+    }
+}
+
+/// Waits for `probe` up to [`SCREEN_DEADLINE`].
+pub fn wait_for<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    wait_within(SCREEN_DEADLINE, what, probe)
+}
+
+/// Waits until the pane `target` shows `text`.
+pub fn screen_shows(server: &TmuxServer, target: &str, text: &str) {
+    let started = Instant::now();
+    loop {
+        let screen = server.capture(target);
+        if screen.contains(text) {
+            return;
+        }
+        assert!(
+            started.elapsed() < SCREEN_DEADLINE,
+            "gave up after {SCREEN_DEADLINE:?} waiting for {text:?} on {target}, which shows:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Types `text` into the pane.
+pub fn keys(server: &TmuxServer, target: &str, text: &str) {
+    server.tmux(&["send-keys", "-t", target, "-l", text]);
+}
+
+/// Presses Enter in the pane.
+pub fn enter(server: &TmuxServer, target: &str) {
+    server.tmux(&["send-keys", "-t", target, "Enter"]);
+}
+
+/// The entries of the index, or none when nothing was ever recorded.
+pub fn entries(env: &Sandbox) -> serde_json::Map<String, Value> {
+    match env.index_bytes() {
+        None => serde_json::Map::new(),
+        Some(_) => env.entries(),
+    }
+}
+
+/// Whether a `crash-resume hook` is still running (a hook of an event just seen may be).
+pub fn hooks_running() -> bool {
+    let Ok(listing) = fs::read_dir("/proc") else {
+        return false;
+    };
+    listing.flatten().any(|entry| {
+        fs::read(entry.path().join("cmdline")).is_ok_and(|bytes| {
+            let words: Vec<&[u8]> = bytes.split(|byte| *byte == 0).collect();
+            words
+                .first()
+                .is_some_and(|first| *first == crate::BIN.as_bytes())
+                && words.iter().any(|word| *word == b"hook")
+        })
+    })
+}
+
+/// Every process below `pid`.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut queue = vec![pid];
+    while let Some(parent) = queue.pop() {
+        let children = fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+            .unwrap_or_default();
+        for child in children
+            .split_whitespace()
+            .filter_map(|pid| pid.parse().ok())
+        {
+            found.push(child);
+            queue.push(child);
+        }
+    }
+    found
+}
+
+/// Whether `pid` runs (a zombie does not).
+pub fn alive(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z")
+    })
+}
