@@ -76,6 +76,7 @@ impl Setup {
                 applied: None,
                 outcome: None,
                 last_activity: 0,
+                window_layout: None,
             })
             .collect()
     }
