@@ -267,7 +267,8 @@ fn once_the_multiplexer_stops_answering_nothing_more_is_tried_or_claimed() {
         Summary {
             failed: 1,
             not_tried: 1,
-            unanswered: Some("fake did not answer within 5s".into())
+            unanswered: Some("fake did not answer within 5s".into()),
+            ..Summary::default()
         }
     );
     assert!(!setup.claimed("tmux:w:0.1"));
