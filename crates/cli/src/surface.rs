@@ -182,9 +182,8 @@ fn ask_tmux(pane: &str, deadline: Instant) -> TmuxAnswer {
     match answer {
         (Some(id), Some(pid), Some(tty), Some(window), Some(layout), Some(rest)) if id == pane => {
             TmuxAnswer {
-                place: place(window, rest).ok_or_else(|| {
-                    anyhow!("tmux named pane {pane} as {text:?}, not as its place")
-                }),
+                place: place(window, rest)
+                    .ok_or_else(|| anyhow!("tmux named pane {pane} as {text:?}, not as its place")),
                 tty: Some(tty.to_string()),
                 pid: pid.parse().ok(),
                 layout: (!layout.is_empty()).then(|| layout.to_string()),

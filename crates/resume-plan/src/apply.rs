@@ -195,7 +195,8 @@ fn lay_out(backend: &dyn Backend, plan: &[PlanItem], summary: &mut Summary) {
         .filter_map(|item| {
             let layout = item.window_layout.as_deref()?;
             let surface = Surface::parse(&item.surface).ok()?;
-            (surface.multiplexer() == Some(backend.multiplexer())).then_some((item, surface, layout))
+            (surface.multiplexer() == Some(backend.multiplexer()))
+                .then_some((item, surface, layout))
         })
         .collect();
     recorded.sort_by_key(|(item, _, _)| std::cmp::Reverse(item.last_activity));

@@ -222,8 +222,9 @@ impl fmt::Display for Applied {
                     )?,
                 }
             }
-            Applied::StartsHere => formatter
-                .write_str("starts in this pane, where the restore runs, once the others are done")?,
+            Applied::StartsHere => formatter.write_str(
+                "starts in this pane, where the restore runs, once the others are done",
+            )?,
             Applied::Skipped { reason, .. } => {
                 formatter.write_str("skipped: ")?;
                 match reason {

@@ -65,9 +65,8 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         let store = store.as_ref().expect("just opened");
         // The pane this restore runs in is restored by this process becoming its agent: only
         // on a terminal, where a person runs it, and never under `--json`.
-        let start_here = !cx.json
-            && crate::table::stdout_is_terminal()
-            && std::io::stdin().is_terminal();
+        let start_here =
+            !cx.json && crate::table::stdout_is_terminal() && std::io::stdin().is_terminal();
         let options = resume_plan::apply::ApplyOptions { start_here };
         summary = resume_plan::apply::apply_with(
             store,
@@ -191,7 +190,8 @@ fn say_if_here(plan: &[PlanItem]) {
     let multiplexer = mux::Surface::parse(&item.surface)
         .ok()
         .and_then(|surface| surface.multiplexer());
-    let apply = multiplexer.map_or_else(String::new, |multiplexer| format!(" --apply {multiplexer}"));
+    let apply =
+        multiplexer.map_or_else(String::new, |multiplexer| format!(" --apply {multiplexer}"));
     output::print_message(&format!(
         "note: this restore runs in {}, which the plan resumes; `crash-resume restore{apply}` run \
          here opens the others, then starts its agent in this pane",

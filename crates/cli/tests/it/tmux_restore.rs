@@ -18,8 +18,8 @@ use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, claude_dir, claude_resume_command, claude_runs,
     crash_resume_agent, git_work_dir, install_claude_stand_in, install_claude_stand_in_that_stays,
-    plan_by_surface, restore, restore_apply, server_name, session_start, shell_word, uuid, wait_until,
-    write_transcript,
+    plan_by_surface, restore, restore_apply, server_name, session_start, shell_word, uuid,
+    wait_until, write_transcript,
 };
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -1149,7 +1149,10 @@ fn a_window_comes_back_whole_with_its_layout_and_a_shell_where_nothing_resumes()
         let entry = env.entry(&place.surface()).unwrap();
         assert_eq!(entry["window_layout"], recorded_layout.as_str(), "{entry}");
     }
-    assert!(recorded_layout.contains(",200x50,0,0{"), "{recorded_layout}");
+    assert!(
+        recorded_layout.contains(",200x50,0,0{"),
+        "{recorded_layout}"
+    );
     server.kill_and_wait();
     drop(server);
 
@@ -1295,7 +1298,10 @@ fn a_restore_run_in_a_pane_it_restores_opens_the_others_then_becomes_that_agent(
     assert_eq!(runs(&server, &env), expected);
     // Back at the shell the restore was typed into, in the dir it was typed in.
     assert_eq!(
-        server.display(&here.target(), "#{pane_current_command} #{pane_current_path}"),
+        server.display(
+            &here.target(),
+            "#{pane_current_command} #{pane_current_path}"
+        ),
         format!("bash {}", home.display())
     );
     // Both are claimed: another restore starts neither again.
