@@ -12,6 +12,7 @@ mod prune;
 mod record;
 mod restore;
 mod resume_cmd;
+mod tmux_start;
 mod touch;
 
 use anyhow::anyhow;
@@ -46,15 +47,21 @@ pub fn run(cli: Cli) -> Outcome {
             Ok(())
         }
         Command::Hook(HookCommand::Install {
-            agent,
+            target,
             settings,
             dry_run,
-        }) => install::run(cx, agent, settings, dry_run, false),
+        }) => match target.agent() {
+            Some(agent) => install::run(cx, agent, settings, dry_run, false),
+            None => tmux_start::run(cx, settings, dry_run, false),
+        },
         Command::Hook(HookCommand::Uninstall {
-            agent,
+            target,
             settings,
             dry_run,
-        }) => install::run(cx, agent, settings, dry_run, true),
+        }) => match target.agent() {
+            Some(agent) => install::run(cx, agent, settings, dry_run, true),
+            None => tmux_start::run(cx, settings, dry_run, true),
+        },
         // Both are made in memory, then written: a closed pipe is then one write that fails
         // (and is not an error), not a panic inside the generator.
         Command::Completions { shell } => {
