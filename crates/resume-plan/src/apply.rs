@@ -133,7 +133,7 @@ pub fn apply_with(
                 None => match claim(store, item, now()) {
                     Ok(claim_not_durable) => {
                         summary.starts_here = Some(position);
-                        Applied::StartsHere.with_claim_not_durable(claim_not_durable)
+                        Applied::StartsHere { claim_not_durable }
                     }
                     Err(applied) => applied,
                 },

@@ -30,7 +30,11 @@ pub enum Applied {
     },
     /// The restore runs in this surface's place: the surface is claimed, and the restore's own
     /// process becomes its resume command once every other surface is done.
-    StartsHere,
+    StartsHere {
+        /// The claim may not survive a power cut: why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        claim_not_durable: Option<String>,
+    },
     /// The surface was left alone.
     Skipped {
         /// Why.
@@ -144,13 +148,14 @@ impl Applied {
             Applied::Started {
                 claim_not_durable, ..
             }
+            | Applied::StartsHere { claim_not_durable }
             | Applied::Skipped {
                 claim_not_durable, ..
             }
             | Applied::Failed {
                 claim_not_durable, ..
             } => *claim_not_durable = why,
-            Applied::Shell { .. } | Applied::StartsHere | Applied::NotTried { .. } => {}
+            Applied::Shell { .. } | Applied::NotTried { .. } => {}
         }
         self
     }
@@ -161,13 +166,14 @@ impl Applied {
             Applied::Started {
                 claim_not_durable, ..
             }
+            | Applied::StartsHere { claim_not_durable }
             | Applied::Skipped {
                 claim_not_durable, ..
             }
             | Applied::Failed {
                 claim_not_durable, ..
             } => claim_not_durable.as_deref(),
-            Applied::Shell { .. } | Applied::StartsHere | Applied::NotTried { .. } => None,
+            Applied::Shell { .. } | Applied::NotTried { .. } => None,
         }
     }
 }
@@ -222,7 +228,7 @@ impl fmt::Display for Applied {
                     )?,
                 }
             }
-            Applied::StartsHere => formatter.write_str(
+            Applied::StartsHere { .. } => formatter.write_str(
                 "starts in this pane, where the restore runs, once the others are done",
             )?,
             Applied::Skipped { reason, .. } => {

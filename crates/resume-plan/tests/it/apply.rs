@@ -374,7 +374,9 @@ fn the_outcome_round_trips_through_json() {
         Applied::Shell {
             created: vec![mux::Created::Window],
         },
-        Applied::StartsHere,
+        Applied::StartsHere {
+            claim_not_durable: None,
+        },
     ] {
         let json = serde_json::to_value(&applied).unwrap();
         assert_eq!(serde_json::from_value::<Applied>(json).unwrap(), applied);
@@ -390,7 +392,10 @@ fn the_outcome_round_trips_through_json() {
         serde_json::json!({"outcome": "skipped", "reason": {"kind": "busy", "busy": {"kind": "program", "detail": "vim"}}})
     );
     assert_eq!(
-        serde_json::to_value(Applied::StartsHere).unwrap(),
+        serde_json::to_value(Applied::StartsHere {
+            claim_not_durable: None
+        })
+        .unwrap(),
         serde_json::json!({"outcome": "starts_here"})
     );
 }
@@ -430,7 +435,12 @@ fn the_surface_the_restore_runs_in_is_claimed_last_for_the_caller_to_start() {
     let options = ApplyOptions { start_here: true };
     let summary = apply_with(&setup.store(), &tmux(&world), &mut plan, NOW, options).unwrap();
     assert_eq!(summary.starts_here, Some(0));
-    assert_eq!(plan[0].outcome, Some(Applied::StartsHere));
+    assert_eq!(
+        plan[0].outcome,
+        Some(Applied::StartsHere {
+            claim_not_durable: None
+        })
+    );
     assert!(setup.claimed("tmux:w:0.0"));
     // The backend started only the other one; the caller starts its own.
     let started: Vec<String> = world
