@@ -213,17 +213,20 @@ pub enum HookCommand {
         #[arg(hide = true)]
         payload: Option<String>,
     },
-    /// Add crash-resume's SessionStart and SessionEnd hooks to the agent's settings
+    /// Add crash-resume's SessionStart and SessionEnd hooks to the agent's settings; for tmux,
+    /// a restore when a tmux server starts (once per server, in the background)
     #[command(after_help = "Examples:
   crash-resume hook install claude
   crash-resume hook install claude --settings ~/.claude-work/settings.json --dry-run
-  crash-resume hook install gemini --retention off")]
+  crash-resume hook install gemini --retention off
+  crash-resume hook install tmux")]
     Install {
-        #[arg(value_enum)]
-        agent: Agent,
+        #[arg(value_enum, value_name = "AGENT")]
+        target: HookTarget,
         /// The hook file [default: claude: $CLAUDE_CONFIG_DIR/settings.json, else
         /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json;
         /// gemini: $GEMINI_CLI_HOME/.gemini/settings.json, else ~/.gemini/settings.json]
+        /// tmux: ~/.tmux.conf, else an existing $XDG_CONFIG_HOME/tmux/tmux.conf]
         #[arg(long, value_name = "FILE")]
         settings: Option<String>,
         /// gemini only: `off` also sets general.sessionRetention.enabled to false, so that
@@ -235,18 +238,20 @@ pub enum HookCommand {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Remove every crash-resume hook from the agent's settings, whichever binary path installed it
+    /// Remove every crash-resume hook from the agent's settings, whichever binary path installed it; for tmux, the restore at server start
     #[command(after_help = "Examples:
   crash-resume hook uninstall claude
   crash-resume hook uninstall codex --dry-run
+  crash-resume hook uninstall tmux
 
 Everything else in the file is kept as written; the previous version is kept beside it as
 <file>.crash-resume-<ms>.bak. Running it again changes nothing.")]
     Uninstall {
-        #[arg(value_enum)]
-        agent: Agent,
+        #[arg(value_enum, value_name = "AGENT")]
+        target: HookTarget,
         /// The hook file [default: claude: $CLAUDE_CONFIG_DIR/settings.json, else
-        /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json]
+        /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json;
+        /// tmux: ~/.tmux.conf, else an existing $XDG_CONFIG_HOME/tmux/tmux.conf]
         #[arg(long, value_name = "FILE")]
         settings: Option<String>,
         /// Print the settings without our hooks instead of writing them
@@ -296,6 +301,28 @@ fn applicable() -> impl clap::builder::TypedValueParser<Value = mux::Multiplexer
 pub enum RetentionSetting {
     /// `general.sessionRetention.enabled = false`
     Off,
+}
+
+/// What `hook install` and `hook uninstall` take: an agent, or tmux (a restore at its server's
+/// start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookTarget {
+    Claude,
+    Codex,
+    Gemini,
+    Tmux,
+}
+
+impl HookTarget {
+    /// The agent, when it is one.
+    pub fn agent(self) -> Option<Agent> {
+        match self {
+            HookTarget::Claude => Some(Agent::Claude),
+            HookTarget::Codex => Some(Agent::Codex),
+            HookTarget::Gemini => Some(Agent::Gemini),
+            HookTarget::Tmux => None,
+        }
+    }
 }
 
 /// The agents whose hooks this binary understands: the agent registry's, as a command-line

@@ -17,14 +17,33 @@ use rustix::fs::Dev;
 /// How far up the process tree the hook looks for a multiplexer.
 const MAX_ANCESTORS: usize = 64;
 
+/// A surface the hook named, with what it learnt of the surface's window on the way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// The surface id.
+    pub surface: String,
+    /// The layout of the surface's window (tmux's `#{window_layout}`), when the multiplexer
+    /// was asked and has one.
+    pub window_layout: Option<String>,
+}
+
+impl Named {
+    fn bare(surface: String) -> Named {
+        Named {
+            surface,
+            window_layout: None,
+        }
+    }
+}
+
 /// The surface the hook's agent runs in, from this process's environment and the evidence;
 /// an error saying why when none can be named, or when more than one could be and the evidence
 /// does not say which, or when it does not bear out the one named (then nothing may be
 /// recorded). The programs it runs are given up on at `deadline`.
-pub fn name(session: &str, deadline: Instant) -> anyhow::Result<String> {
+pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
     let get = |name: &str| std::env::var(name).ok();
     if let Some(surface) = explicit_surface(get) {
-        return Ok(surface);
+        return Ok(Named::bare(surface));
     }
     let unnamed = || {
         anyhow!(
@@ -56,9 +75,12 @@ pub fn name(session: &str, deadline: Instant) -> anyhow::Result<String> {
         terminal_is_tmux_pane,
     };
     match decide_surface(get, &evidence) {
-        SurfaceDecision::Named(SurfaceHint::Ready(surface)) => Ok(surface),
+        SurfaceDecision::Named(SurfaceHint::Ready(surface)) => Ok(Named::bare(surface)),
         SurfaceDecision::Named(SurfaceHint::TmuxPane(pane)) => match tmux {
-            Some(answer) => answer.place,
+            Some(answer) => answer.place.map(|surface| Named {
+                surface,
+                window_layout: answer.layout,
+            }),
             None => bail!("tmux pane {pane} was not asked about"),
         },
         SurfaceDecision::Unnamed => Err(unnamed()),
@@ -91,6 +113,8 @@ struct TmuxAnswer {
     tty: Option<String>,
     /// The pane's `#{pane_pid}`, the process tmux started in it; `None` when unknown.
     pid: Option<u32>,
+    /// The pane's window's `#{window_layout}`; `None` when unknown.
+    layout: Option<String>,
 }
 
 impl TmuxAnswer {
@@ -112,6 +136,7 @@ fn ask_tmux(pane: &str, deadline: Instant) -> TmuxAnswer {
         place: Err(error),
         tty: None,
         pid: None,
+        layout: None,
     };
     let output = match bounded_run::output_by(
         Process::new(mux::tmux::program()).args([
@@ -119,7 +144,7 @@ fn ask_tmux(pane: &str, deadline: Instant) -> TmuxAnswer {
             "-p",
             "-t",
             pane,
-            "#{pane_id} #{pane_pid} #{pane_tty} #{window_index} #{session_name}\t#{pane_index}",
+            "#{pane_id} #{pane_pid} #{pane_tty} #{window_index} #{window_layout} #{session_name}\t#{pane_index}",
         ]),
         deadline,
     ) {
@@ -140,10 +165,11 @@ fn ask_tmux(pane: &str, deadline: Instant) -> TmuxAnswer {
     }
     let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
     // The session name (any character but a newline) sits between the fields that cannot hold
-    // a space and the pane index, so the trimmed ends of the answer never cut it.
-    let mut fields = text.splitn(5, ' ');
+    // a space (a layout is digits, letters, commas and brackets) and the pane index, so the
+    // trimmed ends of the answer never cut it.
+    let mut fields = text.splitn(6, ' ');
     let mut field = || fields.next();
-    let answer = (field(), field(), field(), field(), field());
+    let answer = (field(), field(), field(), field(), field(), field());
     let place = |window: &str, rest: &str| {
         let (session, index) = rest.rsplit_once('\t')?;
         let place = mux::tmux::TmuxPane {
@@ -154,18 +180,22 @@ fn ask_tmux(pane: &str, deadline: Instant) -> TmuxAnswer {
         Some(place.to_string())
     };
     match answer {
-        (Some(id), Some(pid), Some(tty), Some(window), Some(rest)) if id == pane => TmuxAnswer {
-            place: place(window, rest)
-                .ok_or_else(|| anyhow!("tmux named pane {pane} as {text:?}, not as its place")),
-            tty: Some(tty.to_string()),
-            pid: pid.parse().ok(),
-        },
+        (Some(id), Some(pid), Some(tty), Some(window), Some(layout), Some(rest)) if id == pane => {
+            TmuxAnswer {
+                place: place(window, rest)
+                    .ok_or_else(|| anyhow!("tmux named pane {pane} as {text:?}, not as its place")),
+                tty: Some(tty.to_string()),
+                pid: pid.parse().ok(),
+                layout: (!layout.is_empty()).then(|| layout.to_string()),
+            }
+        }
         _ => TmuxAnswer {
             place: Err(anyhow!(
                 "tmux has no pane {pane} (TMUX_PANE is stale: the pane is gone); nothing recorded"
             )),
             tty: Some(String::new()),
             pid: None,
+            layout: None,
         },
     }
 }

@@ -54,6 +54,10 @@ pub struct Entry {
     pub ended_at: Option<Millis>,
     /// When a restore last claimed this surface to re-open it; cleared by the next record.
     pub restore_claimed_at: Option<Millis>,
+    /// The layout of the multiplexer window the surface is a pane of, as the multiplexer
+    /// writes it (tmux's `#{window_layout}`: the window's size, then how its panes split it),
+    /// when recorded; a restore lays out a window it re-creates with it.
+    pub window_layout: Option<String>,
     /// Fields of the stored entry this version does not know, kept for the next write.
     pub unknown_fields: Map<String, Value>,
 }
@@ -128,6 +132,8 @@ pub struct Record {
     pub cwd: Option<String>,
     /// The provider's config dir, if recorded.
     pub config_dir: Option<String>,
+    /// The layout of the surface's window, if recorded ([`Entry::window_layout`]).
+    pub window_layout: Option<String>,
 }
 
 impl Record {
@@ -141,6 +147,7 @@ impl Record {
             provider: None,
             cwd: None,
             config_dir: None,
+            window_layout: None,
         }
     }
 }
@@ -281,6 +288,7 @@ impl Index {
                 entry.provider = record.provider.or(entry.provider);
                 entry.cwd = record.cwd.or(entry.cwd);
                 entry.config_dir = record.config_dir.or(entry.config_dir);
+                entry.window_layout = record.window_layout.or(entry.window_layout);
                 entry.last_active = Some(now);
                 entry.ended_at = None;
                 entry.restore_claimed_at = None;
@@ -301,6 +309,7 @@ impl Index {
                     previous_sessions: Vec::new(),
                     ended_at: None,
                     restore_claimed_at: None,
+                    window_layout: record.window_layout,
                     unknown_fields: Map::new(),
                 }
             }

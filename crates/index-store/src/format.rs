@@ -49,9 +49,11 @@ pub mod field {
     pub const ENDED_AT: &str = "ended_at";
     /// When a restore last claimed the surface.
     pub const RESTORE_CLAIMED_AT: &str = "restore_claimed_at";
+    /// The layout of the surface's multiplexer window.
+    pub const WINDOW_LAYOUT: &str = "window_layout";
 
     /// Every field this version knows.
-    pub const KNOWN: [&str; 12] = [
+    pub const KNOWN: [&str; 13] = [
         SURFACE,
         SESSION,
         REPO,
@@ -64,6 +66,7 @@ pub mod field {
         PREVIOUS_SESSIONS,
         ENDED_AT,
         RESTORE_CLAIMED_AT,
+        WINDOW_LAYOUT,
     ];
 }
 
@@ -377,6 +380,7 @@ fn read_fields(surface: &str, object: &Map<String, Value>) -> Result<Entry, Stri
         previous_sessions: previous_sessions(object)?,
         ended_at: optional_millis(object, field::ENDED_AT)?,
         restore_claimed_at: optional_millis(object, field::RESTORE_CLAIMED_AT)?,
+        window_layout: optional_str(object, field::WINDOW_LAYOUT)?.map(str::to_string),
         unknown_fields: Map::new(),
     })
 }
@@ -468,6 +472,9 @@ pub struct EntryV1<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     /// When a restore last claimed the surface.
     pub restore_claimed_at: Option<Millis>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The layout of the surface's multiplexer window, if recorded.
+    pub window_layout: Option<&'a str>,
     #[serde(flatten)]
     /// Fields this version does not know, written back as they were.
     pub unknown_fields: &'a Map<String, Value>,
@@ -492,6 +499,7 @@ impl<'a> From<&'a Entry> for EntryV1<'a> {
                 .collect(),
             ended_at: entry.ended_at,
             restore_claimed_at: entry.restore_claimed_at,
+            window_layout: entry.window_layout.as_deref(),
             unknown_fields: &entry.unknown_fields,
         }
     }
@@ -571,6 +579,8 @@ mod fast {
         ended_at: Option<u64>,
         #[serde(default)]
         restore_claimed_at: Option<u64>,
+        #[serde(default)]
+        window_layout: Option<String>,
     }
 
     impl KnownEntry {
@@ -600,6 +610,7 @@ mod fast {
                     .collect::<Option<_>>()?,
                 ended_at: self.ended_at,
                 restore_claimed_at: self.restore_claimed_at,
+                window_layout: self.window_layout,
                 unknown_fields: Map::new(),
             })
         }

@@ -161,4 +161,32 @@ pub trait Backend: fmt::Debug {
     /// Which instance of the multiplexer this backend opens surfaces in, for people and for the
     /// `--json` plan: the tmux server's socket path, cmux's socket, the WezTerm program.
     fn location(&self) -> String;
+
+    /// Makes the surface's place when it is missing, with the user's shell in `dir` (the caller
+    /// passes only one that exists): a recorded place with nothing to resume, so that its window
+    /// comes back whole. What was created; `Ok(None)` when the place exists (it is left alone)
+    /// or this backend does not make places for shells. What it created for a surface that then
+    /// fails is removed again. Call it holding the restore lock.
+    fn open_shell(
+        &self,
+        _surface: &Surface,
+        _dir: Option<&str>,
+    ) -> Result<Option<Vec<Created>>, MuxError> {
+        Ok(None)
+    }
+
+    /// Lays out the window of `surface` as `layout` records it (the index entry's
+    /// `window_layout`), when this backend created places in that window during this restore and
+    /// has not laid it out yet; first adds shells for the panes the layout has and the window
+    /// lacks. Whether it laid the window out; a window it did not touch is left as it is.
+    fn lay_out(&self, _surface: &Surface, _layout: &str) -> Result<bool, MuxError> {
+        Ok(false)
+    }
+
+    /// The surface this process runs in, when it runs inside this instance of the multiplexer
+    /// (a restore run from a pane it should open starts that pane's agent as its own process,
+    /// after the others).
+    fn caller_surface(&self) -> Option<Surface> {
+        None
+    }
 }

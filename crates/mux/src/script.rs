@@ -1,5 +1,6 @@
 //! The `sh -c` script a restored place runs, shared by every backend: into the working dir, the
-//! resume command with the surface named in its environment, then the user's shell. Every value
+//! resume command with the surface named in its environment, then the user's shell (or only the
+//! shell, for a place with nothing to resume). Every value
 //! is shell-quoted: a recorded dir or surface reaches the shell as one inert word.
 
 /// The script: into `dir` (when given), the `env` variables exported, `command`, the variables
@@ -7,16 +8,32 @@
 /// puts the agent in its own process group in the terminal's foreground, so the multiplexer
 /// shows the agent as the place's command and a Ctrl-C reaches the agent, not this script.
 pub fn start_script(env: &[(&str, &str)], dir: Option<&str>, command: &str, shell: &str) -> String {
-    let cd = dir.map_or_else(String::new, |dir| format!("cd -- {}; ", quote(dir)));
-    let set: String = env
-        .iter()
-        .map(|(name, value)| format!("{name}={}; export {name}; ", quote(value)))
-        .collect();
     let unset: String = env
         .iter()
         .map(|(name, _)| format!("unset {name}; "))
         .collect();
-    format!("set -m; {cd}{set}{command}; {unset}exec {shell}")
+    format!("{}; {unset}exec {shell}", here_script(env, dir, command))
+}
+
+/// The script for a place whose shell is already there, below the process that runs it (a
+/// restore run from the pane it restores): [`start_script`] without the shell after the
+/// command, so that once the agent exits the user is back at the shell they ran it from.
+pub fn here_script(env: &[(&str, &str)], dir: Option<&str>, command: &str) -> String {
+    let set: String = env
+        .iter()
+        .map(|(name, value)| format!("{name}={}; export {name}; ", quote(value)))
+        .collect();
+    format!("set -m; {}{set}{command}", cd(dir))
+}
+
+/// The script for a place with nothing to resume: `shell` (quoted by the caller) in `dir`.
+pub fn shell_script(dir: Option<&str>, shell: &str) -> String {
+    format!("{}exec {shell}", cd(dir))
+}
+
+/// `cd -- DIR; `, or nothing without a dir.
+fn cd(dir: Option<&str>) -> String {
+    dir.map_or_else(String::new, |dir| format!("cd -- {}; ", quote(dir)))
 }
 
 /// `word` as one shell word (`''` for one that cannot be quoted: a NUL byte).

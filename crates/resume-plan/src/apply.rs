@@ -16,6 +16,14 @@
 //! 4. a surface that was not started (it failed, or turned busy) gets its claim back, so the
 //!    next restore tries it.
 //!
+//! A surface of that multiplexer with nothing to resume gets its place made when it is missing,
+//! with a shell in its recorded dir ([`Backend::open_shell`]); then each window the backend
+//! created places in is laid out as last recorded ([`Backend::lay_out`]), so a window comes back
+//! whole. The surface the restore itself runs in ([`Backend::caller_surface`]), when the caller
+//! can start a command as its own process ([`ApplyOptions::start_here`]), is claimed last and
+//! left to the caller ([`Applied::StartsHere`], [`Summary::starts_here`]): its shell is busy
+//! running the restore.
+//!
 //! Once a call to the multiplexer has not answered within its deadline, nothing more is claimed
 //! and every later surface is [`Applied::NotTried`].
 
@@ -51,6 +59,22 @@ pub struct Summary {
     pub not_tried: usize,
     /// What the call that did not answer said, if one did not.
     pub unanswered: Option<String>,
+    /// The surfaces whose window was laid out as recorded (one per window).
+    pub laid_out: Vec<String>,
+    /// The windows that could not be laid out: the surface, and why.
+    pub not_laid_out: Vec<(String, String)>,
+    /// The plan item the caller starts as its own process ([`Applied::StartsHere`]): the
+    /// surface the restore runs in, claimed for it.
+    pub starts_here: Option<usize>,
+}
+
+/// How to apply.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApplyOptions {
+    /// The caller can become the resume command of the surface it runs in (it runs on a
+    /// terminal, and will start [`here_script`] as its own process): that surface is claimed
+    /// for it instead of being skipped as busy.
+    pub start_here: bool,
 }
 
 /// Applies every resumable item of `plan` through `backend`, holding the restore lock of
@@ -64,23 +88,130 @@ pub fn apply(
     plan: &mut [PlanItem],
     now: &dyn Fn() -> Millis,
 ) -> Result<Summary, StoreError> {
+    apply_with(store, backend, plan, now, ApplyOptions::default())
+}
+
+/// [`apply`], with `options`.
+pub fn apply_with(
+    store: &Store,
+    backend: &dyn Backend,
+    plan: &mut [PlanItem],
+    now: &dyn Fn() -> Millis,
+    options: ApplyOptions,
+) -> Result<Summary, StoreError> {
     store.exclusive(RESTORE_LOCK, RESTORE_LOCK_TIMEOUT, || {
         let mut summary = Summary::default();
-        for item in plan.iter_mut().filter(|item| item.resumable()) {
+        let here = options
+            .start_here
+            .then(|| backend.caller_surface())
+            .flatten()
+            .map(|surface| surface.to_string());
+        let here = plan
+            .iter()
+            .position(|item| item.resumable() && Some(&item.surface) == here.as_ref());
+        for (position, item) in plan.iter_mut().enumerate() {
+            if Some(position) == here {
+                continue;
+            }
+            let applied = match backend.unanswered() {
+                Some(unanswered) if item.resumable() => Some(Applied::NotTried {
+                    unanswered: unanswered.to_string(),
+                }),
+                Some(_) => None,
+                None if item.resumable() => Some(apply_one(store, backend, item, now)),
+                None => open_shell(backend, item),
+            };
+            record(&mut summary, item, applied);
+        }
+        lay_out(backend, plan, &mut summary);
+        if let Some(position) = here {
+            let item = &mut plan[position];
             let applied = match backend.unanswered() {
                 Some(unanswered) => Applied::NotTried {
                     unanswered: unanswered.to_string(),
                 },
-                None => apply_one(store, backend, item, now),
+                None => match claim(store, item, now()) {
+                    Ok(claim_not_durable) => {
+                        summary.starts_here = Some(position);
+                        Applied::StartsHere { claim_not_durable }
+                    }
+                    Err(applied) => applied,
+                },
             };
-            summary.failed += usize::from(applied.is_failure());
-            summary.not_tried += usize::from(applied.is_not_tried());
-            item.applied = Some(applied.to_string());
-            item.outcome = Some(applied);
+            record(&mut summary, item, Some(applied));
         }
         summary.unanswered = backend.unanswered().map(str::to_string);
         summary
     })
+}
+
+/// Notes what was done to `item` in it and in `summary`.
+fn record(summary: &mut Summary, item: &mut PlanItem, applied: Option<Applied>) {
+    let Some(applied) = applied else {
+        return;
+    };
+    summary.failed += usize::from(applied.is_failure());
+    summary.not_tried += usize::from(applied.is_not_tried());
+    item.applied = Some(applied.to_string());
+    item.outcome = Some(applied);
+}
+
+/// The script the caller runs as its own process for the surface it was given
+/// ([`Summary::starts_here`]): the resume command in the recorded dir, with the surface named,
+/// and no shell after it (the caller's shell is there). `None` when the item has no command.
+pub fn here_script(item: &PlanItem) -> Option<String> {
+    let command = item.command.as_deref()?;
+    Some(mux::script::here_script(
+        &[(SURFACE_VARIABLE, &item.surface)],
+        item.usable_dir(),
+        command,
+    ))
+}
+
+/// Takes back the claim of a surface that was not started after all (the caller could not
+/// start [`here_script`]); best effort, as a claim left behind only delays the next restore.
+pub fn release(store: &Store, item: &PlanItem, now: Millis) {
+    let _ = store.update(|index| index.release_restore(&item.surface, &item.held_session, now));
+}
+
+/// A place for a surface of the backend's multiplexer with nothing to resume: made with a shell
+/// when missing. `None` when nothing was done.
+fn open_shell(backend: &dyn Backend, item: &PlanItem) -> Option<Applied> {
+    let surface = Surface::parse(&item.surface)
+        .ok()
+        .filter(|surface| surface.multiplexer() == Some(backend.multiplexer()))?;
+    match backend.open_shell(&surface, item.usable_dir()) {
+        Ok(Some(created)) => Some(Applied::Shell { created }),
+        Ok(None) => None,
+        Err(error) => Some(Applied::failed(&error)),
+    }
+}
+
+/// Lays out each window the backend created places in, with the layout of its most recently
+/// active surface that recorded one.
+fn lay_out(backend: &dyn Backend, plan: &[PlanItem], summary: &mut Summary) {
+    let mut recorded: Vec<(&PlanItem, Surface, &str)> = plan
+        .iter()
+        .filter_map(|item| {
+            let layout = item.window_layout.as_deref()?;
+            let surface = Surface::parse(&item.surface).ok()?;
+            (surface.multiplexer() == Some(backend.multiplexer()))
+                .then_some((item, surface, layout))
+        })
+        .collect();
+    recorded.sort_by_key(|(item, _, _)| std::cmp::Reverse(item.last_activity));
+    for (item, surface, layout) in recorded {
+        if backend.unanswered().is_some() {
+            return;
+        }
+        match backend.lay_out(&surface, layout) {
+            Ok(true) => summary.laid_out.push(item.surface.clone()),
+            Ok(false) => {}
+            Err(error) => summary
+                .not_laid_out
+                .push((item.surface.clone(), error.to_string())),
+        }
+    }
 }
 
 /// Claims the surface in the index, then has the backend open it.
@@ -114,34 +245,13 @@ fn apply_one(
         return Applied::failure(Failure::Unanswered, unanswered.to_string());
     }
     let now = now();
-    let claimed = store
-        .update(|index| index.claim_restore(&item.surface, &item.held_session, CLAIM_TTL_MS, now));
-    let mut claim_not_durable = None;
-    match claimed {
-        Ok(updated) if updated.value => {}
-        Ok(_) => {
-            return Applied::skipped(Skip::Claimed);
-        }
-        // The claim is in place, only its durability is in doubt: skipping now would leave the
-        // surface to nobody, since a second restore sees the claim and leaves it alone.
-        Err(error @ StoreError::NotDurable { .. }) if claimed_at(store, item) == Some(now) => {
-            claim_not_durable = Some(error.to_string());
-        }
-        // Not claimed, so not opened: a failure of this restore, which says why.
-        Err(error) => {
-            return Applied::failure(
-                Failure::Claim,
-                format!("cannot claim it in the index: {error}"),
-            );
-        }
-    }
-    let dir = item
-        .cwd
-        .as_deref()
-        .filter(|dir| std::path::Path::new(dir).is_dir());
+    let claim_not_durable = match claim(store, item, now) {
+        Ok(claim_not_durable) => claim_not_durable,
+        Err(applied) => return applied,
+    };
     let start = Start {
         surface: &surface,
-        dir,
+        dir: item.usable_dir(),
         command,
         env: &[(SURFACE_VARIABLE, &item.surface)],
     };
@@ -157,9 +267,30 @@ fn apply_one(
     if !applied.is_started() {
         // Nothing was started: the claim is taken back, so the next restore may try at once
         // (best effort: a claim left behind only delays that for its time to live).
-        let _ = store.update(|index| index.release_restore(&item.surface, &item.held_session, now));
+        release(store, item, now);
     }
     applied
+}
+
+/// Claims the surface in the index at `now`: whether the claim may not survive a power cut
+/// (why), or what to report instead when it was not claimed.
+fn claim(store: &Store, item: &PlanItem, now: Millis) -> Result<Option<String>, Applied> {
+    let claimed = store
+        .update(|index| index.claim_restore(&item.surface, &item.held_session, CLAIM_TTL_MS, now));
+    match claimed {
+        Ok(updated) if updated.value => Ok(None),
+        Ok(_) => Err(Applied::skipped(Skip::Claimed)),
+        // The claim is in place, only its durability is in doubt: skipping now would leave the
+        // surface to nobody, since a second restore sees the claim and leaves it alone.
+        Err(error @ StoreError::NotDurable { .. }) if claimed_at(store, item) == Some(now) => {
+            Ok(Some(error.to_string()))
+        }
+        // Not claimed, so not opened: a failure of this restore, which says why.
+        Err(error) => Err(Applied::failure(
+            Failure::Claim,
+            format!("cannot claim it in the index: {error}"),
+        )),
+    }
 }
 
 /// When the surface was last claimed for a restore, as the index on disk says now.

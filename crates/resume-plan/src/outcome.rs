@@ -21,6 +21,20 @@ pub enum Applied {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         claim_not_durable: Option<String>,
     },
+    /// Nothing to resume there: the missing place was made, with the user's shell in the
+    /// recorded dir, so that its window comes back whole.
+    Shell {
+        /// What the multiplexer created, in order; empty when the place was one this restore
+        /// had made on the way to another.
+        created: Vec<Created>,
+    },
+    /// The restore runs in this surface's place: the surface is claimed, and the restore's own
+    /// process becomes its resume command once every other surface is done.
+    StartsHere {
+        /// The claim may not survive a power cut: why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        claim_not_durable: Option<String>,
+    },
     /// The surface was left alone.
     Skipped {
         /// Why.
@@ -134,13 +148,14 @@ impl Applied {
             Applied::Started {
                 claim_not_durable, ..
             }
+            | Applied::StartsHere { claim_not_durable }
             | Applied::Skipped {
                 claim_not_durable, ..
             }
             | Applied::Failed {
                 claim_not_durable, ..
             } => *claim_not_durable = why,
-            Applied::NotTried { .. } => {}
+            Applied::Shell { .. } | Applied::NotTried { .. } => {}
         }
         self
     }
@@ -151,13 +166,14 @@ impl Applied {
             Applied::Started {
                 claim_not_durable, ..
             }
+            | Applied::StartsHere { claim_not_durable }
             | Applied::Skipped {
                 claim_not_durable, ..
             }
             | Applied::Failed {
                 claim_not_durable, ..
             } => claim_not_durable.as_deref(),
-            Applied::NotTried { .. } => None,
+            Applied::Shell { .. } | Applied::NotTried { .. } => None,
         }
     }
 }
@@ -201,6 +217,20 @@ impl fmt::Display for Applied {
                     )?;
                 }
             }
+            Applied::Shell { created } => {
+                let created: Vec<String> = created.iter().map(Created::to_string).collect();
+                match created.is_empty() {
+                    true => formatter.write_str("nothing to resume: a shell in its dir")?,
+                    false => write!(
+                        formatter,
+                        "nothing to resume: created {} with a shell in its dir",
+                        created.join(", ")
+                    )?,
+                }
+            }
+            Applied::StartsHere { .. } => formatter.write_str(
+                "starts in this pane, where the restore runs, once the others are done",
+            )?,
             Applied::Skipped { reason, .. } => {
                 formatter.write_str("skipped: ")?;
                 match reason {

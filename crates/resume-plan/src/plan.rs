@@ -67,12 +67,24 @@ pub struct PlanItem {
     pub last_activity: Millis,
     /// What applying the plan did to this surface, typed.
     pub outcome: Option<crate::outcome::Applied>,
+    /// The layout of the surface's window when it was last recorded (the index entry's
+    /// `window_layout`): applying lays out a window it re-creates with the newest one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_layout: Option<String>,
 }
 
 impl PlanItem {
     /// Whether the plan resumes this surface.
     pub fn resumable(&self) -> bool {
         self.command.is_some() && self.held_elsewhere.is_none() && self.refused.is_none()
+    }
+
+    /// The recorded working dir, when it exists and may be used (the entry is not refused).
+    pub fn usable_dir(&self) -> Option<&str> {
+        self.cwd
+            .as_deref()
+            .filter(|_| self.refused.is_none())
+            .filter(|dir| std::path::Path::new(dir).is_dir())
     }
 }
 
@@ -196,6 +208,7 @@ impl<'a> Planner<'a> {
             applied: None,
             last_activity: entry.last_activity(input::conversation_active(entry, self.env)),
             outcome: None,
+            window_layout: entry.window_layout.clone(),
         };
         Ok((item, outcome.transcript))
     }

@@ -35,6 +35,10 @@ pub struct World {
     pub answers_left: Option<usize>,
     /// Every start, in order.
     pub started: Vec<Started>,
+    /// The surface the restore runs in (`Backend::caller_surface`), if any.
+    pub caller: Option<String>,
+    /// Every place made for a shell (`Backend::open_shell`), with its dir, in order.
+    pub shells: Vec<(String, Option<String>)>,
 }
 
 /// A backend over a shared [`World`].
@@ -136,5 +140,25 @@ impl Backend for FakeBackend {
 
     fn location(&self) -> String {
         "the fake".to_string()
+    }
+
+    fn open_shell(
+        &self,
+        surface: &Surface,
+        dir: Option<&str>,
+    ) -> Result<Option<Vec<Created>>, MuxError> {
+        let mut world = self.call()?;
+        let surface = surface.to_string();
+        if world.places.contains_key(&surface) {
+            return Ok(None);
+        }
+        world.places.insert(surface.clone(), None);
+        world.shells.push((surface, dir.map(str::to_string)));
+        Ok(Some(vec![Created::Panes { count: 1 }]))
+    }
+
+    fn caller_surface(&self) -> Option<Surface> {
+        let world = self.call().ok()?;
+        Surface::parse(world.caller.as_deref()?).ok()
     }
 }

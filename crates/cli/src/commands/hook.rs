@@ -138,8 +138,8 @@ fn capture(
         );
     }
     let read = started.elapsed();
-    let surface = match crate::surface::name(&payload.session, programs_deadline) {
-        Ok(surface) => surface,
+    let named = match crate::surface::name(&payload.session, programs_deadline) {
+        Ok(named) => named,
         // A SessionEnd records nothing new: its session's surface was named at its start, and
         // an error logged then if it could not be. One that cannot name its pane is normal after
         // a crash (the multiplexer died, every agent gets its SessionEnd with no pane left) and
@@ -154,7 +154,9 @@ fn capture(
         }
         Err(error) => return Err(error),
     };
-    let record = build_record(cx, agent, &surface, &payload)?;
+    let surface = named.surface;
+    let mut record = build_record(cx, agent, &surface, &payload)?;
+    record.window_layout = named.window_layout;
     let setting = lock_timeout_setting(cx);
     let lock_timeout = match is_retry {
         true => setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT)),

@@ -12,6 +12,7 @@ mod prune;
 mod record;
 mod restore;
 mod resume_cmd;
+mod tmux_start;
 mod touch;
 
 use anyhow::anyhow;
@@ -50,16 +51,25 @@ pub fn run(cli: Cli) -> Outcome {
             Ok(())
         }
         Command::Hook(HookCommand::Install {
-            agent,
+            target,
             settings,
             dry_run,
             retention,
-        }) => install::run(cx, agent, settings, dry_run, false, retention),
+        }) => match target.agent() {
+            Some(agent) => install::run(cx, agent, settings, dry_run, false, retention),
+            None if retention.is_some() => Err(Failure::Usage(anyhow!(
+                "--retention is Gemini's setting; tmux has no start-up cleanup to turn off"
+            ))),
+            None => tmux_start::run(cx, settings, dry_run, false),
+        },
         Command::Hook(HookCommand::Uninstall {
-            agent,
+            target,
             settings,
             dry_run,
-        }) => install::run(cx, agent, settings, dry_run, true, None),
+        }) => match target.agent() {
+            Some(agent) => install::run(cx, agent, settings, dry_run, true, None),
+            None => tmux_start::run(cx, settings, dry_run, true),
+        },
         // Both are made in memory, then written: a closed pipe is then one write that fails
         // (and is not an error), not a panic inside the generator.
         Command::Completions { shell } => {

@@ -18,6 +18,8 @@
 //! The plan is made by `resume_plan::plan::build_plan` (linear in the number of entries); this
 //! module prints it and has it applied.
 
+use std::io::IsTerminal;
+
 use anyhow::anyhow;
 use index_core::Index;
 use index_core::text::escape;
@@ -62,6 +64,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let mut summary = resume_plan::apply::Summary::default();
     let mut check_command = String::new();
     let mut restored_into = None;
+    let mut store = None;
     if let Some(multiplexer) = args.apply {
         let options = mux::Options {
             tmux_socket: args.tmux_socket.clone(),
@@ -79,9 +82,21 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
             backend.check_command()
         ));
         restored_into = Some(location);
-        let store = context::open_store(cx)?;
-        summary = resume_plan::apply::apply(&store, backend.as_ref(), &mut plan, &context::now)
-            .map_err(|error| match error {
+        store = Some(context::open_store(cx)?);
+        let store = store.as_ref().expect("just opened");
+        // The pane this restore runs in is restored by this process becoming its agent: only
+        // on a terminal, where a person runs it, and never under `--json`.
+        let start_here =
+            !cx.json && crate::table::stdout_is_terminal() && std::io::stdin().is_terminal();
+        let options = resume_plan::apply::ApplyOptions { start_here };
+        summary = resume_plan::apply::apply_with(
+            store,
+            backend.as_ref(),
+            &mut plan,
+            &context::now,
+            options,
+        )
+        .map_err(|error| match error {
                 index_store::StoreError::LockTimeout { path, holder, waited } => {
                     Failure::Failed(anyhow!(
                         "another restore is applying ({holder}, lock {path}); gave up after {waited:.1?}. Nothing was opened; try again once it finishes"
@@ -91,10 +106,18 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
             })?;
         check_command = backend.check_command();
     }
+    for (surface, why) in &summary.not_laid_out {
+        output::print_message(&format!(
+            "warning: the window of {} is not laid out as recorded: {why}",
+            escape(surface)
+        ));
+    }
     let resume_plan::apply::Summary {
         failed,
         not_tried,
         unanswered,
+        starts_here,
+        ..
     } = summary;
     let outcome = match (failed, &unanswered) {
         (_, Some(unanswered)) => Err(Failure::Failed(anyhow!(
@@ -132,7 +155,69 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         return Ok(());
     }
     output::print_line(&plan_text(&plan, now))?;
-    outcome
+    match (starts_here, &store) {
+        (Some(position), Some(store)) => {
+            // The surface is claimed for this process: it is started whatever else failed
+            // (said first), and the agent's exit is the restore's.
+            if let Err(Failure::Failed(error)) = &outcome {
+                output::print_message(&format!("error: {}", crate::error::error_text(error)));
+            }
+            start_here(store, &plan[position])
+        }
+        _ => {
+            if args.apply.is_none() {
+                say_if_here(&plan);
+            }
+            outcome
+        }
+    }
+}
+
+/// Becomes the resume command of the surface this restore runs in (claimed for it by the
+/// apply): runs its script in place of this process, so that once the agent exits the user is
+/// back at the shell they ran the restore from. Returns only when it could not be started, with
+/// the claim taken back.
+fn start_here(store: &index_store::Store, item: &PlanItem) -> Result<(), Failure> {
+    use std::os::unix::process::CommandExt;
+    let script = resume_plan::apply::here_script(item)
+        .ok_or_else(|| Failure::Failed(anyhow!("{} has no command to start", item.surface)))?;
+    output::print_message(&format!(
+        "this restore runs in {}: its agent starts here now",
+        escape(&item.surface)
+    ));
+    let error = std::process::Command::new("/bin/sh")
+        .args(["-c", &script])
+        .exec();
+    resume_plan::apply::release(store, item, context::now());
+    Err(Failure::Failed(anyhow!(
+        "cannot start the agent of {} in this pane: /bin/sh: {error}; run restore again",
+        escape(&item.surface)
+    )))
+}
+
+/// Says so when this process runs in a surface the plan resumes: a restore applied from here
+/// starts that surface's agent in this pane, after the others.
+fn say_if_here(plan: &[PlanItem]) {
+    let deadline = std::time::Instant::now() + mux::tmux::CALL_DEADLINE;
+    let Ok(here) = crate::surface::name("restore", deadline) else {
+        return;
+    };
+    let Some(item) = plan
+        .iter()
+        .find(|item| item.surface == here.surface && item.resumable())
+    else {
+        return;
+    };
+    let multiplexer = mux::Surface::parse(&item.surface)
+        .ok()
+        .and_then(|surface| surface.multiplexer());
+    let apply =
+        multiplexer.map_or_else(String::new, |multiplexer| format!(" --apply {multiplexer}"));
+    output::print_message(&format!(
+        "note: this restore runs in {}, which the plan resumes; `crash-resume restore{apply}` run \
+         here opens the others, then starts its agent in this pane",
+        escape(&item.surface)
+    ));
 }
 
 /// The plan for every surface (or only those that did not end cleanly), sorted by surface;
@@ -178,8 +263,10 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
                 (None, Some(holder), _) => format!("not resumed: held by {}", escape(holder)),
                 (None, None, Some(command)) => escape(command).into_owned(),
                 (None, None, None) => match &item.recoverable_session_id {
-                    Some(evidence) => format!("starts fresh ({} is on disk)", escape(evidence)),
-                    None => "starts fresh".to_string(),
+                    Some(evidence) => {
+                        format!("nothing to resume ({} is on disk)", escape(evidence))
+                    }
+                    None => "nothing to resume".to_string(),
                 },
             };
             let mut notes = Vec::new();

@@ -152,7 +152,7 @@ fn nothing_to_restore_when_every_session_ended_cleanly() {
 }
 
 #[test]
-fn a_session_without_transcript_starts_fresh_and_has_no_command() {
+fn a_session_without_transcript_has_nothing_to_resume_and_no_command() {
     let env = Sandbox::default();
     let cwd = git_work_dir(&env, "proj", "");
     bind(&env, "fresh", &uuid(1), &cwd);
@@ -164,7 +164,11 @@ fn a_session_without_transcript_starts_fresh_and_has_no_command() {
     let text = restore_text(&env, &[]);
     // surface, verdict, session, what happens, how long ago it was last active.
     let fields: Vec<&str> = text[0].1.split('\t').collect();
-    assert_eq!(fields[1..4], ["fresh", "-", "starts fresh"], "{text:?}");
+    assert_eq!(
+        fields[1..4],
+        ["fresh", "-", "nothing to resume"],
+        "{text:?}"
+    );
     assert!(fields[4].ends_with("s ago"), "{text:?}");
 }
 

@@ -18,8 +18,8 @@ use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, claude_dir, claude_resume_command, claude_runs,
     crash_resume_agent, git_work_dir, install_claude_stand_in, install_claude_stand_in_that_stays,
-    plan_by_surface, restore, restore_apply, server_name, session_start, uuid, wait_until,
-    write_transcript,
+    plan_by_surface, restore, restore_apply, server_name, session_start, shell_word, uuid,
+    wait_until, write_transcript,
 };
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -1080,4 +1080,341 @@ fn a_stopped_tmux_server_fails_restore_once_and_claims_nothing() {
             "{surface}: {applied}"
         );
     }
+}
+
+/// Each pane of a window by index: its left, top, width and height.
+fn geometry(server: &TmuxServer, window: &str) -> Vec<String> {
+    server
+        .tmux(&[
+            "list-panes",
+            "-t",
+            window,
+            "-F",
+            "#{pane_index} #{pane_left} #{pane_top} #{pane_width} #{pane_height}",
+        ])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_window_comes_back_whole_with_its_layout_and_a_shell_where_nothing_resumes() {
+    let env = Sandbox::default();
+    install_claude_stand_in(&env);
+    let config = claude_dir(&env);
+    // (place, working dir, session, whether its transcript exists): pane 0 left, panes 1 and 2
+    // stacked on the right; pane 2's agent never got a prompt.
+    let panes = [
+        (
+            PanePlace::new("work", 0, 0),
+            git_work_dir(&env, "left", ""),
+            uuid(1),
+            true,
+        ),
+        (
+            PanePlace::new("work", 0, 1),
+            git_work_dir(&env, "top", "a dir"),
+            uuid(2),
+            true,
+        ),
+        (
+            PanePlace::new("work", 0, 2),
+            git_work_dir(&env, "bottom", "é"),
+            uuid(3),
+            false,
+        ),
+    ];
+    let layout: Vec<(PanePlace, PathBuf, &str)> = panes
+        .iter()
+        .map(|(place, cwd, _, _)| (place.clone(), cwd.clone(), PANE_SHELL))
+        .collect();
+    let name = server_name("window");
+    let server = TmuxServer::start(&env, &name, &layout);
+    server.tmux(&["resize-window", "-t", "=work:0", "-x", "200", "-y", "50"]);
+    server.tmux(&["select-layout", "-t", "=work:0", "main-vertical"]);
+    let recorded_layout = server.display("=work:0.0", "#{window_layout}");
+    let before = geometry(&server, "=work:0");
+    for (place, cwd, session, has_transcript) in &panes {
+        if *has_transcript {
+            write_transcript(&config, cwd, session, HOUR);
+        }
+        server.run_hook_in_pane(
+            &env,
+            &place.target(),
+            &session_start(session, cwd, "startup"),
+        );
+    }
+    // Capture recorded the window's layout (its size first) with each pane.
+    for (place, _, _, _) in &panes {
+        let entry = env.entry(&place.surface()).unwrap();
+        assert_eq!(entry["window_layout"], recorded_layout.as_str(), "{entry}");
+    }
+    assert!(
+        recorded_layout.contains(",200x50,0,0{"),
+        "{recorded_layout}"
+    );
+    server.kill_and_wait();
+    drop(server);
+
+    // The plan names the pane without a conversation as nothing to resume, not as an action.
+    let text = String::from_utf8(restore(&env, false, &[]).stdout).unwrap();
+    let bottom = text
+        .lines()
+        .find(|line| line.starts_with("tmux:work:0.2\t"))
+        .unwrap();
+    let fields: Vec<&str> = bottom.split('\t').collect();
+    assert_eq!(fields[1..4], ["fresh", "-", "nothing to resume"], "{text}");
+
+    // After the reboot, tmux is not running: the restore makes the whole window.
+    let server = TmuxServer::named(&env, &name);
+    let output = restore(&env, true, &["--apply", "tmux", "--tmux-socket", &name]);
+    let applied = surfaces(&output);
+    let said = |surface: &str| applied[surface]["applied"].as_str().unwrap().to_string();
+    assert_eq!(
+        said("tmux:work:0.0"),
+        "created the session and started in it"
+    );
+    assert_eq!(said("tmux:work:0.1"), "created the pane and started in it");
+    assert_eq!(
+        said("tmux:work:0.2"),
+        "nothing to resume: created the pane with a shell in its dir"
+    );
+    assert_eq!(
+        applied["tmux:work:0.2"]["outcome"],
+        serde_json::json!({"outcome": "shell", "created": [{"what": "panes", "count": 1}]})
+    );
+    assert_eq!(
+        applied["tmux:work:0.2"]["window_layout"],
+        recorded_layout.as_str()
+    );
+    // The window has its recorded size and each pane its place in it.
+    assert_eq!(
+        server.display("=work:0.0", "#{window_width}x#{window_height}"),
+        "200x50"
+    );
+    assert_eq!(geometry(&server, "=work:0"), before);
+    // Each agent ran once in its own pane; the pane without one is a shell in its dir.
+    wait_until("the stand-in claude to run twice", || {
+        (claude_runs(&env).len() >= 2).then_some(())
+    });
+    let expected: Vec<ClaudeRun> = panes
+        .iter()
+        .filter(|pane| pane.3)
+        .map(|(place, cwd, session, _)| expected_run(&env, place, cwd, session))
+        .collect();
+    assert_eq!(runs(&server, &env), expected);
+    wait_for_shell_in(&server, &panes[2].0, &panes[2].1);
+
+    // A second restore makes nothing and leaves the window as it is.
+    let pids = pane_pids(&server);
+    let again = surfaces(&restore(
+        &env,
+        true,
+        &["--apply", "tmux", "--tmux-socket", &name],
+    ));
+    assert_eq!(again["tmux:work:0.2"]["applied"], Value::Null);
+    assert_eq!(pane_pids(&server), pids);
+    assert_eq!(geometry(&server, "=work:0"), before);
+    server.kill_and_wait();
+}
+
+#[test]
+fn a_restore_run_in_a_pane_it_restores_opens_the_others_then_becomes_that_agent() {
+    let env = Sandbox::default();
+    install_claude_stand_in(&env);
+    let home = env.home();
+    let panes = [
+        (
+            PanePlace::new("work", 0, 0),
+            git_work_dir(&env, "here", ""),
+            uuid(1),
+        ),
+        (
+            PanePlace::new("work", 0, 1),
+            git_work_dir(&env, "there", ""),
+            uuid(2),
+        ),
+    ];
+    for (place, cwd, session) in &panes {
+        record_session(&env, &place.surface(), session, "r", cwd);
+    }
+    // After the reboot the user made the session by hand and runs restore in its one pane.
+    let here = &panes[0].0;
+    let name = server_name("here");
+    let server = TmuxServer::start(&env, &name, &[(here.clone(), home.clone(), PANE_SHELL)]);
+    let file = |what: &str| env.root().join(format!("here.{what}"));
+    let path = |what: &str| shell_word(file(what).to_str().unwrap());
+
+    // The plan alone says that it runs in a pane it plans for.
+    server.run_in_pane(
+        &here.target(),
+        &format!(
+            "{} restore > {} 2> {}",
+            shell_word(crate::BIN),
+            path("plan"),
+            path("plan-err")
+        ),
+    );
+    let said = fs::read_to_string(file("plan-err")).unwrap();
+    assert!(
+        said.contains(
+            "note: this restore runs in tmux:work:0.0, which the plan resumes; \
+             `crash-resume restore --apply tmux` run here opens the others, then starts its \
+             agent in this pane"
+        ),
+        "{said}"
+    );
+    assert_eq!(claude_runs(&env), Vec::<String>::new());
+
+    // Applied from there: the other pane is opened, then this process becomes the pane's agent;
+    // once that exits, the user is back at the shell they ran restore from.
+    server.run_in_pane(
+        &here.target(),
+        &format!(
+            "{} restore --apply tmux --tmux-socket {name} 2> {}; echo restore-exit=$?",
+            shell_word(crate::BIN),
+            path("apply-err")
+        ),
+    );
+    let said = fs::read_to_string(file("apply-err")).unwrap();
+    assert!(
+        said.contains("this restore runs in tmux:work:0.0: its agent starts here now"),
+        "{said}"
+    );
+    let screen = server.capture(&here.target());
+    assert!(
+        screen.contains("[starts in this pane, where the restore runs, once the others are done]")
+            && screen.contains("[created the pane and started in it]")
+            && screen.contains("restore-exit=0"),
+        "{screen}"
+    );
+    wait_until("the stand-in claude to run twice", || {
+        (claude_runs(&env).len() >= 2).then_some(())
+    });
+    let expected: Vec<ClaudeRun> = panes
+        .iter()
+        .map(|(place, cwd, session)| expected_run(&env, place, cwd, session))
+        .collect();
+    assert_eq!(runs(&server, &env), expected);
+    // Back at the shell the restore was typed into, in the dir it was typed in.
+    assert_eq!(
+        server.display(
+            &here.target(),
+            "#{pane_current_command} #{pane_current_path}"
+        ),
+        format!("bash {}", home.display())
+    );
+    // Both are claimed: another restore starts neither again.
+    let again = surfaces(&restore(
+        &env,
+        true,
+        &["--apply", "tmux", "--tmux-socket", &name],
+    ));
+    for (place, _, _) in &panes {
+        assert_eq!(
+            again[&place.surface()]["applied"],
+            "skipped: another restore claimed it"
+        );
+    }
+    assert_eq!(runs(&server, &env), expected, "no second run");
+    server.kill_and_wait();
+}
+
+#[test]
+fn hook_install_tmux_restores_once_when_a_tmux_server_starts_and_uninstalls() {
+    let env = Sandbox::default();
+    install_claude_stand_in(&env);
+    let cwd = git_work_dir(&env, "saved", "");
+    let place = PanePlace::new("saved", 0, 0);
+    record_session(&env, &place.surface(), &uuid(1), "saved", &cwd);
+    let config = env.root().join("tmux.conf");
+    let user = "set -g mouse on\n";
+    fs::write(&config, user).unwrap();
+    let hook = |verb: &str| {
+        let output = crash_resume_agent(&env)
+            .args(["hook", verb, "tmux", "--settings"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "hook {verb} tmux: {output:?}");
+        (
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+
+    let (said, next) = hook("install");
+    assert!(
+        said.starts_with(&format!(
+            "installed a restore at tmux server start into {}",
+            config.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        next.starts_with("next: the next tmux server that starts"),
+        "{next}"
+    );
+    let installed = fs::read_to_string(&config).unwrap();
+    assert!(installed.starts_with(user), "{installed}");
+    assert!(
+        installed.contains(&format!("run-shell -b '{} ", crate::BIN))
+            && installed.contains(" restore --apply tmux >> "),
+        "{installed}"
+    );
+    // Idempotent.
+    let (said, _) = hook("install");
+    assert!(said.starts_with("already installed in"), "{said}");
+    assert_eq!(fs::read_to_string(&config).unwrap(), installed);
+
+    // A tmux server starts (after a reboot) reading that config: it restores into itself.
+    let name = server_name("onstart");
+    let server = TmuxServer::named(&env, &name);
+    server.tmux(&[
+        "-f",
+        config.to_str().unwrap(),
+        "new-session",
+        "-d",
+        "-s",
+        "work",
+    ]);
+    wait_until("the restore at server start to run the agent", || {
+        (!claude_runs(&env).is_empty()).then_some(())
+    });
+    assert_eq!(
+        runs(&server, &env),
+        [expected_run(&env, &place, &cwd, &uuid(1))]
+    );
+    assert_eq!(server.tmux(&["show-options", "-gv", "mouse"]), "on");
+    assert_eq!(
+        server.tmux(&["show-options", "-gv", "@crash-resume-restored"]),
+        "1"
+    );
+    let log = env.index_path().parent().unwrap().join("tmux-start.log");
+    wait_until("the restore's log to say where it restored", || {
+        fs::read_to_string(&log).ok().filter(|log| {
+            log.contains(&format!(
+                "restoring into tmux at {}",
+                server.socket_path().display()
+            ))
+        })
+    });
+    // Reading the config again (`source-file`) does not restore again: the server is marked.
+    server.tmux(&["source-file", config.to_str().unwrap()]);
+    assert_eq!(
+        server.tmux(&["show-options", "-gv", "@crash-resume-restored"]),
+        "1"
+    );
+
+    // Uninstall takes the block out and keeps the rest; again, it changes nothing.
+    let (said, _) = hook("uninstall");
+    assert!(
+        said.starts_with("removed crash-resume's restore at tmux server start from"),
+        "{said}"
+    );
+    assert_eq!(fs::read_to_string(&config).unwrap(), user);
+    let (_, said) = hook("uninstall");
+    assert!(said.contains("nothing to remove"), "{said}");
+    assert_eq!(fs::read_to_string(&config).unwrap(), user);
+    server.kill_and_wait();
 }

@@ -116,6 +116,28 @@ fn unknown_fields_are_kept_on_rewrite() {
 }
 
 #[test]
+fn the_window_layout_is_read_written_and_kept_by_a_record_without_one() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let layout = "21be,200x50,0,0{100x50,0,0,0,99x50,101,0,1}";
+    let mut first = rec("tmux:w:0.0", "s", "r");
+    first.window_layout = Some(layout.to_string());
+    let store = store_at(&path);
+    store.update(|index| index.record(first, 1)).unwrap();
+    // A later record that learnt no layout (a hook's retry) keeps the one recorded.
+    store
+        .update(|index| index.record(rec("tmux:w:0.0", "s", "r"), 2))
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(json["entries"]["tmux:w:0.0"]["window_layout"], layout);
+    let index = store.load().unwrap().index;
+    assert_eq!(
+        index.lookup("tmux:w:0.0").unwrap().window_layout.as_deref(),
+        Some(layout)
+    );
+}
+
+#[test]
 fn the_six_fields_are_always_written_with_their_names() {
     let (_dir, dir) = temp_dir();
     let path = dir.join("index.json");
@@ -209,7 +231,7 @@ fn the_fast_path_agrees_with_the_general_path() {
         br#"{"version":1,"entries":{}}"#.to_vec(),
         br#"{"entries":null}"#.to_vec(),
         br#"{}"#.to_vec(),
-        br#"{"version":1,"producer":"x","entries":{"a":{"surfaceId":"a","sessionId":"s","repo":"r","role":"lead","captured_at":1,"last_active":2,"provider":"claude","cwd":"/w","config_dir":"/c","previous_sessions":["p1","p2"],"ended_at":3,"restore_claimed_at":4}}}"#.to_vec(),
+        br#"{"version":1,"producer":"x","entries":{"a":{"surfaceId":"a","sessionId":"s","repo":"r","role":"lead","captured_at":1,"last_active":2,"provider":"claude","cwd":"/w","config_dir":"/c","previous_sessions":["p1","p2"],"ended_at":3,"restore_claimed_at":4,"window_layout":"21be,200x50,0,0,0"}}}"#.to_vec(),
         br#"{"version":1,"entries":{"a":{"surfaceId":"a","sessionId":"s","repo":"r","captured_at":1.5,"extra":true}}}"#.to_vec(),
         br#"{"version":1,"entries":{"a":{"sessionId":"","repo":"r","captured_at":1},"b":{"sessionId":"s","repo":"r","captured_at":2}}}"#.to_vec(),
         br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1},"b":{"sessionId":"s","repo":"r","captured_at":2}}}"#.to_vec(),

@@ -168,6 +168,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
             "previous_sessions",
             "ended_at",
             "restore_claimed_at",
+            "window_layout",
         ]
         .to_vec(),
     );

@@ -18,6 +18,7 @@ use crate::script::quote;
 use crate::surface::Surface;
 
 pub(crate) mod address;
+mod window;
 
 pub use address::TmuxPane;
 
@@ -120,6 +121,9 @@ pub struct Server {
     /// Set when a call did not answer within [`CALL_DEADLINE`]: what it said. Every later call
     /// fails at once with it, so a stopped server costs one deadline, not one per call.
     unanswered: OnceCell<String>,
+    /// The windows (session, index) this restore created something in, and whether each has
+    /// been laid out since ([`Backend::lay_out`]).
+    touched: std::cell::RefCell<std::collections::BTreeMap<(String, u32), bool>>,
 }
 
 impl Server {
@@ -129,6 +133,7 @@ impl Server {
             socket,
             fillers: std::cell::RefCell::default(),
             unanswered: OnceCell::new(),
+            touched: std::cell::RefCell::default(),
         }
     }
 
@@ -343,6 +348,17 @@ impl Server {
     /// The target's pane, creating exactly what it lacks: the session, the window at its index,
     /// then the panes up to its index, each created thing noted in `created`.
     fn make_pane(&self, target: &TmuxPane, created: &mut Made) -> Result<Pane, MuxError> {
+        let pane = self.make_pane_in(target, created)?;
+        if !created.is_empty() {
+            self.touched
+                .borrow_mut()
+                .entry((target.session.clone(), target.window))
+                .or_insert(false);
+        }
+        Ok(pane)
+    }
+
+    fn make_pane_in(&self, target: &TmuxPane, created: &mut Made) -> Result<Pane, MuxError> {
         let mut found = self.find(target);
         if found == Found::Nothing {
             self.new_session(target, created)?;
@@ -389,13 +405,7 @@ impl Server {
         }
         let mut after = format!("={}:{}.{last_pane}", target.session, target.window);
         for _ in 0..missing {
-            let split = ["split-window", "-d", "-P", "-F", "#{pane_id}", "-t", &after];
-            let id = self.tmux(&split).or_else(|_| {
-                // A small window has no room for another pane until it is tiled.
-                let window = format!("={}:{}", target.session, target.window);
-                self.tmux(&["select-layout", "-t", &window, "tiled"])?;
-                self.tmux(&split)
-            })?;
+            let id = self.split(target, &after)?;
             created.panes.push(id.clone());
             after = id;
         }
@@ -411,6 +421,18 @@ impl Server {
                 "tmux did not make {target} after adding {missing} panes"
             ))),
         }
+    }
+
+    /// Splits the pane `after` of the target's window, the new pane (running the default
+    /// command, a shell) after it; its id.
+    fn split(&self, target: &TmuxPane, after: &str) -> Result<String, MuxError> {
+        let split = ["split-window", "-d", "-P", "-F", "#{pane_id}", "-t", after];
+        self.tmux(&split).or_else(|_| {
+            // A small window has no room for another pane until it is tiled.
+            let window = format!("={}:{}", target.session, target.window);
+            self.tmux(&["select-layout", "-t", &window, "tiled"])?;
+            self.tmux(&split)
+        })
     }
 
     /// Creates the session with its first window at the target's index. The name is given with
@@ -525,6 +547,28 @@ impl Backend for Server {
 
     fn location(&self) -> String {
         self.socket_path()
+    }
+
+    fn open_shell(
+        &self,
+        surface: &Surface,
+        dir: Option<&str>,
+    ) -> Result<Option<Vec<Created>>, MuxError> {
+        match surface {
+            Surface::Tmux(target) => self.open_shell_pane(target, dir),
+            _ => Ok(None),
+        }
+    }
+
+    fn lay_out(&self, surface: &Surface, layout: &str) -> Result<bool, MuxError> {
+        match surface {
+            Surface::Tmux(target) => self.lay_out_window(target, layout),
+            _ => Ok(false),
+        }
+    }
+
+    fn caller_surface(&self) -> Option<Surface> {
+        self.caller_pane().map(Surface::Tmux)
     }
 }
 

@@ -11,7 +11,7 @@ use mux::Multiplexer;
 use mux::pane::Busy;
 use preflight::Verdict;
 use resume_plan::PlanItem;
-use resume_plan::apply::{Summary, apply};
+use resume_plan::apply::{ApplyOptions, Summary, apply, apply_with};
 use resume_plan::outcome::{Applied, Failure, Skip};
 use test_support::fake_mux::{FakeBackend, World};
 use test_support::sandbox::Sandbox;
@@ -77,6 +77,7 @@ impl Setup {
                 applied: None,
                 outcome: None,
                 last_activity: 0,
+                window_layout: None,
             })
             .collect()
     }
@@ -267,7 +268,8 @@ fn once_the_multiplexer_stops_answering_nothing_more_is_tried_or_claimed() {
         Summary {
             failed: 1,
             not_tried: 1,
-            unanswered: Some("fake did not answer within 5s".into())
+            unanswered: Some("fake did not answer within 5s".into()),
+            ..Summary::default()
         }
     );
     assert!(!setup.claimed("tmux:w:0.1"));
@@ -370,6 +372,12 @@ fn the_outcome_round_trips_through_json() {
             message: "cannot claim it".into(),
             claim_not_durable: None,
         },
+        Applied::Shell {
+            created: vec![mux::Created::Window],
+        },
+        Applied::StartsHere {
+            claim_not_durable: None,
+        },
     ] {
         let json = serde_json::to_value(&applied).unwrap();
         assert_eq!(serde_json::from_value::<Applied>(json).unwrap(), applied);
@@ -384,4 +392,116 @@ fn the_outcome_round_trips_through_json() {
         .unwrap(),
         serde_json::json!({"outcome": "skipped", "reason": {"kind": "busy", "busy": {"kind": "program", "detail": "vim"}}})
     );
+    assert_eq!(
+        serde_json::to_value(Applied::StartsHere {
+            claim_not_durable: None
+        })
+        .unwrap(),
+        serde_json::json!({"outcome": "starts_here"})
+    );
+}
+
+#[test]
+fn the_surface_the_restore_runs_in_is_claimed_last_for_the_caller_to_start() {
+    // The restore's own shell runs it, so the pane is busy with it.
+    let setup_world = || {
+        let setup = Setup::new(&["tmux:w:0.0", "tmux:w:0.1"]);
+        let world = world();
+        {
+            let mut world = world.lock().unwrap();
+            world.places.insert(
+                "tmux:w:0.0".into(),
+                Some(Busy::Program("crash-resume".into())),
+            );
+            world.caller = Some("tmux:w:0.0".into());
+        }
+        (setup, world)
+    };
+    // A caller that cannot start it (not on a terminal) leaves it busy, unclaimed.
+    let (setup, world) = setup_world();
+    let mut plan = setup.plan();
+    let summary = apply(&setup.store(), &tmux(&world), &mut plan, NOW).unwrap();
+    assert_eq!(summary.starts_here, None);
+    assert!(matches!(
+        plan[0].outcome,
+        Some(Applied::Skipped {
+            reason: Skip::Busy { .. },
+            ..
+        })
+    ));
+    assert!(!setup.claimed("tmux:w:0.0"));
+
+    let (setup, world) = setup_world();
+    let mut plan = setup.plan();
+    let options = ApplyOptions { start_here: true };
+    let summary = apply_with(&setup.store(), &tmux(&world), &mut plan, NOW, options).unwrap();
+    assert_eq!(summary.starts_here, Some(0));
+    assert_eq!(
+        plan[0].outcome,
+        Some(Applied::StartsHere {
+            claim_not_durable: None
+        })
+    );
+    assert!(setup.claimed("tmux:w:0.0"));
+    // The backend started only the other one; the caller starts its own.
+    let started: Vec<String> = world
+        .lock()
+        .unwrap()
+        .started
+        .iter()
+        .map(|start| start.surface.clone())
+        .collect();
+    assert_eq!(started, ["tmux:w:0.1"]);
+    let script = resume_plan::apply::here_script(&plan[0]).unwrap();
+    assert!(
+        script.starts_with("set -m; cd -- ")
+            && script.ends_with(
+                "CRASH_RESUME_SURFACE=tmux:w:0.0; export CRASH_RESUME_SURFACE; claude --resume session-0"
+            ),
+        "{script}"
+    );
+
+    // A second restore from the same pane finds it claimed.
+    let mut plan = setup.plan();
+    let summary = apply_with(&setup.store(), &tmux(&world), &mut plan, NOW, options).unwrap();
+    assert_eq!(summary.starts_here, None);
+    assert_eq!(
+        plan[0].applied.as_deref(),
+        Some("skipped: another restore claimed it")
+    );
+}
+
+#[test]
+fn a_surface_with_nothing_to_resume_gets_a_shell_where_its_place_is_missing() {
+    let setup = Setup::new(&["tmux:w:0.0", "tmux:w:0.1"]);
+    let world = world();
+    world
+        .lock()
+        .unwrap()
+        .places
+        .insert("tmux:w:0.0".into(), None);
+    let mut plan = setup.plan();
+    for item in &mut plan {
+        item.command = None;
+        item.cwd = Some(setup.sandbox.root().to_string_lossy().into_owned());
+    }
+    let summary = apply(&setup.store(), &tmux(&world), &mut plan, NOW).unwrap();
+    assert_eq!(summary, Summary::default());
+    // The existing place is left alone; the missing one is made, in the recorded dir.
+    assert_eq!(plan[0].outcome, None);
+    assert_eq!(
+        plan[1].outcome,
+        Some(Applied::Shell {
+            created: vec![mux::Created::Panes { count: 1 }]
+        })
+    );
+    assert_eq!(
+        world.lock().unwrap().shells,
+        [(
+            "tmux:w:0.1".to_string(),
+            Some(setup.sandbox.root().to_string_lossy().into_owned())
+        )]
+    );
+    assert!(world.lock().unwrap().started.is_empty());
+    assert!(!setup.claimed("tmux:w:0.1"));
 }
