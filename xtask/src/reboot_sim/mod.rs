@@ -26,6 +26,7 @@ mod checks;
 mod codex;
 mod crash;
 mod hostile;
+mod offline;
 mod real;
 mod sandbox;
 mod stand_in;
