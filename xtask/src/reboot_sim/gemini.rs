@@ -328,7 +328,11 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
                     format!(
                         "{}, {}",
                         if offered { "offered" } else { "not offered" },
-                        if warned { "restore warns" } else { "no warning" }
+                        if warned {
+                            "restore warns"
+                        } else {
+                            "no warning"
+                        }
                     ),
                 )
             }
@@ -400,7 +404,11 @@ fn all_session_files(gemini_dir: &Path) -> Vec<PathBuf> {
     let projects = fs::read_dir(gemini_dir.join("tmp")).into_iter().flatten();
     projects
         .flatten()
-        .flat_map(|project| fs::read_dir(project.path().join("chats")).into_iter().flatten())
+        .flat_map(|project| {
+            fs::read_dir(project.path().join("chats"))
+                .into_iter()
+                .flatten()
+        })
         .flatten()
         .map(|file| file.path())
         .filter(|path| {
@@ -492,9 +500,9 @@ fn report_twins(
     for case in [Case::TwinA, Case::TwinB] {
         let held = session(case);
         let files = session_files(gemini_dir, &held).unwrap_or_default();
-        let conversation = files.iter().any(|file| {
-            fs::read_to_string(file).is_ok_and(|text| text.contains(&case.prompt()))
-        });
+        let conversation = files
+            .iter()
+            .any(|file| fs::read_to_string(file).is_ok_and(|text| text.contains(&case.prompt())));
         eprintln!(
             "reboot-sim: after both resumes, {} ({}) has {} file{}, {}",
             case.name(),

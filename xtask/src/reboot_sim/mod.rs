@@ -50,7 +50,8 @@ use self::sandbox::{Agent, Sandbox};
 use self::stand_in::Kind;
 use self::wait::wait_for;
 
-const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex | --real-gemini]
+const USAGE: &str =
+    "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex | --real-gemini]
                              [--seed N] [--keep] [--crash-resume FILE]
 
   --panes N            how many tmux panes to run (default 8, one per case; more are plain sessions)
