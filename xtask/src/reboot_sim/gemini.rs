@@ -452,7 +452,8 @@ fn session_files(gemini_dir: &Path, session: &str) -> Result<Vec<PathBuf>> {
 }
 
 /// After the restore typed its command: the TUI replays the conversation, a new prompt is
-/// answered, and it lands in the file of the session it resumed, which grew from `size_before`.
+/// answered, and it lands in the file of the session it resumed, which grew from `size_before`;
+/// the index holds that session for the pane again.
 fn resumed_session(
     sandbox: &Sandbox,
     slot: &Slot,
@@ -478,7 +479,17 @@ fn resumed_session(
     if !grown {
         bail!("no file of {held} holds the earlier prompt and the one after the reboot");
     }
-    Ok(())
+    // The resumed Gemini's SessionStart (`resume`) recorded the same session for the pane.
+    let surface = slot.surface();
+    wait_for(
+        SCREEN_DEADLINE,
+        &format!("the resume to be recorded for {surface}"),
+        || {
+            Ok(entry(sandbox, &surface)?
+                .filter(|entry| entry["sessionId"] == held && entry["ended_at"].is_null())
+                .map(|_| ()))
+        },
+    )
 }
 
 /// What the start-up cleanup did to the two conversations of one dir, once both resumed panes
