@@ -1,11 +1,10 @@
 //! `--real-codex`: the crash-and-resume story with the real Codex CLI 0.171.0 (`cargo xtask
 //! codex-cli install`) in tmux panes, offline.
 //!
-//! The tmux server runs in a network namespace with loopback alone (`unshare -n`), started by
-//! `codex_offline.py` (`crates/test-support/src`, written into the sandbox), which serves a mock of the Responses API on
-//! 127.0.0.1 and, when the simulation lets go of it, SIGKILLs every process left in the
-//! namespace by pid: the panes, every Codex TUI and the Codex daemon. That is the crash. The
-//! panes, one per case:
+//! The tmux server runs in a network namespace with loopback alone (`offline::Namespace`), whose
+//! launcher serves a mock of the Responses API on 127.0.0.1 and, when the simulation lets go of
+//! it, SIGKILLs every process left in the namespace by pid: the panes, every Codex TUI and the
+//! Codex daemon. That is the crash. The panes, one per case:
 //!
 //! - `--no-daemon`, crashed: recorded by the hook in its own pane; `restore` resumes it
 //!   (`cd <dir> && codex resume <id>`), and the TUI loads that very session;
@@ -16,15 +15,17 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use serde_json::Value;
 
 use super::cases::{self, Slot};
 use super::checks::Row;
-use super::sandbox::{Sandbox, create_dir, sh_quote};
+use super::offline::{
+    Namespace, SCREEN_DEADLINE, entry, find, install_wrapper, list, requests_row, restore_plan,
+    screen, screen_shows, short,
+};
+use super::sandbox::{Sandbox, create_dir};
 use super::wait::wait_for;
 
 /// The offline setup the Codex conformance tests use too (they alone look up the CLI there).
@@ -33,9 +34,6 @@ use test_support::codex_offline;
 
 /// How many panes the story runs (one per case).
 pub const PANES: usize = Case::ALL.len();
-
-/// How long one Codex screen may take to appear.
-const SCREEN_DEADLINE: Duration = Duration::from_secs(90);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Case {
@@ -82,79 +80,6 @@ impl Case {
     }
 }
 
-/// The namespace, held by its launcher: dropping it ends every process in it.
-struct Namespace {
-    launcher: Child,
-}
-
-impl Namespace {
-    fn start(sandbox: &Sandbox) -> Result<Namespace> {
-        let script = sandbox.root.join("codex_offline.py");
-        fs::write(&script, codex_offline::LAUNCHER)
-            .with_context(|| format!("cannot write {}", script.display()))?;
-        let mut launcher = sandbox
-            .command("unshare")
-            .args(["-n", "--", "python3"])
-            .arg(&script)
-            .args(["--port", &codex_offline::PORT.to_string(), "--log"])
-            .arg(sandbox.root.join("codex-requests.log"))
-            .args([
-                "--",
-                "sh",
-                "-c",
-                codex_offline::TMUX_SERVER,
-                &sandbox.socket,
-            ])
-            .current_dir(&sandbox.home)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("cannot run unshare (util-linux), which keeps Codex offline")?;
-        let socket = sandbox
-            .volatile
-            .join(format!("tmux-{}", rustix::process::getuid().as_raw()))
-            .join(&sandbox.socket);
-        wait_for(
-            SCREEN_DEADLINE,
-            "the tmux server in the network namespace",
-            || {
-                if let Some(status) = launcher.try_wait()? {
-                    let mut stderr = String::new();
-                    if let Some(pipe) = launcher.stderr.as_mut() {
-                        let _ = std::io::Read::read_to_string(pipe, &mut stderr);
-                    }
-                    bail!(
-                        "cannot create a network namespace for Codex, or start tmux in it \
-                         ({status}): {}; run as root or allow unprivileged user namespaces",
-                        stderr.trim()
-                    );
-                }
-                Ok(socket.exists().then_some(()))
-            },
-        )?;
-        Ok(Namespace { launcher })
-    }
-
-    /// SIGKILLs everything in the namespace (the launcher does it by pid) and waits.
-    fn crash(mut self) -> Result<()> {
-        drop(self.launcher.stdin.take());
-        let status = self.launcher.wait()?;
-        // The launcher's own failures (an isolated namespace, a free port) are 97 and 98.
-        if matches!(status.code(), Some(97 | 98)) {
-            bail!("the offline launcher failed: {status}");
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Namespace {
-    fn drop(&mut self) {
-        drop(self.launcher.stdin.take());
-        let _ = self.launcher.wait();
-    }
-}
-
 /// The whole Codex story; one row per check.
 pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     let codex_home = sandbox.home.join(".codex");
@@ -167,16 +92,13 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         create_dir(&slot.dir)?;
     }
     write_config(&codex_home, &slots)?;
-    let wrapper = sandbox.bin.join("codex");
-    fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\nexport MOCK_API_KEY=dummy\nexec {} \"$@\"\n",
-            sh_quote(&cli.to_string_lossy())
-        ),
-    )
-    .with_context(|| format!("cannot write {}", wrapper.display()))?;
-    make_executable(&wrapper)?;
+    let requests = sandbox.root.join("codex-requests.log");
+    install_wrapper(
+        sandbox,
+        "codex",
+        &[("MOCK_API_KEY", "dummy".to_string())],
+        cli,
+    )?;
     eprintln!(
         "reboot-sim: {}",
         sandbox
@@ -184,7 +106,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
             .trim()
     );
 
-    let namespace = Namespace::start(sandbox)?;
+    let namespace = Namespace::start(sandbox, &requests)?;
     let layout: Vec<Slot> = slots.iter().map(|(_, slot)| slot.clone()).collect();
     cases::start_server(sandbox, &layout)?;
     let mut first = true;
@@ -231,7 +153,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     fs::remove_dir_all(&sandbox.volatile)
         .with_context(|| format!("cannot remove {}", sandbox.volatile.display()))?;
     sandbox.create_volatile()?;
-    let namespace = Namespace::start(sandbox)?;
+    let namespace = Namespace::start(sandbox, &requests)?;
     cases::start_server(sandbox, &layout)?;
     eprintln!("reboot-sim: rebooted; restoring");
     eprint!(
@@ -365,26 +287,12 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
             problems,
         });
     }
-    let requests = fs::read_to_string(sandbox.root.join("codex-requests.log")).unwrap_or_default();
-    let other: Vec<&str> = requests
-        .lines()
-        .filter(|line| *line != "POST /v1/responses")
-        .collect();
-    rows.push(Row {
-        surface: "(mock)".to_string(),
-        case: "Codex's requests".to_string(),
-        expected: "POST /v1/responses only".to_string(),
-        got: format!(
-            "{} requests, {} other",
-            requests.lines().count(),
-            other.len()
-        ),
-        problems: if other.is_empty() {
-            Vec::new()
-        } else {
-            vec![format!("other requests: {other:?}")]
-        },
-    });
+    rows.push(requests_row(
+        &requests,
+        "Codex",
+        "POST /v1/responses only",
+        |line| line == "POST /v1/responses",
+    ));
     drop(namespace);
     Ok(rows)
 }
@@ -395,32 +303,6 @@ fn write_config(codex_home: &Path, slots: &[(Case, Slot)]) -> Result<()> {
     let path = codex_home.join("config.toml");
     fs::write(&path, codex_offline::config_toml(&dirs))
         .with_context(|| format!("cannot write {}", path.display()))
-}
-
-fn make_executable(path: &Path) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
-        .with_context(|| format!("cannot make {} executable", path.display()))
-}
-
-/// What the pane shows now (no scroll-back: a dialog that closed is gone from it).
-fn screen(sandbox: &Sandbox, slot: &Slot) -> Result<String> {
-    sandbox.tmux(&["capture-pane", "-p", "-J", "-t", &slot.target()])
-}
-
-fn screen_shows(sandbox: &Sandbox, slot: &Slot, text: &str) -> Result<()> {
-    wait_for(
-        SCREEN_DEADLINE,
-        &format!("{text:?} on {}", slot.surface()),
-        || Ok(screen(sandbox, slot)?.contains(text).then_some(())),
-    )
-    .with_context(|| {
-        format!(
-            "{} shows:\n{}",
-            slot.surface(),
-            screen(sandbox, slot).unwrap_or_default()
-        )
-    })
 }
 
 /// The first Codex to see the hooks asks to review them; "Trust all and continue" is saved in
@@ -510,28 +392,4 @@ fn resumed_session(
         );
     }
     Ok(session)
-}
-
-fn short(session: &str) -> &str {
-    session.get(..8).unwrap_or(session)
-}
-
-fn list(sandbox: &Sandbox) -> Result<Vec<Value>> {
-    let list: Value = serde_json::from_str(&sandbox.crash_resume_ok(&["--json", "list"])?)?;
-    Ok(list["entries"].as_array().cloned().unwrap_or_default())
-}
-
-fn entry(sandbox: &Sandbox, surface: &str) -> Result<Option<Value>> {
-    Ok(list(sandbox)?
-        .into_iter()
-        .find(|entry| entry["surfaceId"] == surface))
-}
-
-fn restore_plan(sandbox: &Sandbox, args: &[&str]) -> Result<Vec<Value>> {
-    let plan: Value = serde_json::from_str(&sandbox.crash_resume_ok(args)?)?;
-    Ok(plan["surfaces"].as_array().cloned().unwrap_or_default())
-}
-
-fn find<'a>(plan: &'a [Value], surface: &str) -> Option<&'a Value> {
-    plan.iter().find(|item| item["surface"] == surface)
 }

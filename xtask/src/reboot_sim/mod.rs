@@ -1,4 +1,4 @@
-//! `cargo xtask reboot-sim [--panes N] [--real-claude] [--seed N] [--keep]`: the whole
+//! `cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex | --real-gemini] [--seed N] [--keep]`: the whole
 //! crash-and-resume story, end to end, against the release `crash-resume`.
 //!
 //! 1. A sandbox under the build dir (`sandbox`): its own `HOME`, XDG dirs, Claude config dir
@@ -19,13 +19,16 @@
 //!
 //! With `--real-claude` the resumed process is the real Claude Code CLI, run offline (`real`).
 //! `--real-codex` plays the Codex story instead, with the real Codex CLI in every pane, offline
-//! in a network namespace of its own (`codex`).
+//! in a network namespace of its own (`codex`); `--real-gemini` the Gemini story, the same way
+//! with the real Gemini CLI (`gemini`). What the two share is in `offline`.
 
 mod cases;
 mod checks;
 mod codex;
 mod crash;
+mod gemini;
 mod hostile;
+mod offline;
 mod real;
 mod sandbox;
 mod stand_in;
@@ -47,12 +50,16 @@ use self::sandbox::{Agent, Sandbox};
 use self::stand_in::Kind;
 use self::wait::wait_for;
 
-const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex] [--seed N] [--keep] [--crash-resume FILE]
+const USAGE: &str =
+    "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex | --real-gemini]
+                             [--seed N] [--keep] [--crash-resume FILE]
 
   --panes N            how many tmux panes to run (default 8, one per case; more are plain sessions)
   --real-claude        resume with the real Claude Code CLI (the pinned npm package), offline
   --real-codex         the Codex story: the real Codex CLI (the pinned npm package) in every pane,
                        offline in a network namespace (needs root or unprivileged user namespaces)
+  --real-gemini        the Gemini story: the real Gemini CLI (the pinned npm package) in every
+                       pane, offline in a network namespace, as --real-codex
   --seed N             replay the random kill moments of an earlier run
   --keep               keep the sandbox dir after a passing run
   --crash-resume FILE  check this crash-resume binary instead of building the release one";
@@ -71,6 +78,7 @@ struct Options {
     panes: usize,
     real_claude: bool,
     real_codex: bool,
+    real_gemini: bool,
     seed: u64,
     keep: bool,
     crash_resume: Option<PathBuf>,
@@ -82,6 +90,7 @@ impl Options {
             panes: cases::CASES.len(),
             real_claude: false,
             real_codex: false,
+            real_gemini: false,
             seed: clock_seed(),
             keep: false,
             crash_resume: None,
@@ -111,6 +120,7 @@ impl Options {
                 }
                 "--real-claude" => options.real_claude = true,
                 "--real-codex" => options.real_codex = true,
+                "--real-gemini" => options.real_gemini = true,
                 "--keep" => options.keep = true,
                 "-h" | "--help" => {
                     eprintln!("{USAGE}");
@@ -119,8 +129,12 @@ impl Options {
                 other => bail!("unknown argument {other:?}\n\n{USAGE}"),
             }
         }
-        if options.real_claude && options.real_codex {
-            bail!("--real-claude and --real-codex are two stories; run one at a time\n\n{USAGE}");
+        let stories = [options.real_claude, options.real_codex, options.real_gemini];
+        if stories.iter().filter(|chosen| **chosen).count() > 1 {
+            bail!(
+                "--real-claude, --real-codex and --real-gemini are different stories; run one at \
+                 a time\n\n{USAGE}"
+            );
         }
         Ok(options)
     }
@@ -145,6 +159,10 @@ pub fn run(args: &[String]) -> Result<()> {
         .real_codex
         .then(crate::codex_cli::install)
         .transpose()?;
+    let gemini_cli = options
+        .real_gemini
+        .then(crate::gemini_cli::install)
+        .transpose()?;
 
     let started = Instant::now();
     let sandbox = Sandbox::create(
@@ -159,9 +177,10 @@ pub fn run(args: &[String]) -> Result<()> {
     );
     let outcome = {
         let _shut_down = ShutDown(&sandbox);
-        match &codex_cli {
-            Some(cli) => codex::simulate(&sandbox, cli),
-            None => simulate(&sandbox, &options, real_cli.as_deref()),
+        match (&codex_cli, &gemini_cli) {
+            (Some(cli), _) => codex::simulate(&sandbox, cli),
+            (None, Some(cli)) => gemini::simulate(&sandbox, cli),
+            (None, None) => simulate(&sandbox, &options, real_cli.as_deref()),
         }
     };
     let elapsed = started.elapsed();
@@ -178,6 +197,8 @@ pub fn run(args: &[String]) -> Result<()> {
     print!("{}", checks::render(&rows));
     let panes = if options.real_codex {
         codex::PANES
+    } else if options.real_gemini {
+        gemini::PANES
     } else {
         options.panes
     };
@@ -189,6 +210,8 @@ pub fn run(args: &[String]) -> Result<()> {
             ", real Claude Code CLI"
         } else if options.real_codex {
             ", real Codex CLI"
+        } else if options.real_gemini {
+            ", real Gemini CLI"
         } else {
             ""
         },
