@@ -103,7 +103,7 @@ fn codex_cli_task(args: &[String]) -> Result<()> {
 
 fn test(extra: &[String]) -> Result<()> {
     // The conformance tests of the preflight run the real CLI (the `real-cli` feature) and fail
-    // when it is missing.
+    // when it is missing; the live kitty tests (`live-kitty`) fail when kitty or Xvfb is.
     let executable = claude_cli::install()?;
     eprintln!("Claude Code CLI: {}", executable.display());
     let executable = codex_cli::install()?;
@@ -117,7 +117,10 @@ fn test(extra: &[String]) -> Result<()> {
     run(cargo()
         .args(["nextest", "run", "--workspace", "--no-fail-fast"])
         .args(["--profile", profile])
-        .args(["--features", "preflight/real-cli,crash-resume/real-cli"])
+        .args([
+            "--features",
+            "preflight/real-cli,crash-resume/real-cli,crash-resume/live-kitty",
+        ])
         .args(extra))?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
     resume_check::run_check()?;
