@@ -6,8 +6,8 @@
 //! index grows (1k to 10k entries over 50 working dirs of 20 transcripts each), and `hook
 //! claude` as an agent in a real tmux pane runs it (the hook asks a private tmux server for the
 //! pane's name) for each SessionStart source, `startup`, `clear` and `resume`, and for
-//! `/clear`'s SessionEnd and SessionStart started together. Prints Markdown tables for
-//! BENCHMARKS.md.
+//! `/clear`'s SessionEnd and SessionStart started together, and `restore --apply kitty` of 10
+//! surfaces into a live kitty (`bench_kitty`). Prints Markdown tables for BENCHMARKS.md.
 //!
 //! Everything runs in a sandbox under `target/bench-cli/` with its own HOME and config dirs.
 
@@ -19,12 +19,14 @@ use camino::{Utf8Path, Utf8PathBuf};
 use index_core::{Record, Repo, SessionId, SurfaceId};
 use index_store::{Store, StoreOptions};
 
-const USAGE: &str = "usage: cargo xtask bench-cli [--runs N] [--plan | --only tmux-hook]";
+const USAGE: &str =
+    "usage: cargo xtask bench-cli [--runs N] [--plan | --only tmux-hook | --only kitty-restore]";
 
 pub fn run(args: &[String]) -> Result<()> {
     let mut runs = 50;
     let mut plan_only = false;
     let mut only_tmux_hook = false;
+    let mut only_kitty_restore = false;
     let mut words = args.iter();
     while let Some(word) = words.next() {
         match (word.as_str(), words.clone().next()) {
@@ -35,6 +37,10 @@ pub fn run(args: &[String]) -> Result<()> {
             ("--plan", _) => plan_only = true,
             ("--only", Some(what)) if what == "tmux-hook" => {
                 only_tmux_hook = true;
+                words.next();
+            }
+            ("--only", Some(what)) if what == "kitty-restore" => {
+                only_kitty_restore = true;
                 words.next();
             }
             _ => bail!(USAGE),
@@ -51,6 +57,9 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     if only_tmux_hook {
         return tmux_hooks(&binary, &sandbox, runs);
+    }
+    if only_kitty_restore {
+        return crate::bench_kitty::run(&binary, &sandbox, runs.clamp(1, 10));
     }
 
     println!("| command | entries | median | p95 |");
@@ -117,7 +126,8 @@ pub fn run(args: &[String]) -> Result<()> {
         ms(wall)
     );
     plan_growth(&binary, &sandbox, runs.clamp(1, 10))?;
-    tmux_hooks(&binary, &sandbox, runs)
+    tmux_hooks(&binary, &sandbox, runs)?;
+    crate::bench_kitty::run(&binary, &sandbox, runs.clamp(1, 10))
 }
 
 /// The `restore` plan (no `--apply`) as the index grows: every entry's working dir is one of
@@ -254,7 +264,7 @@ fn tmux_hooks(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> 
 }
 
 /// The 1, 5 and 15 minute load averages (Linux), which every figure here depends on.
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .map(|text| {
@@ -399,11 +409,11 @@ fn uuid(n: usize) -> String {
     format!("{n:08x}-7e57-4c1a-9d2b-00c0ffee0000")
 }
 
-fn ms(duration: Duration) -> String {
+pub(crate) fn ms(duration: Duration) -> String {
     format!("{:.2} ms", duration.as_secs_f64() * 1000.0)
 }
 
-fn percentiles(times: &[Duration]) -> (Duration, Duration) {
+pub(crate) fn percentiles(times: &[Duration]) -> (Duration, Duration) {
     let mut sorted = times.to_vec();
     sorted.sort();
     let at = |fraction: f64| sorted[((sorted.len() - 1) as f64 * fraction).round() as usize];

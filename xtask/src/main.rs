@@ -16,6 +16,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench_cli;
+mod bench_kitty;
 mod claude_cli;
 mod codex_cli;
 mod reboot_sim;
@@ -52,8 +53,10 @@ tasks:
   test [NEXTEST ARGS]   run every test of the workspace
   reboot-sim [--panes N] [--real-claude | --real-codex]
                         the whole crash-and-resume story in a sandbox, checked pane by pane
-  bench-cli [--runs N] [--plan]  time the release binary end to end (median, p95) at 1k and 10k
-                        entries, and the restore plan from 1k to 10k (--plan: only that)
+  bench-cli [--runs N] [--plan | --only tmux-hook | --only kitty-restore]
+                        time the release binary end to end (median, p95) at 1k and 10k
+                        entries, the restore plan from 1k to 10k (--plan: only that), and
+                        restore --apply kitty of 10 surfaces into a live kitty (budget 2 s)
   resume-check          resume-plan's example against `crash-resume --json restore --all`
   claude-cli install    install the pinned Claude Code CLI into the build dir, print its path
   codex-cli install     install the pinned Codex CLI into the build dir, print its path
