@@ -265,7 +265,7 @@ pub struct RestoreArgs {
     /// cmux's socket [default: /tmp/cmux.sock]
     #[arg(long, value_name = "PATH", env = "CMUX_SOCKET_PATH")]
     pub cmux_socket: Option<std::path::PathBuf>,
-    /// The address kitty listens on (its --listen-on, such as unix:/tmp/kitty)
+    /// The address kitty listens on for remote control, such as unix:/tmp/kitty
     #[arg(long, value_name = "ADDR", env = "KITTY_LISTEN_ON")]
     pub kitty_socket: Option<String>,
 }
