@@ -1,8 +1,9 @@
-//! `cargo xtask bench-cli --only kitty-restore`: `restore --apply kitty` of 10 surfaces into a
-//! live kitty (0.26 under `xvfb-run`, its config and XDG dirs in the sandbox), timed apart from
-//! kitty's own start (from spawning it until its socket answers `ls`). The budget is 2 s for the
-//! restore beyond kitty's start; a run over it fails. Each run starts a kitty of its own, checks
-//! that the restore opened one window per surface, and kills that kitty's process group.
+//! What `cargo xtask bench-cli --only kitty-restore` measures: `restore --apply kitty` of 10
+//! surfaces into a live kitty (0.26 under `xvfb-run`, its config and XDG dirs in the sandbox),
+//! timed apart from kitty's own start (from spawning it until its socket answers `ls`). Each
+//! run starts a kitty of its own, checks that the restore opened one window per surface, and
+//! kills that kitty's process group. `bench_cli` prints the figures and holds them to
+//! [`BUDGET`].
 
 use std::io::{Read as _, Write as _};
 use std::os::unix::net::UnixStream;
@@ -16,17 +17,24 @@ use index_core::{Record, Repo, SessionId, SurfaceId};
 use index_store::{Store, StoreOptions};
 
 /// How many surfaces one restore opens.
-const SURFACES: usize = 10;
+pub const SURFACES: usize = 10;
 
 /// The most a restore of [`SURFACES`] may take beyond kitty's own start.
-const BUDGET: Duration = Duration::from_secs(2);
+pub const BUDGET: Duration = Duration::from_secs(2);
 
 /// How long kitty may take to answer on its socket.
 const START_DEADLINE: Duration = Duration::from_secs(30);
 
-pub fn run(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
-    let mut starts = Vec::new();
-    let mut restores = Vec::new();
+/// What the runs measured: kitty's own start and the restore, per run.
+#[derive(Debug, Default)]
+pub struct Measured {
+    pub starts: Vec<Duration>,
+    pub restores: Vec<Duration>,
+}
+
+/// `runs` restores of [`SURFACES`] surfaces, each into a kitty of its own.
+pub fn measure(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<Measured> {
+    let mut measured = Measured::default();
     for run in 0..runs {
         let dir = sandbox.join(format!("kitty-{run}"));
         let (index, work) = index_of_surfaces(&dir)?;
@@ -39,7 +47,7 @@ pub fn run(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
         let started = Instant::now();
         let kitty = KittyUnderXvfb::spawn(&dir, &socket)?;
         wait_for_socket(&socket)?;
-        starts.push(started.elapsed());
+        measured.starts.push(started.elapsed());
         let address = format!("unix:{}", socket.display());
         let started = Instant::now();
         let output = Command::new(binary)
@@ -53,7 +61,7 @@ pub fn run(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
             .stdin(Stdio::null())
             .output()
             .context("cannot run crash-resume")?;
-        restores.push(started.elapsed());
+        measured.restores.push(started.elapsed());
         if !output.status.success() {
             bail!(
                 "restore --apply kitty failed ({}): {}",
@@ -68,39 +76,7 @@ pub fn run(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
         drop(kitty);
         let _ = std::fs::remove_file(&socket);
     }
-    println!(
-        "\n`restore --apply kitty` of {SURFACES} surfaces into a live kitty ({runs} runs; load average before: {}):\n",
-        crate::bench_cli::load_average()
-    );
-    println!("| what | median | p95 | max |");
-    println!("|---|---:|---:|---:|");
-    row(
-        "kitty's own start (spawned until its socket answers)",
-        &starts,
-    );
-    row(
-        &format!("`restore --apply kitty`, {SURFACES} windows"),
-        &restores,
-    );
-    let slowest = restores.iter().max().copied().unwrap_or_default();
-    if slowest > BUDGET {
-        bail!(
-            "a restore of {SURFACES} surfaces took {} beyond kitty's start, over the {BUDGET:?} budget",
-            crate::bench_cli::ms(slowest)
-        );
-    }
-    Ok(())
-}
-
-fn row(name: &str, times: &[Duration]) {
-    let (median, p95) = crate::bench_cli::percentiles(times);
-    let max = times.iter().max().copied().unwrap_or_default();
-    println!(
-        "| {name} | {} | {} | {} |",
-        crate::bench_cli::ms(median),
-        crate::bench_cli::ms(p95),
-        crate::bench_cli::ms(max)
-    );
+    Ok(measured)
 }
 
 /// An index of [`SURFACES`] kitty windows of an instance that is gone (recorded under pid 1,

@@ -6,7 +6,7 @@
 use std::fmt;
 
 use crate::cmux::address::CmuxSurface;
-use crate::kitty::KittyWindow;
+use crate::kitty::address::KittyWindow;
 use crate::multiplexer::{Multiplexer, NotCanonical};
 use crate::tmux::address::TmuxPane;
 use crate::wezterm::address::WeztermPane;

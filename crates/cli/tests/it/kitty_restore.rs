@@ -408,11 +408,7 @@ fn in_a_running_kitty_an_idle_window_is_replaced_a_busy_one_left_and_an_old_id_o
         (claude_runs(&env).len() >= 2).then_some(())
     });
     let mut expected = vec![
-        (
-            idle.clone(),
-            idle_dir.clone(),
-            format!("--resume {}", uuid(1)),
-        ),
+        (idle.clone(), idle_dir, format!("--resume {}", uuid(1))),
         (
             "kitty:1".to_string(),
             hostile_dir.clone(),
