@@ -5,10 +5,7 @@
 //! kills that kitty's process group. `bench_cli` prints the figures and holds them to
 //! [`BUDGET`].
 
-use std::io::{Read as _, Write as _};
-use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt as _;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -16,14 +13,13 @@ use camino::Utf8Path;
 use index_core::{Record, Repo, SessionId, SurfaceId};
 use index_store::{Store, StoreOptions};
 
+use crate::kitty::Kitty;
+
 /// How many surfaces one restore opens.
 pub const SURFACES: usize = 10;
 
 /// The most a restore of [`SURFACES`] may take beyond kitty's own start.
 pub const BUDGET: Duration = Duration::from_secs(2);
-
-/// How long kitty may take to answer on its socket.
-const START_DEADLINE: Duration = Duration::from_secs(30);
 
 /// What the runs measured: kitty's own start and the restore, per run.
 #[derive(Debug, Default)]
@@ -44,11 +40,21 @@ pub fn measure(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<Mea
             std::process::id()
         ));
         let _ = std::fs::remove_file(&socket);
+        for sub in ["home", "config", "cache", "data", "run", "kitty"] {
+            std::fs::create_dir_all(dir.join(sub))?;
+        }
+        let mut xvfb_run = Command::new("xvfb-run");
+        xvfb_run
+            .env("HOME", dir.join("home"))
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env("XDG_CACHE_HOME", dir.join("cache"))
+            .env("XDG_DATA_HOME", dir.join("data"))
+            .env("XDG_RUNTIME_DIR", dir.join("run"))
+            .env("KITTY_CONFIG_DIRECTORY", dir.join("kitty"));
         let started = Instant::now();
-        let kitty = KittyUnderXvfb::spawn(&dir, &socket)?;
-        wait_for_socket(&socket)?;
+        let kitty = Kitty::start(xvfb_run, &socket, None)?;
         measured.starts.push(started.elapsed());
-        let address = format!("unix:{}", socket.display());
+        let address = kitty.address();
         let started = Instant::now();
         let output = Command::new(binary)
             .env_clear()
@@ -69,9 +75,22 @@ pub fn measure(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<Mea
                 String::from_utf8_lossy(&output.stderr)
             );
         }
-        let windows = count_tagged_windows(&socket)?;
-        if windows != SURFACES {
-            bail!("the restore opened {windows} tagged windows, not {SURFACES}");
+        // kitty shows a new window's environment once its process has started (`ls` reads
+        // it from /proc), a few milliseconds after `launch` answered.
+        let waited = Instant::now();
+        loop {
+            let tagged = kitty
+                .windows()?
+                .iter()
+                .filter(|window| window.tag.is_some())
+                .count();
+            if tagged == SURFACES {
+                break;
+            }
+            if tagged > SURFACES || waited.elapsed() > Duration::from_secs(10) {
+                bail!("the restore opened {tagged} tagged windows, not {SURFACES}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
         drop(kitty);
         let _ = std::fs::remove_file(&socket);
@@ -114,105 +133,4 @@ fn index_of_surfaces(dir: &Utf8Path) -> Result<(camino::Utf8PathBuf, camino::Utf
 
 fn session(n: usize) -> String {
     format!("{n:08x}-6b17-4c1a-9d2b-00c0ffee0000")
-}
-
-/// `xvfb-run -a kitty` in a process group of its own, killed with it when dropped.
-struct KittyUnderXvfb(Child);
-
-impl KittyUnderXvfb {
-    fn spawn(dir: &Utf8Path, socket: &std::path::Path) -> Result<KittyUnderXvfb> {
-        for sub in ["home", "config", "cache", "data", "run", "kitty"] {
-            std::fs::create_dir_all(dir.join(sub))?;
-        }
-        let child = Command::new("xvfb-run")
-            .args(["-a", "kitty", "--config", "NONE"])
-            .args(["-o", "allow_remote_control=yes"])
-            .args(["-o", "shell_integration=disabled"])
-            .arg("--listen-on")
-            .arg(format!("unix:{}", socket.display()))
-            .env("HOME", dir.join("home"))
-            .env("XDG_CONFIG_HOME", dir.join("config"))
-            .env("XDG_CACHE_HOME", dir.join("cache"))
-            .env("XDG_DATA_HOME", dir.join("data"))
-            .env("XDG_RUNTIME_DIR", dir.join("run"))
-            .env("KITTY_CONFIG_DIRECTORY", dir.join("kitty"))
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context(
-                "cannot run xvfb-run: install kitty and Xvfb (apt-get install -y kitty xvfb)",
-            )?;
-        Ok(KittyUnderXvfb(child))
-    }
-}
-
-impl Drop for KittyUnderXvfb {
-    fn drop(&mut self) {
-        if let Some(group) = rustix::process::Pid::from_raw(self.0.id() as i32) {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        }
-        let _ = self.0.wait();
-    }
-}
-
-/// Waits until kitty answers `ls` on its socket.
-fn wait_for_socket(socket: &std::path::Path) -> Result<()> {
-    let started = Instant::now();
-    while call(socket, "ls").is_err() {
-        if started.elapsed() > START_DEADLINE {
-            bail!(
-                "kitty did not answer on {} within {START_DEADLINE:?}",
-                socket.display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Ok(())
-}
-
-/// One remote control command without a payload: its `data`.
-fn call(socket: &std::path::Path, command: &str) -> Result<serde_json::Value> {
-    let mut stream = UnixStream::connect(socket)?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    let request = serde_json::json!({"cmd": command, "version": [0, 26, 0]});
-    stream.write_all(format!("\x1bP@kitty-cmd{request}\x1b\\").as_bytes())?;
-    let mut answer = Vec::new();
-    let mut chunk = [0u8; 65536];
-    while !answer.ends_with(b"\x1b\\") {
-        let read = stream.read(&mut chunk)?;
-        if read == 0 {
-            bail!("kitty closed the socket");
-        }
-        answer.extend_from_slice(&chunk[..read]);
-    }
-    let body = answer
-        .strip_prefix(b"\x1bP@kitty-cmd")
-        .and_then(|rest| rest.strip_suffix(b"\x1b\\"))
-        .context("kitty answered outside its protocol")?;
-    let mut answer: serde_json::Value = serde_json::from_slice(body)?;
-    if answer["ok"] != true {
-        bail!("kitty refused `{command}`");
-    }
-    Ok(answer["data"].take())
-}
-
-/// How many windows carry a surface (`CRASH_RESUME_KITTY_WINDOW`); nothing else of their
-/// environment is read.
-fn count_tagged_windows(socket: &std::path::Path) -> Result<usize> {
-    let listing = call(socket, "ls")?;
-    let os_windows: serde_json::Value =
-        serde_json::from_str(listing.as_str().context("ls answered no text")?)?;
-    let mut count = 0;
-    for os_window in os_windows.as_array().into_iter().flatten() {
-        for tab in os_window["tabs"].as_array().into_iter().flatten() {
-            for window in tab["windows"].as_array().into_iter().flatten() {
-                if window["env"][mux::kitty::TAG_VARIABLE].is_string() {
-                    count += 1;
-                }
-            }
-        }
-    }
-    Ok(count)
 }

@@ -17,6 +17,7 @@
 
 mod bench_cli;
 mod bench_kitty;
+mod kitty;
 mod claude_cli;
 mod codex_cli;
 mod reboot_sim;

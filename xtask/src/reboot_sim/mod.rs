@@ -19,13 +19,15 @@
 //!
 //! With `--real-claude` the resumed process is the real Claude Code CLI, run offline (`real`).
 //! `--real-codex` plays the Codex story instead, with the real Codex CLI in every pane, offline
-//! in a network namespace of its own (`codex`).
+//! in a network namespace of its own (`codex`). `--mux kitty` plays the story in a real kitty
+//! under Xvfb instead of tmux (`kitty`).
 
 mod cases;
 mod checks;
 mod codex;
 mod crash;
 mod hostile;
+mod kitty;
 mod real;
 mod sandbox;
 mod stand_in;
@@ -47,12 +49,13 @@ use self::sandbox::{Agent, Sandbox};
 use self::stand_in::Kind;
 use self::wait::wait_for;
 
-const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex] [--seed N] [--keep] [--crash-resume FILE]
+const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex] [--mux tmux|kitty] [--seed N] [--keep] [--crash-resume FILE]
 
   --panes N            how many tmux panes to run (default 8, one per case; more are plain sessions)
   --real-claude        resume with the real Claude Code CLI (the pinned npm package), offline
   --real-codex         the Codex story: the real Codex CLI (the pinned npm package) in every pane,
                        offline in a network namespace (needs root or unprivileged user namespaces)
+  --mux kitty          the story in a real kitty under Xvfb (apt-get install -y kitty xvfb)
   --seed N             replay the random kill moments of an earlier run
   --keep               keep the sandbox dir after a passing run
   --crash-resume FILE  check this crash-resume binary instead of building the release one";
@@ -71,6 +74,7 @@ struct Options {
     panes: usize,
     real_claude: bool,
     real_codex: bool,
+    kitty: bool,
     seed: u64,
     keep: bool,
     crash_resume: Option<PathBuf>,
@@ -82,6 +86,7 @@ impl Options {
             panes: cases::CASES.len(),
             real_claude: false,
             real_codex: false,
+            kitty: false,
             seed: clock_seed(),
             keep: false,
             crash_resume: None,
@@ -109,6 +114,11 @@ impl Options {
                 "--crash-resume" => {
                     options.crash_resume = Some(PathBuf::from(value("--crash-resume")?));
                 }
+                "--mux" => match value("--mux")?.as_str() {
+                    "tmux" => options.kitty = false,
+                    "kitty" => options.kitty = true,
+                    other => bail!("--mux takes tmux or kitty, not {other:?}\n\n{USAGE}"),
+                },
                 "--real-claude" => options.real_claude = true,
                 "--real-codex" => options.real_codex = true,
                 "--keep" => options.keep = true,
@@ -121,6 +131,9 @@ impl Options {
         }
         if options.real_claude && options.real_codex {
             bail!("--real-claude and --real-codex are two stories; run one at a time\n\n{USAGE}");
+        }
+        if options.kitty && (options.real_claude || options.real_codex) {
+            bail!("--mux kitty plays the story with the stand-in agent only\n\n{USAGE}");
         }
         Ok(options)
     }
@@ -161,6 +174,7 @@ pub fn run(args: &[String]) -> Result<()> {
         let _shut_down = ShutDown(&sandbox);
         match &codex_cli {
             Some(cli) => codex::simulate(&sandbox, cli),
+            None if options.kitty => kitty::simulate(&sandbox),
             None => simulate(&sandbox, &options, real_cli.as_deref()),
         }
     };
@@ -178,6 +192,8 @@ pub fn run(args: &[String]) -> Result<()> {
     print!("{}", checks::render(&rows));
     let panes = if options.real_codex {
         codex::PANES
+    } else if options.kitty {
+        kitty::WINDOWS
     } else {
         options.panes
     };
@@ -187,6 +203,8 @@ pub fn run(args: &[String]) -> Result<()> {
         if panes == 1 { "" } else { "s" },
         if options.real_claude {
             ", real Claude Code CLI"
+        } else if options.kitty {
+            " (kitty windows)"
         } else if options.real_codex {
             ", real Codex CLI"
         } else {
