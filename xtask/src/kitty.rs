@@ -62,7 +62,9 @@ impl Kitty {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .context("cannot run xvfb-run: install kitty and Xvfb (apt-get install -y kitty xvfb)")?;
+            .context(
+                "cannot run xvfb-run: install kitty and Xvfb (apt-get install -y kitty xvfb)",
+            )?;
         let kitty = Kitty {
             runner,
             socket: socket.to_path_buf(),

@@ -17,9 +17,9 @@
 
 mod bench_cli;
 mod bench_kitty;
-mod kitty;
 mod claude_cli;
 mod codex_cli;
+mod kitty;
 mod reboot_sim;
 mod resume_check;
 mod workspace;
