@@ -218,12 +218,16 @@ pub fn simulate(sandbox: &Sandbox) -> Result<Vec<Row>> {
             "nothing ran"
         },
     ));
-    let busy_after = windows.iter().find(|window| window.id == busy).cloned();
+    // The same window with the same process in it.
+    let busy_after = windows
+        .iter()
+        .find(|window| window.id == busy)
+        .map(|window| (window.pid, window.tab));
     rows.push(row(
         &format!("kitty:{busy}"),
         "busy window, an agent's old id",
         "untouched",
-        if busy_after == Some(busy_before) {
+        if busy_after == Some((busy_before.pid, busy_before.tab)) {
             "untouched"
         } else {
             "changed"

@@ -18,7 +18,7 @@
 //! not answered, none is sent again. `ls` answers with each window's environment, which can
 //! hold secrets: only [`TAG_VARIABLE`] is read of it, and no answer is ever quoted in an error.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
@@ -76,6 +76,10 @@ pub struct Kitty {
     pid: OnceCell<Option<u32>>,
     /// Set when a call did not answer within the deadline: what it said.
     unanswered: OnceCell<String>,
+    /// The surface [`Backend::busy`] last found no window for: `open` of that surface right
+    /// after does not list the windows again (under the restore lock nothing else opens one
+    /// for it; a window that was found is always looked at again).
+    gone: RefCell<Option<String>>,
 }
 
 /// One window of `ls`: the fields used (never the environment beyond [`TAG_VARIABLE`]).
@@ -134,6 +138,7 @@ impl Kitty {
             shell: crate::script::login_shell(shell),
             pid: OnceCell::new(),
             unanswered: OnceCell::new(),
+            gone: RefCell::new(None),
         }
     }
 
@@ -265,6 +270,16 @@ impl Kitty {
         let tty = std::fs::read_link(format!("/proc/{pid}/fd/0"))
             .map(|path| path.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let mut state = PaneState {
+            foreground,
+            child: crate::tmux::processes::first_child(pid),
+            interactive: crate::tmux::processes::is_interactive_shell(pid),
+            canonical: crate::tmux::terminal_is_canonical(&tty),
+            before_cursor: "$".to_string(),
+            after_cursor: String::new(),
+        };
+        // Busy by its processes or its terminal's mode: the screen is not asked for.
+        crate::pane::judge(&state)?;
         let screen = self
             .call(
                 "get-text",
@@ -273,15 +288,8 @@ impl Kitty {
             .ok()
             .and_then(|data| data.as_str().map(str::to_string))
             .unwrap_or_default();
-        let (before_cursor, after_cursor) = cursor_line(&screen);
-        crate::pane::judge(&PaneState {
-            foreground,
-            child: crate::tmux::processes::first_child(pid),
-            interactive: crate::tmux::processes::is_interactive_shell(pid),
-            canonical: crate::tmux::terminal_is_canonical(&tty),
-            before_cursor,
-            after_cursor,
-        })
+        (state.before_cursor, state.after_cursor) = cursor_line(&screen);
+        crate::pane::judge(&state)
     }
 
     fn open_window(&self, window: &KittyWindow, start: &Start<'_>) -> Result<Opened, MuxError> {
@@ -295,7 +303,13 @@ impl Kitty {
         if let Some(dir) = start.dir {
             payload["cwd"] = Value::from(dir);
         }
-        let Some(place) = self.find(window, start.surface)? else {
+        let known_gone = self.gone.take().as_deref() == Some(start.surface.to_string().as_str());
+        let place = if known_gone {
+            None
+        } else {
+            self.find(window, start.surface)?
+        };
+        let Some(place) = place else {
             self.call("launch", &payload)?;
             return Ok(Opened::Started {
                 created: vec![Created::Window],
@@ -472,7 +486,11 @@ impl Backend for Kitty {
         };
         match self.find(window, surface) {
             Ok(Some(place)) => self.judge(&place).err(),
-            _ => None,
+            Ok(None) => {
+                self.gone.replace(Some(surface.to_string()));
+                None
+            }
+            Err(_) => None,
         }
     }
 
