@@ -76,10 +76,11 @@ pub struct Kitty {
     pid: OnceCell<Option<u32>>,
     /// Set when a call did not answer within the deadline: what it said.
     unanswered: OnceCell<String>,
-    /// The surface [`Backend::busy`] last found no window for: `open` of that surface right
-    /// after does not list the windows again (under the restore lock nothing else opens one
-    /// for it; a window that was found is always looked at again).
-    gone: RefCell<Option<String>>,
+    /// The windows as an earlier `ls` listed them. A surface whose window is not among them
+    /// has none now either: window ids only grow within a kitty, and only a restore (one at a
+    /// time, under the restore lock) tags a window. A surface whose window is among them is
+    /// looked up in a new listing. So a restore of many gone surfaces lists the windows once.
+    listed: RefCell<Option<Vec<Window>>>,
 }
 
 /// One window of `ls`: the fields used (never the environment beyond [`TAG_VARIABLE`]).
@@ -138,7 +139,7 @@ impl Kitty {
             shell: crate::script::login_shell(shell),
             pid: OnceCell::new(),
             unanswered: OnceCell::new(),
-            gone: RefCell::new(None),
+            listed: RefCell::new(None),
         }
     }
 
@@ -238,19 +239,37 @@ impl Kitty {
     /// The surface's window, if kitty has it: the window a restore opened for it (whatever its
     /// id is now), else, in the same kitty instance the hook saw, the recorded window id.
     fn find(&self, window: &KittyWindow, surface: &Surface) -> Result<Option<Window>, MuxError> {
+        let earlier = self
+            .listed
+            .borrow()
+            .as_ref()
+            .map(|windows| self.pick(windows, window, surface));
+        match earlier {
+            Some(None) => return Ok(None),
+            Some(Some(_)) | None => {}
+        }
         let windows = self.windows()?;
+        let found = self.pick(&windows, window, surface);
+        self.listed.replace(Some(windows));
+        Ok(found)
+    }
+
+    /// The surface's window among `windows`: the one tagged with the surface, else the recorded
+    /// id when this is the kitty the hook saw.
+    fn pick(&self, windows: &[Window], window: &KittyWindow, surface: &Surface) -> Option<Window> {
         let tag = surface.to_string();
         if let Some(tagged) = windows
             .iter()
             .find(|listed| listed.env.surface.as_deref() == Some(tag.as_str()))
         {
-            return Ok(Some(tagged.clone()));
+            return Some(tagged.clone());
         }
         let live = self.pid.get().copied().flatten().map(|pid| pid.to_string());
         let same_instance = window.instance.is_some() && window.instance == live;
-        Ok(windows
-            .into_iter()
-            .find(|listed| same_instance && listed.id.to_string() == window.id))
+        windows
+            .iter()
+            .find(|listed| same_instance && listed.id.to_string() == window.id)
+            .cloned()
     }
 
     /// Whether the window's shell waits at its own prompt with nothing typed
@@ -303,13 +322,7 @@ impl Kitty {
         if let Some(dir) = start.dir {
             payload["cwd"] = Value::from(dir);
         }
-        let known_gone = self.gone.take().as_deref() == Some(start.surface.to_string().as_str());
-        let place = if known_gone {
-            None
-        } else {
-            self.find(window, start.surface)?
-        };
-        let Some(place) = place else {
+        let Some(place) = self.find(window, start.surface)? else {
             self.call("launch", &payload)?;
             return Ok(Opened::Started {
                 created: vec![Created::Window],
@@ -486,11 +499,7 @@ impl Backend for Kitty {
         };
         match self.find(window, surface) {
             Ok(Some(place)) => self.judge(&place).err(),
-            Ok(None) => {
-                self.gone.replace(Some(surface.to_string()));
-                None
-            }
-            Err(_) => None,
+            Ok(None) | Err(_) => None,
         }
     }
 
