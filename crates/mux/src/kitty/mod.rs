@@ -244,9 +244,8 @@ impl Kitty {
             .borrow()
             .as_ref()
             .map(|windows| self.pick(windows, window, surface));
-        match earlier {
-            Some(None) => return Ok(None),
-            Some(Some(_)) | None => {}
+        if let Some(None) = earlier {
+            return Ok(None);
         }
         let windows = self.windows()?;
         let found = self.pick(&windows, window, surface);

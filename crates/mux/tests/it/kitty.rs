@@ -55,7 +55,7 @@ fn serve(
 }
 
 /// `ls`'s answer: one tab holding these windows (`data` is a JSON document in a string).
-fn listing(windows: Value) -> Value {
+fn listing(windows: &Value) -> Value {
     let os_windows = json!([{"id": 1, "tabs": [{"id": 1, "windows": windows}]}]);
     json!({"ok": true, "data": os_windows.to_string()})
 }
@@ -86,7 +86,7 @@ fn a_gone_window_opens_anew_with_every_value_an_inert_json_string() {
     let surface = "kitty:41:3";
     let (_dir, socket, server) = serve(vec![
         Some(listing(
-            json!([{"id": 3, "pid": 1, "cmdline": ["bash"], "env": {}}]),
+            &json!([{"id": 3, "pid": 1, "cmdline": ["bash"], "env": {}}]),
         )),
         Some(json!({"ok": true, "data": "7"})),
     ]);
@@ -122,7 +122,7 @@ fn a_gone_window_opens_anew_with_every_value_an_inert_json_string() {
 #[test]
 fn the_window_a_restore_tagged_is_found_whatever_its_id_and_left_alone_when_busy() {
     let surface = "kitty:41:3";
-    let (_dir, socket, server) = serve(vec![Some(listing(json!([
+    let (_dir, socket, server) = serve(vec![Some(listing(&json!([
         {"id": 3, "pid": 1, "cmdline": ["bash"], "env": {}},
         {"id": 9, "pid": 1, "cmdline": ["/bin/sh", "-c", "x"],
          "foreground_processes": [{"pid": 2, "cmdline": ["/usr/bin/vim", "notes"]}],
@@ -163,7 +163,7 @@ fn a_kitty_that_does_not_answer_is_not_asked_again() {
 #[test]
 fn kitty_refusing_a_command_is_a_failure_that_never_quotes_its_traceback() {
     let (_dir, socket, server) = serve(vec![
-        Some(listing(json!([]))),
+        Some(listing(&json!([]))),
         Some(json!({"ok": false, "error": "no such tab", "tb": "Traceback: SECRET"})),
     ]);
     let failed = open(&backend(&socket), "kitty:3", Some("/w")).unwrap_err();
