@@ -6,8 +6,8 @@
 //! index grows (1k to 10k entries over 50 working dirs of 20 transcripts each), and `hook
 //! claude` as an agent in a real tmux pane runs it (the hook asks a private tmux server for the
 //! pane's name) for each SessionStart source, `startup`, `clear` and `resume`, and for
-//! `/clear`'s SessionEnd and SessionStart started together. Prints Markdown tables for
-//! BENCHMARKS.md.
+//! `/clear`'s SessionEnd and SessionStart started together, and `restore --apply kitty` of 10
+//! surfaces into a live kitty (`bench_kitty`). Prints Markdown tables for BENCHMARKS.md.
 //!
 //! Everything runs in a sandbox under `target/bench-cli/` with its own HOME and config dirs.
 
@@ -19,12 +19,14 @@ use camino::{Utf8Path, Utf8PathBuf};
 use index_core::{Record, Repo, SessionId, SurfaceId};
 use index_store::{Store, StoreOptions};
 
-const USAGE: &str = "usage: cargo xtask bench-cli [--runs N] [--plan | --only tmux-hook]";
+const USAGE: &str =
+    "usage: cargo xtask bench-cli [--runs N] [--plan | --only tmux-hook | --only kitty-restore]";
 
 pub fn run(args: &[String]) -> Result<()> {
     let mut runs = 50;
     let mut plan_only = false;
     let mut only_tmux_hook = false;
+    let mut only_kitty_restore = false;
     let mut words = args.iter();
     while let Some(word) = words.next() {
         match (word.as_str(), words.clone().next()) {
@@ -35,6 +37,10 @@ pub fn run(args: &[String]) -> Result<()> {
             ("--plan", _) => plan_only = true,
             ("--only", Some(what)) if what == "tmux-hook" => {
                 only_tmux_hook = true;
+                words.next();
+            }
+            ("--only", Some(what)) if what == "kitty-restore" => {
+                only_kitty_restore = true;
                 words.next();
             }
             _ => bail!(USAGE),
@@ -51,6 +57,9 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     if only_tmux_hook {
         return tmux_hooks(&binary, &sandbox, runs);
+    }
+    if only_kitty_restore {
+        return kitty_restore(&binary, &sandbox, runs.clamp(1, 10));
     }
 
     println!("| command | entries | median | p95 |");
@@ -117,7 +126,35 @@ pub fn run(args: &[String]) -> Result<()> {
         ms(wall)
     );
     plan_growth(&binary, &sandbox, runs.clamp(1, 10))?;
-    tmux_hooks(&binary, &sandbox, runs)
+    tmux_hooks(&binary, &sandbox, runs)?;
+    kitty_restore(&binary, &sandbox, runs.clamp(1, 10))
+}
+
+/// `restore --apply kitty` into a live kitty (`bench_kitty`), held to its budget beyond
+/// kitty's own start.
+fn kitty_restore(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
+    use crate::bench_kitty::{BUDGET, SURFACES};
+    let load = load_average();
+    let measured = crate::bench_kitty::measure(binary, sandbox, runs)?;
+    println!(
+        "\n`restore --apply kitty` of {SURFACES} surfaces into a live kitty ({runs} runs; load average before: {load}):\n"
+    );
+    println!("| what | surfaces | median | p95 | max |");
+    println!("|---|---:|---:|---:|---:|");
+    print_row(
+        "kitty's own start (spawned until its socket answers)",
+        0,
+        &measured.starts,
+    );
+    print_row("`restore --apply kitty`", SURFACES, &measured.restores);
+    let slowest = measured.restores.iter().max().copied().unwrap_or_default();
+    if slowest > BUDGET {
+        bail!(
+            "a restore of {SURFACES} surfaces into kitty took {} beyond kitty's start, over the {BUDGET:?} budget",
+            ms(slowest)
+        );
+    }
+    Ok(())
 }
 
 /// The `restore` plan (no `--apply`) as the index grows: every entry's working dir is one of

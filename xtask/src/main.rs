@@ -17,9 +17,11 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench_cli;
+mod bench_kitty;
 mod claude_cli;
 mod codex_cli;
 mod gemini_cli;
+mod kitty;
 mod reboot_sim;
 mod resume_check;
 mod workspace;
@@ -55,8 +57,10 @@ tasks:
   test [NEXTEST ARGS]   run every test of the workspace
   reboot-sim [--panes N] [--real-claude | --real-codex]
                         the whole crash-and-resume story in a sandbox, checked pane by pane
-  bench-cli [--runs N] [--plan]  time the release binary end to end (median, p95) at 1k and 10k
-                        entries, and the restore plan from 1k to 10k (--plan: only that)
+  bench-cli [--runs N] [--plan | --only tmux-hook | --only kitty-restore]
+                        time the release binary end to end (median, p95) at 1k and 10k
+                        entries, the restore plan from 1k to 10k (--plan: only that), and
+                        restore --apply kitty of 10 surfaces into a live kitty (budget 2 s)
   resume-check          resume-plan's example against `crash-resume --json restore --all`
   claude-cli install    install the pinned Claude Code CLI into the build dir, print its path
   codex-cli install     install the pinned Codex CLI into the build dir, print its path
@@ -121,7 +125,7 @@ fn gemini_cli_task(args: &[String]) -> Result<()> {
 
 fn test(extra: &[String]) -> Result<()> {
     // The conformance tests of the preflight run the real CLI (the `real-cli` feature) and fail
-    // when it is missing.
+    // when it is missing; the live kitty tests (`live-kitty`) fail when kitty or Xvfb is.
     let executable = claude_cli::install()?;
     eprintln!("Claude Code CLI: {}", executable.display());
     let executable = codex_cli::install()?;
@@ -137,7 +141,10 @@ fn test(extra: &[String]) -> Result<()> {
     run(cargo()
         .args(["nextest", "run", "--workspace", "--no-fail-fast"])
         .args(["--profile", profile])
-        .args(["--features", "preflight/real-cli,crash-resume/real-cli"])
+        .args([
+            "--features",
+            "preflight/real-cli,crash-resume/real-cli,crash-resume/live-kitty",
+        ])
         .args(extra))?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
     resume_check::run_check()?;

@@ -268,7 +268,8 @@ pub struct RestoreArgs {
     /// Re-open each resumable surface of this multiplexer: tmux starts the command as its
     /// pane's process (an idle shell) or creates its session, window or pane, and skips busy
     /// panes; wezterm starts it in a new tab beside the pane (or a new window); cmux in a new
-    /// workspace. Nothing is typed into a pane
+    /// workspace; kitty replaces an idle shell's window, skips a busy one, opens a new window
+    /// for one that is gone. Nothing is typed into a pane
     #[arg(long, value_name = "MULTIPLEXER", value_parser = applicable())]
     pub apply: Option<mux::Multiplexer>,
     /// Only surfaces active within this age (milliseconds, or 90s, 30m, 2h, 7d), measured from
@@ -281,6 +282,9 @@ pub struct RestoreArgs {
     /// cmux's socket [default: /tmp/cmux.sock]
     #[arg(long, value_name = "PATH", env = "CMUX_SOCKET_PATH")]
     pub cmux_socket: Option<std::path::PathBuf>,
+    /// The address kitty listens on for remote control, such as unix:/tmp/kitty
+    #[arg(long, value_name = "ADDR", env = "KITTY_LISTEN_ON")]
+    pub kitty_socket: Option<String>,
 }
 
 /// The multiplexers `restore --apply` takes: those with a backend (`mux::APPLICABLE`).

@@ -6,7 +6,6 @@
 
 use mux::Surface;
 use mux::cmux::CmuxSurface;
-use mux::kitty::KittyWindow;
 use mux::wezterm::WeztermPane;
 use mux::zellij::ZellijPane;
 use serde_json::Value;
@@ -98,7 +97,11 @@ pub fn multiplexers_in_env(
                     pane: value,
                 }),
                 Multiplexer::Wezterm => Surface::Wezterm(WeztermPane { id: value }),
-                Multiplexer::Kitty => Surface::Kitty(KittyWindow { id: value }),
+                Multiplexer::Kitty => Surface::Kitty(mux::kitty::captured(
+                    value,
+                    var("KITTY_PID"),
+                    var(mux::kitty::TAG_VARIABLE).as_deref(),
+                )),
             };
             let hint = SurfaceHint::Ready(surface.to_string());
             Some((multiplexer, hint))

@@ -4,7 +4,7 @@
 //! missing, start a command there as the place's own process, with a deadline on every call).
 //!
 //! Each multiplexer is one module holding its address type and, when it has one, its backend:
-//! [`tmux`], [`wezterm`] and [`cmux`] have backends; [`zellij`] and [`kitty`] are captured only.
+//! [`tmux`], [`wezterm`], [`cmux`] and [`kitty`] have backends; [`zellij`] is captured only.
 //! [`backend()`] is the registry `restore --apply` picks from. What to do around a backend (claims
 //! in the index, the restore lock, stopping at an unanswered multiplexer) is
 //! `resume_plan::apply`'s, the same for every one.
@@ -42,8 +42,12 @@ pub use multiplexer::{Multiplexer, NotCanonical};
 pub use surface::Surface;
 
 /// The multiplexers a restore can start commands in, in the order `--apply` lists them.
-pub const APPLICABLE: [Multiplexer; 3] =
-    [Multiplexer::Tmux, Multiplexer::Wezterm, Multiplexer::Cmux];
+pub const APPLICABLE: [Multiplexer; 4] = [
+    Multiplexer::Tmux,
+    Multiplexer::Wezterm,
+    Multiplexer::Cmux,
+    Multiplexer::Kitty,
+];
 
 /// What picks the instance of a multiplexer a restore talks to (each backend reads the field
 /// it needs), and what the caller read of the environment.
@@ -54,6 +58,9 @@ pub struct Options {
     /// cmux: its socket (`--cmux-socket`, else `CMUX_SOCKET_PATH`); `None` for
     /// [`cmux::DEFAULT_SOCKET`].
     pub cmux_socket: Option<PathBuf>,
+    /// kitty: the address it listens on (`--kitty-socket`, else `KITTY_LISTEN_ON`), such as
+    /// `unix:/tmp/kitty`.
+    pub kitty_socket: Option<String>,
     /// The user's shell (`$SHELL`), which a place falls back to once the agent exits.
     pub shell: Option<String>,
 }
@@ -77,7 +84,12 @@ pub fn backend(multiplexer: Multiplexer, options: &Options) -> Option<Box<dyn Ba
             deadline,
             options.shell.clone(),
         ))),
-        Multiplexer::Zellij | Multiplexer::Kitty => None,
+        Multiplexer::Kitty => Some(Box::new(kitty::Kitty::new(
+            options.kitty_socket.clone(),
+            deadline,
+            options.shell.clone(),
+        ))),
+        Multiplexer::Zellij => None,
     }
 }
 

@@ -58,7 +58,7 @@ impl Multiplexer {
             Multiplexer::Tmux => "tmux:<session>:<window>.<pane>",
             Multiplexer::Zellij => "zellij:<session>:<pane id>",
             Multiplexer::Wezterm => "wezterm:<pane id>",
-            Multiplexer::Kitty => "kitty:<window id>",
+            Multiplexer::Kitty => "kitty:<kitty pid>:<window id>",
         }
     }
 

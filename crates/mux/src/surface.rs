@@ -6,7 +6,7 @@
 use std::fmt;
 
 use crate::cmux::address::CmuxSurface;
-use crate::kitty::KittyWindow;
+use crate::kitty::address::KittyWindow;
 use crate::multiplexer::{Multiplexer, NotCanonical};
 use crate::tmux::address::TmuxPane;
 use crate::wezterm::address::WeztermPane;
@@ -21,7 +21,7 @@ pub enum Surface {
     Zellij(ZellijPane),
     /// `wezterm:<pane id>`.
     Wezterm(WeztermPane),
-    /// `kitty:<window id>`.
+    /// `kitty:<kitty pid>:<window id>` (or `kitty:<window id>`, recorded without the instance).
     Kitty(KittyWindow),
     /// `cmux:<surface id>`.
     Cmux(CmuxSurface),
@@ -92,6 +92,7 @@ mod tests {
             ("zellij:a:b:terminal_3", Some(Multiplexer::Zellij)),
             ("wezterm:12", Some(Multiplexer::Wezterm)),
             ("kitty:7", Some(Multiplexer::Kitty)),
+            ("kitty:4242:7", Some(Multiplexer::Kitty)),
             (
                 "cmux:5F0C7A4E-1D2B-4C3A-9E8F-0A1B2C3D4E5F",
                 Some(Multiplexer::Cmux),
@@ -109,7 +110,8 @@ mod tests {
     #[test]
     fn an_empty_address_is_refused_with_the_form() {
         for (surface, form) in [
-            ("kitty:", "kitty:<window id>"),
+            ("kitty:", "kitty:<kitty pid>:<window id>"),
+            ("kitty::3", "kitty:<kitty pid>:<window id>"),
             ("wezterm:", "wezterm:<pane id>"),
             ("cmux:", "cmux:<surface id>"),
             ("zellij:s:", "zellij:<session>:<pane id>"),

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 /// Variables that would let the environment of whoever runs the tests leak into them.
-pub const REMOVED_VARIABLES: [&str; 14] = [
+pub const REMOVED_VARIABLES: [&str; 17] = [
     "CRASH_RESUME_PROFILE",
     "CRASH_RESUME_LOCK_TIMEOUT",
     "CRASH_RESUME_ALLOW_VOLATILE",
@@ -27,6 +27,9 @@ pub const REMOVED_VARIABLES: [&str; 14] = [
     "ZELLIJ_SESSION_NAME",
     "WEZTERM_PANE",
     "KITTY_WINDOW_ID",
+    "KITTY_PID",
+    "KITTY_LISTEN_ON",
+    "CRASH_RESUME_KITTY_WINDOW",
 ];
 
 /// Where sandboxes go: `<build dir>/<profile>/test-sandboxes` (beside the test binary that

@@ -21,6 +21,7 @@
 //! `--real-codex` plays the Codex story instead, with the real Codex CLI in every pane, offline
 //! in a network namespace of its own (`codex`); `--real-gemini` the Gemini story, the same way
 //! with the real Gemini CLI (`gemini`). What the two share is in `offline`.
+//! `--mux kitty` plays the story in a real kitty under Xvfb instead of tmux (`kitty`).
 
 mod cases;
 mod checks;
@@ -28,6 +29,7 @@ mod codex;
 mod crash;
 mod gemini;
 mod hostile;
+mod kitty;
 mod offline;
 mod real;
 mod sandbox;
@@ -52,7 +54,7 @@ use self::wait::wait_for;
 
 const USAGE: &str =
     "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex | --real-gemini]
-                             [--seed N] [--keep] [--crash-resume FILE]
+                             [--mux tmux|kitty] [--seed N] [--keep] [--crash-resume FILE]
 
   --panes N            how many tmux panes to run (default 8, one per case; more are plain sessions)
   --real-claude        resume with the real Claude Code CLI (the pinned npm package), offline
@@ -60,6 +62,7 @@ const USAGE: &str =
                        offline in a network namespace (needs root or unprivileged user namespaces)
   --real-gemini        the Gemini story: the real Gemini CLI (the pinned npm package) in every
                        pane, offline in a network namespace, as --real-codex
+  --mux kitty          the story in a real kitty under Xvfb (apt-get install -y kitty xvfb)
   --seed N             replay the random kill moments of an earlier run
   --keep               keep the sandbox dir after a passing run
   --crash-resume FILE  check this crash-resume binary instead of building the release one";
@@ -79,6 +82,7 @@ struct Options {
     real_claude: bool,
     real_codex: bool,
     real_gemini: bool,
+    kitty: bool,
     seed: u64,
     keep: bool,
     crash_resume: Option<PathBuf>,
@@ -91,6 +95,7 @@ impl Options {
             real_claude: false,
             real_codex: false,
             real_gemini: false,
+            kitty: false,
             seed: clock_seed(),
             keep: false,
             crash_resume: None,
@@ -118,6 +123,11 @@ impl Options {
                 "--crash-resume" => {
                     options.crash_resume = Some(PathBuf::from(value("--crash-resume")?));
                 }
+                "--mux" => match value("--mux")?.as_str() {
+                    "tmux" => options.kitty = false,
+                    "kitty" => options.kitty = true,
+                    other => bail!("--mux takes tmux or kitty, not {other:?}\n\n{USAGE}"),
+                },
                 "--real-claude" => options.real_claude = true,
                 "--real-codex" => options.real_codex = true,
                 "--real-gemini" => options.real_gemini = true,
@@ -135,6 +145,9 @@ impl Options {
                 "--real-claude, --real-codex and --real-gemini are different stories; run one at \
                  a time\n\n{USAGE}"
             );
+        }
+        if options.kitty && stories.contains(&true) {
+            bail!("--mux kitty plays the story with the stand-in agent only\n\n{USAGE}");
         }
         Ok(options)
     }
@@ -180,6 +193,7 @@ pub fn run(args: &[String]) -> Result<()> {
         match (&codex_cli, &gemini_cli) {
             (Some(cli), _) => codex::simulate(&sandbox, cli),
             (None, Some(cli)) => gemini::simulate(&sandbox, cli),
+            (None, None) if options.kitty => kitty::simulate(&sandbox),
             (None, None) => simulate(&sandbox, &options, real_cli.as_deref()),
         }
     };
@@ -199,6 +213,8 @@ pub fn run(args: &[String]) -> Result<()> {
         codex::PANES
     } else if options.real_gemini {
         gemini::PANES
+    } else if options.kitty {
+        kitty::WINDOWS
     } else {
         options.panes
     };
@@ -208,6 +224,8 @@ pub fn run(args: &[String]) -> Result<()> {
         if panes == 1 { "" } else { "s" },
         if options.real_claude {
             ", real Claude Code CLI"
+        } else if options.kitty {
+            " (kitty windows)"
         } else if options.real_codex {
             ", real Codex CLI"
         } else if options.real_gemini {

@@ -69,6 +69,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         let options = mux::Options {
             tmux_socket: args.tmux_socket.clone(),
             cmux_socket: args.cmux_socket.clone(),
+            kitty_socket: args.kitty_socket.clone(),
             shell: std::env::var("SHELL").ok(),
         };
         let backend = mux::backend(multiplexer, &options).ok_or_else(|| {

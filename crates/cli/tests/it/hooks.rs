@@ -166,6 +166,8 @@ const MULTIPLEXERS: &[(Vars, &str)] = &[
     (&[("ZELLIJ_PANE_ID", "3"), ("ZELLIJ_SESSION_NAME", "s")],            "zellij:s:3"),
     (&[("WEZTERM_PANE", "7")],                                            "wezterm:7"),
     (&[("KITTY_WINDOW_ID", "2")],                                         "kitty:2"),
+    (&[("KITTY_WINDOW_ID", "2"), ("KITTY_PID", "4242")],                  "kitty:4242:2"),
+    (&[("KITTY_WINDOW_ID", "2"), ("CRASH_RESUME_KITTY_WINDOW", "kitty:9:3")], "kitty:9:3"),
 ];
 
 #[test]

@@ -24,6 +24,8 @@ mod hook_log;
 mod hooks;
 mod install;
 mod json;
+#[cfg(feature = "live-kitty")]
+mod kitty_restore;
 mod manual;
 mod matrix;
 mod messages;

@@ -484,5 +484,5 @@ fn apply_takes_its_backend_from_the_registry_and_says_the_outcome_typed() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains("tmux, wezterm, cmux"), "{stderr}");
+    assert!(stderr.contains("tmux, wezterm, cmux, kitty"), "{stderr}");
 }

@@ -573,7 +573,7 @@ impl Backend for Server {
 }
 
 /// `line` cut at the terminal column `column` (wide characters count two).
-fn split_at_column(line: &str, column: usize) -> (&str, &str) {
+pub(crate) fn split_at_column(line: &str, column: usize) -> (&str, &str) {
     let mut width = 0;
     for (at, character) in line.char_indices() {
         if width >= column {
@@ -587,7 +587,7 @@ fn split_at_column(line: &str, column: usize) -> (&str, &str) {
 /// Whether the terminal `tty` reads whole lines (canonical mode): a line editor at a prompt
 /// turns that off. `None` when it cannot be told: not a terminal device, or not ours to open.
 /// Opened without becoming our controlling terminal, and never read or written.
-fn terminal_is_canonical(tty: &str) -> Option<bool> {
+pub(crate) fn terminal_is_canonical(tty: &str) -> Option<bool> {
     use rustix::fs::{Mode, OFlags};
     if !tty.starts_with("/dev/") {
         return None;
@@ -608,7 +608,7 @@ fn terminal_is_canonical(tty: &str) -> Option<bool> {
 
 /// The process table, as far as telling an idle shell needs it: `/proc` on Linux, `ps`
 /// elsewhere.
-mod processes {
+pub(crate) mod processes {
     use std::process::Command as Process;
 
     use super::CALL_DEADLINE;
