@@ -4,7 +4,7 @@
 //! missing, start a command there as the place's own process, with a deadline on every call).
 //!
 //! Each multiplexer is one module holding its address type and, when it has one, its backend:
-//! [`tmux`], [`wezterm`] and [`cmux`] have backends; [`zellij`] and [`kitty`] are captured only.
+//! [`tmux`], [`zellij`], [`wezterm`] and [`cmux`] have backends; [`kitty`] is captured only.
 //! [`backend()`] is the registry `restore --apply` picks from. What to do around a backend (claims
 //! in the index, the restore lock, stopping at an unanswered multiplexer) is
 //! `resume_plan::apply`'s, the same for every one.
@@ -42,8 +42,12 @@ pub use multiplexer::{Multiplexer, NotCanonical};
 pub use surface::Surface;
 
 /// The multiplexers a restore can start commands in, in the order `--apply` lists them.
-pub const APPLICABLE: [Multiplexer; 3] =
-    [Multiplexer::Tmux, Multiplexer::Wezterm, Multiplexer::Cmux];
+pub const APPLICABLE: [Multiplexer; 4] = [
+    Multiplexer::Tmux,
+    Multiplexer::Zellij,
+    Multiplexer::Wezterm,
+    Multiplexer::Cmux,
+];
 
 /// What picks the instance of a multiplexer a restore talks to (each backend reads the field
 /// it needs), and what the caller read of the environment.
@@ -77,7 +81,12 @@ pub fn backend(multiplexer: Multiplexer, options: &Options) -> Option<Box<dyn Ba
             deadline,
             options.shell.clone(),
         ))),
-        Multiplexer::Zellij | Multiplexer::Kitty => None,
+        Multiplexer::Zellij => Some(Box::new(zellij::Zellij::new(
+            None,
+            deadline,
+            options.shell.clone(),
+        ))),
+        Multiplexer::Kitty => None,
     }
 }
 

@@ -17,7 +17,7 @@ use crate::zellij::ZellijPane;
 pub enum Surface {
     /// `tmux:<session>:<window>.<pane>`.
     Tmux(TmuxPane),
-    /// `zellij:<session>:<pane id>`.
+    /// `zellij:<session>:<pane name or id>`.
     Zellij(ZellijPane),
     /// `wezterm:<pane id>`.
     Wezterm(WeztermPane),
@@ -112,8 +112,8 @@ mod tests {
             ("kitty:", "kitty:<window id>"),
             ("wezterm:", "wezterm:<pane id>"),
             ("cmux:", "cmux:<surface id>"),
-            ("zellij:s:", "zellij:<session>:<pane id>"),
-            ("zellij:", "zellij:<session>:<pane id>"),
+            ("zellij:s:", "zellij:<session>:<pane name or id>"),
+            ("zellij:", "zellij:<session>:<pane name or id>"),
         ] {
             let refused = Surface::parse(surface).unwrap_err();
             assert_eq!(refused.surface, surface);
