@@ -108,6 +108,9 @@ fn test(extra: &[String]) -> Result<()> {
     eprintln!("Claude Code CLI: {}", executable.display());
     let executable = codex_cli::install()?;
     eprintln!("Codex CLI: {}", executable.display());
+    // The live zellij tests (the `live-zellij` feature) run this zellij, and fail without it.
+    let zellij = zellij::install()?;
+    eprintln!("zellij: {}", zellij.display());
     // CI's profile (`.config/nextest.toml`) when run by CI.
     let profile = if std::env::var_os("CI").is_some() {
         "ci"
@@ -117,7 +120,11 @@ fn test(extra: &[String]) -> Result<()> {
     run(cargo()
         .args(["nextest", "run", "--workspace", "--no-fail-fast"])
         .args(["--profile", profile])
-        .args(["--features", "preflight/real-cli,crash-resume/real-cli"])
+        .args([
+            "--features",
+            "preflight/real-cli,crash-resume/real-cli,crash-resume/live-zellij",
+        ])
+        .env(test_support::zellij::VARIABLE, &zellij)
         .args(extra))?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
     resume_check::run_check()?;

@@ -52,7 +52,7 @@ impl fmt::Display for Created {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Created::Session => formatter.write_str("the session"),
-            Created::Resurrected => formatter.write_str("the session (resurrected)"),
+            Created::Resurrected => formatter.write_str("the session from its saved layout"),
             Created::Window => formatter.write_str("the window"),
             Created::Panes { count: 1 } => formatter.write_str("the pane"),
             Created::Panes { count } => write!(formatter, "{count} panes"),
