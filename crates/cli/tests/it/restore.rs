@@ -474,11 +474,11 @@ fn apply_takes_its_backend_from_the_registry_and_says_the_outcome_typed() {
     );
 
     let refused = crash_resume_agent(&env)
-        .args(["restore", "--apply", "zellij"])
+        .args(["restore", "--apply", "kitty"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains("tmux, wezterm, cmux"), "{stderr}");
+    assert!(stderr.contains("tmux, zellij, wezterm, cmux"), "{stderr}");
 }
