@@ -11,6 +11,8 @@
 //!
 //! Everything runs in a sandbox under `target/bench-cli/` with its own HOME and config dirs.
 
+mod zellij_restore;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,12 +21,14 @@ use camino::{Utf8Path, Utf8PathBuf};
 use index_core::{Record, Repo, SessionId, SurfaceId};
 use index_store::{Store, StoreOptions};
 
-const USAGE: &str = "usage: cargo xtask bench-cli [--runs N] [--plan | --only tmux-hook]";
+const USAGE: &str =
+    "usage: cargo xtask bench-cli [--runs N] [--plan | --only tmux-hook | --only zellij-restore]";
 
 pub fn run(args: &[String]) -> Result<()> {
     let mut runs = 50;
     let mut plan_only = false;
     let mut only_tmux_hook = false;
+    let mut only_zellij = false;
     let mut words = args.iter();
     while let Some(word) = words.next() {
         match (word.as_str(), words.clone().next()) {
@@ -35,6 +39,10 @@ pub fn run(args: &[String]) -> Result<()> {
             ("--plan", _) => plan_only = true,
             ("--only", Some(what)) if what == "tmux-hook" => {
                 only_tmux_hook = true;
+                words.next();
+            }
+            ("--only", Some(what)) if what == "zellij-restore" => {
+                only_zellij = true;
                 words.next();
             }
             _ => bail!(USAGE),
@@ -51,6 +59,9 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     if only_tmux_hook {
         return tmux_hooks(&binary, &sandbox, runs);
+    }
+    if only_zellij {
+        return zellij_restore::run(&binary, &sandbox, runs.clamp(1, 5));
     }
 
     println!("| command | entries | median | p95 |");

@@ -40,13 +40,14 @@ pub fn executable() -> PathBuf {
 /// (a Unix socket path holds at most 107 bytes).
 #[derive(Debug)]
 pub struct Instance {
+    executable: PathBuf,
     root: PathBuf,
     sockets: tempfile::TempDir,
 }
 
 impl Instance {
-    /// An instance under `root` (created), with its configuration written.
-    pub fn new(root: &Path) -> Instance {
+    /// An instance of `executable` under `root` (created), with its configuration written.
+    pub fn new(executable: PathBuf, root: &Path) -> Instance {
         for dir in ["config", "cache", "tmp"] {
             std::fs::create_dir_all(root.join(dir)).expect("create a zellij dir");
         }
@@ -57,6 +58,7 @@ impl Instance {
             .tempdir_in("/tmp")
             .expect("create zellij's socket dir");
         Instance {
+            executable,
             root: root.to_path_buf(),
             sockets,
         }
@@ -85,7 +87,7 @@ impl Instance {
 
     /// `zellij ARGS` in this instance: its stdout, or what it said when it failed.
     pub fn try_zellij(&self, args: &[&str]) -> Result<String, String> {
-        let mut command = Command::new(executable());
+        let mut command = Command::new(&self.executable);
         self.confine(&mut command);
         let output = command
             .args(args)

@@ -40,7 +40,10 @@ struct Live {
 
 impl Live {
     fn start(env: &Sandbox, name: &str) -> Live {
-        let zellij = Instance::new(&env.root().join("zellij"));
+        let zellij = Instance::new(
+            test_support::zellij::executable(),
+            &env.root().join("zellij"),
+        );
         make_dir(&bin_dir(env));
         std::os::unix::fs::symlink(test_support::zellij::executable(), bin_dir(env).join("zellij"))
             .unwrap();
