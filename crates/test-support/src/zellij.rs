@@ -2,6 +2,7 @@
 //! builds it, `CRASH_RESUME_ZELLIJ` names it), and an instance of it confined to one dir (its
 //! config, socket, cache and temp dirs), with its sessions' panes and server process.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -173,5 +174,352 @@ impl Drop for Instance {
     /// Every session of the instance killed, so that no server outlives its test.
     fn drop(&mut self) {
         let _ = self.try_zellij(&["kill-all-sessions", "--yes"]);
+    }
+}
+
+/// How long the story waits for something zellij or an agent does.
+const STORY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Calls `probe` until it returns `Some`; an error naming `what` after [`STORY_DEADLINE`].
+fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> Result<T, String> {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(found) = probe() {
+            return Ok(found);
+        }
+        if started.elapsed() > STORY_DEADLINE {
+            return Err(format!("gave up after {STORY_DEADLINE:?} waiting for {what}"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The session the story's agents run in, which the restore resurrects.
+pub const STORY_SESSION: &str = "story";
+
+/// The session whose agent's pane the user made busy before the restore.
+pub const SIDE_SESSION: &str = "side";
+
+/// What the story is played with: the instance, how to attach a client in a terminal, and
+/// `crash-resume` in the agents' environment.
+#[allow(missing_debug_implementations, reason = "it holds closures")]
+pub struct Story<'a> {
+    /// The zellij instance.
+    pub zellij: &'a Instance,
+    /// Starts a shell command line (a zellij client) in a terminal of its own, such as a tmux
+    /// pane, and returns at once.
+    pub attach: &'a dyn Fn(&str),
+    /// The `crash-resume` executable the agents' hooks run.
+    pub crash_resume: &'a Path,
+    /// `crash-resume` in the agents' environment (the story adds the instance's variables and
+    /// the arguments).
+    pub command: &'a dyn Fn() -> Command,
+    /// The dir first on the agents' `PATH`: the story puts `zellij` and a stand-in `claude`
+    /// there.
+    pub bin: &'a Path,
+    /// A dir for the story's own files (payloads, the stand-in's runs).
+    pub scratch: &'a Path,
+    /// The recorded surfaces and their sessions, from the index.
+    pub surfaces: &'a dyn Fn() -> Vec<(String, String)>,
+    /// Four agents, each its working dir and its session (with a transcript): three in
+    /// [`STORY_SESSION`], the last in [`SIDE_SESSION`].
+    pub agents: [(PathBuf, String); 4],
+}
+
+/// One run of the stand-in `claude`: the zellij pane it ran in, its surface, its dir, its
+/// arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    /// `ZELLIJ_PANE_ID`.
+    pub pane: String,
+    /// `CRASH_RESUME_SURFACE`.
+    pub surface: String,
+    /// Its working dir.
+    pub dir: String,
+    /// Its arguments.
+    pub args: String,
+}
+
+/// What the story saw.
+#[derive(Debug)]
+pub struct Observed {
+    /// The surfaces the hook recorded, in the order of `Story::agents`.
+    pub surfaces: Vec<String>,
+    /// Each surface's pane name, and whether a pane bore it before the crash.
+    pub named: Vec<(String, bool)>,
+    /// The story session's pane ids by name, before the crash and after the restore.
+    pub ids_before: BTreeMap<String, u64>,
+    /// The same after the restore.
+    pub ids_after: BTreeMap<String, u64>,
+    /// The first `restore --apply zellij`: its exit code and each surface's `applied`.
+    pub first: (Option<i32>, BTreeMap<String, Value>, String),
+    /// The stand-in's runs after the first restore.
+    pub runs: Vec<Run>,
+    /// The busy pane's id before the restores and after them.
+    pub busy_pane: (Option<u64>, Option<u64>),
+    /// The second `restore --apply zellij`.
+    pub second: (Option<i32>, BTreeMap<String, Value>, String),
+    /// How many runs the stand-in made in all.
+    pub runs_in_all: usize,
+}
+
+const STAND_IN: &str = "#!/bin/sh\nprintf '%s\\t%s\\t%s\\t%s\\n' \"${ZELLIJ_PANE_ID-}\" \
+    \"${CRASH_RESUME_SURFACE-}\" \"$PWD\" \"$*\" >> \"$0.runs\"\nexec sleep 600\n";
+
+fn runs(bin: &Path) -> Vec<Run> {
+    std::fs::read_to_string(bin.join("claude.runs"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            Some(Run {
+                pane: fields.next()?.to_string(),
+                surface: fields.next()?.to_string(),
+                dir: fields.next()?.to_string(),
+                args: fields.next()?.to_string(),
+            })
+        })
+        .collect()
+}
+
+fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+impl Story<'_> {
+    fn ids(&self, session: &str) -> BTreeMap<String, u64> {
+        self.zellij
+            .panes(session)
+            .into_iter()
+            .filter_map(|pane| Some((pane["title"].as_str()?.to_string(), pane["id"].as_u64()?)))
+            .collect()
+    }
+
+    fn restore(&self) -> Result<(Option<i32>, BTreeMap<String, Value>, String), String> {
+        let mut command = (self.command)();
+        self.zellij.confine(&mut command);
+        let output = command
+            .args(["--json", "restore", "--apply", "zellij"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|error| format!("cannot run crash-resume: {error}"))?;
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let document: Value = serde_json::from_slice(&output.stdout)
+            .map_err(|error| format!("restore printed no JSON ({error}): {stderr}"))?;
+        let applied = document["surfaces"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|item| Some((item["surface"].as_str()?.to_string(), item["applied"].clone())))
+            .collect();
+        Ok((output.status.code(), applied, stderr))
+    }
+
+    /// Attaches a client to `session` (creating or resurrecting it) and waits until zellij
+    /// runs a shell or a held pane there.
+    fn attach_to(&self, session: &str) -> Result<(), String> {
+        (self.attach)(&format!("zellij attach --create {}", shell_quote(session)));
+        wait_for(&format!("zellij session {session} to show its panes"), || {
+            let panes = self.zellij.panes(session);
+            (!panes.is_empty()).then_some(())
+        })
+    }
+
+    /// Starts agent `n` in a new pane of `session`: the real hook fired, then it stays.
+    fn start_agent(&self, session: &str, n: usize) -> Result<(), String> {
+        let (dir, id) = &self.agents[n];
+        let payload = self.scratch.join(format!("payload-{n}.json"));
+        let json = serde_json::json!({
+            "session_id": id,
+            "cwd": dir,
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        });
+        std::fs::write(&payload, json.to_string()).map_err(|error| error.to_string())?;
+        let program = format!(
+            "{} hook claude < {}; exec sleep 600",
+            shell_quote(&self.crash_resume.to_string_lossy()),
+            shell_quote(&payload.to_string_lossy())
+        );
+        let before = (self.surfaces)().len();
+        self.zellij
+            .try_zellij(&[
+                "--session",
+                session,
+                "action",
+                "new-pane",
+                "--cwd",
+                &dir.to_string_lossy(),
+                "--",
+                "/bin/sh",
+                "-c",
+                &program,
+            ])?;
+        wait_for(&format!("agent {n}'s hook to record its pane"), || {
+            ((self.surfaces)().len() > before).then_some(())
+        })
+    }
+
+    fn kill_server(&self, session: &str) -> Result<(), String> {
+        let pid = self
+            .zellij
+            .server_pid(session)
+            .ok_or_else(|| format!("no server of zellij session {session}"))?;
+        let raw = rustix::process::Pid::from_raw(pid.cast_signed())
+            .ok_or_else(|| format!("pid {pid}"))?;
+        rustix::process::kill_process(raw, rustix::process::Signal::KILL)
+            .map_err(|error| format!("cannot SIGKILL {pid}: {error}"))?;
+        wait_for(&format!("zellij to list {session} as exited"), || {
+            let listing = self
+                .zellij
+                .try_zellij(&["list-sessions", "--no-formatting"])
+                .unwrap_or_default();
+            listing
+                .lines()
+                .any(|line| line.starts_with(&format!("{session} [")) && line.contains("EXITED"))
+                .then_some(())
+        })
+    }
+
+    /// The whole story: three agents in [`STORY_SESSION`] (after a pane that is then closed,
+    /// so that the resurrected session renumbers its panes) and one in [`SIDE_SESSION`], each
+    /// captured by the real hook; both servers killed with SIGKILL once zellij has saved the
+    /// names in their layouts; the side session resurrected by a client and its agent's pane
+    /// made busy; then two restores, one after the other.
+    pub fn play(&self) -> Result<Observed, String> {
+        let link = self.bin.join("zellij");
+        if !link.exists() {
+            std::os::unix::fs::symlink(&self.zellij.executable, &link)
+                .map_err(|error| format!("cannot link zellij: {error}"))?;
+        }
+        let claude = self.bin.join("claude");
+        std::fs::write(&claude, STAND_IN).map_err(|error| error.to_string())?;
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755))
+            .map_err(|error| error.to_string())?;
+
+        self.attach_to(STORY_SESSION)?;
+        let doomed = self.zellij.try_zellij(&[
+            "--session",
+            STORY_SESSION,
+            "action",
+            "new-pane",
+            "--name",
+            "doomed",
+            "--",
+            "sleep",
+            "600",
+        ])?;
+        for n in 0..3 {
+            self.start_agent(STORY_SESSION, n)?;
+        }
+        self.zellij.try_zellij(&[
+            "--session",
+            STORY_SESSION,
+            "action",
+            "close-pane",
+            "--pane-id",
+            &doomed,
+        ])?;
+        self.attach_to(SIDE_SESSION)?;
+        self.start_agent(SIDE_SESSION, 3)?;
+
+        let all = (self.surfaces)();
+        let surfaces: Vec<String> = self
+            .agents
+            .iter()
+            .map(|(_, id)| {
+                all.iter()
+                    .find(|(_, session)| session == id)
+                    .map(|(surface, _)| surface.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let name_of = |surface: &str| surface.rsplit(':').next().unwrap_or_default().to_string();
+        let story_titles = self.ids(STORY_SESSION);
+        let side_titles = self.ids(SIDE_SESSION);
+        let named = surfaces
+            .iter()
+            .map(|surface| {
+                let name = name_of(surface);
+                let bears = story_titles.contains_key(&name) || side_titles.contains_key(&name);
+                (name, bears)
+            })
+            .collect::<Vec<_>>();
+        for (session, names) in [
+            (STORY_SESSION, &named[..]),
+            (SIDE_SESSION, &named[..]),
+        ] {
+            let titles = self.ids(session);
+            let wanted: Vec<&String> = names
+                .iter()
+                .map(|(name, _)| name)
+                .filter(|name| titles.contains_key(*name))
+                .collect();
+            wait_for(&format!("zellij to save {session}'s pane names"), || {
+                let layout = self.zellij.serialized_layout(session);
+                (wanted.iter().all(|name| layout.contains(name.as_str()))
+                    && !layout.contains("doomed"))
+                .then_some(())
+            })?;
+        }
+        let ids_before = self.ids(STORY_SESSION);
+        self.kill_server(STORY_SESSION)?;
+        self.kill_server(SIDE_SESSION)?;
+
+        // The user brings the side session back and runs something in its agent's pane.
+        self.attach_to(SIDE_SESSION)?;
+        let side_name = named.last().map(|(name, _)| name.clone()).unwrap_or_default();
+        let held = wait_for("the side agent's pane to come back", || {
+            self.ids(SIDE_SESSION).get(&side_name).copied()
+        })?;
+        self.zellij.try_zellij(&[
+            "--session",
+            SIDE_SESSION,
+            "action",
+            "new-pane",
+            "--in-place",
+            "--close-replaced-pane",
+            "--pane-id",
+            &format!("terminal_{held}"),
+            "--name",
+            &side_name,
+            "--",
+            "sleep",
+            "600",
+        ])?;
+        let busy_before = wait_for("the busy pane to run", || {
+            let panes = self.zellij.panes(SIDE_SESSION);
+            panes
+                .iter()
+                .find(|pane| {
+                    pane["title"] == side_name.as_str()
+                        && pane["pane_command"]
+                            .as_str()
+                            .is_some_and(|command| command.starts_with("sleep"))
+                })
+                .and_then(|pane| pane["id"].as_u64())
+        })?;
+
+        let first = self.restore()?;
+        wait_for("the three agents to run", || (runs(self.bin).len() >= 3).then_some(()))?;
+        let ids_after = wait_for("the story session's panes", || {
+            let ids = self.ids(STORY_SESSION);
+            (ids.len() >= 3).then_some(ids)
+        })?;
+        let runs_after_first = runs(self.bin);
+        let second = self.restore()?;
+        let busy_after = self.ids(SIDE_SESSION).get(&side_name).copied();
+        Ok(Observed {
+            surfaces,
+            named,
+            ids_before,
+            ids_after,
+            first,
+            runs: runs_after_first,
+            busy_pane: (Some(busy_before), busy_after),
+            second,
+            runs_in_all: runs(self.bin).len(),
+        })
     }
 }
