@@ -200,6 +200,9 @@ pub const STORY_SESSION: &str = "story";
 /// The session whose agent's pane the user made busy before the restore.
 pub const SIDE_SESSION: &str = "side";
 
+/// How many agent panes the story runs.
+pub const STORY_PANES: usize = 4;
+
 /// What the story is played with: the instance, how to attach a client in a terminal, and
 /// `crash-resume` in the agents' environment.
 #[allow(missing_debug_implementations, reason = "it holds closures")]

@@ -19,7 +19,8 @@
 //!
 //! With `--real-claude` the resumed process is the real Claude Code CLI, run offline (`real`).
 //! `--real-codex` plays the Codex story instead, with the real Codex CLI in every pane, offline
-//! in a network namespace of its own (`codex`).
+//! in a network namespace of its own (`codex`); `--mux zellij` the zellij story, in the real,
+//! pinned zellij (`zellij`).
 
 mod cases;
 mod checks;
@@ -30,6 +31,7 @@ mod real;
 mod sandbox;
 mod stand_in;
 mod wait;
+mod zellij;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -47,12 +49,13 @@ use self::sandbox::{Agent, Sandbox};
 use self::stand_in::Kind;
 use self::wait::wait_for;
 
-const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex] [--seed N] [--keep] [--crash-resume FILE]
+const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex | --mux zellij] [--seed N] [--keep] [--crash-resume FILE]
 
   --panes N            how many tmux panes to run (default 8, one per case; more are plain sessions)
   --real-claude        resume with the real Claude Code CLI (the pinned npm package), offline
   --real-codex         the Codex story: the real Codex CLI (the pinned npm package) in every pane,
                        offline in a network namespace (needs root or unprivileged user namespaces)
+  --mux zellij         the story in the real, pinned zellij (`cargo xtask zellij install`)
   --seed N             replay the random kill moments of an earlier run
   --keep               keep the sandbox dir after a passing run
   --crash-resume FILE  check this crash-resume binary instead of building the release one";
@@ -71,6 +74,8 @@ struct Options {
     panes: usize,
     real_claude: bool,
     real_codex: bool,
+    /// `--mux zellij`: the story in zellij.
+    zellij: bool,
     seed: u64,
     keep: bool,
     crash_resume: Option<PathBuf>,
@@ -82,6 +87,7 @@ impl Options {
             panes: cases::CASES.len(),
             real_claude: false,
             real_codex: false,
+            zellij: false,
             seed: clock_seed(),
             keep: false,
             crash_resume: None,
@@ -111,6 +117,13 @@ impl Options {
                 }
                 "--real-claude" => options.real_claude = true,
                 "--real-codex" => options.real_codex = true,
+                "--mux" => {
+                    let mux = value("--mux")?;
+                    if mux != "zellij" {
+                        bail!("--mux takes zellij (tmux is the default story)\n\n{USAGE}");
+                    }
+                    options.zellij = true;
+                }
                 "--keep" => options.keep = true,
                 "-h" | "--help" => {
                     eprintln!("{USAGE}");
@@ -145,6 +158,7 @@ pub fn run(args: &[String]) -> Result<()> {
         .real_codex
         .then(crate::codex_cli::install)
         .transpose()?;
+    let zellij = options.zellij.then(crate::zellij::install).transpose()?;
 
     let started = Instant::now();
     let sandbox = Sandbox::create(
@@ -159,9 +173,10 @@ pub fn run(args: &[String]) -> Result<()> {
     );
     let outcome = {
         let _shut_down = ShutDown(&sandbox);
-        match &codex_cli {
-            Some(cli) => codex::simulate(&sandbox, cli),
-            None => simulate(&sandbox, &options, real_cli.as_deref()),
+        match (&codex_cli, &zellij) {
+            (Some(cli), _) => codex::simulate(&sandbox, cli),
+            (None, Some(zellij)) => zellij::simulate(&sandbox, zellij),
+            (None, None) => simulate(&sandbox, &options, real_cli.as_deref()),
         }
     };
     let elapsed = started.elapsed();
@@ -178,6 +193,8 @@ pub fn run(args: &[String]) -> Result<()> {
     print!("{}", checks::render(&rows));
     let panes = if options.real_codex {
         codex::PANES
+    } else if options.zellij {
+        test_support::zellij::STORY_PANES
     } else {
         options.panes
     };
@@ -189,6 +206,8 @@ pub fn run(args: &[String]) -> Result<()> {
             ", real Claude Code CLI"
         } else if options.real_codex {
             ", real Codex CLI"
+        } else if options.zellij {
+            ", zellij"
         } else {
             ""
         },
