@@ -98,7 +98,9 @@ fn stable_zellij(surface: String, deadline: Instant) -> String {
     }
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX));
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        });
     let program = mux::zellij::program();
     match mux::zellij::name_pane(&program, &pane.session, id, now_ms, deadline) {
         Ok(named) => named.to_string(),

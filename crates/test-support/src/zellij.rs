@@ -109,7 +109,8 @@ impl Instance {
     pub fn action(&self, session: &str, args: &[&str]) -> String {
         let mut all = vec!["--session", session, "action"];
         all.extend_from_slice(args);
-        self.try_zellij(&all).unwrap_or_else(|error| panic!("{error}"))
+        self.try_zellij(&all)
+            .unwrap_or_else(|error| panic!("{error}"))
     }
 
     /// The terminal panes of a session (`list-panes --all --json`), none when it cannot be
@@ -188,7 +189,9 @@ fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> Result<T, St
             return Ok(found);
         }
         if started.elapsed() > STORY_DEADLINE {
-            return Err(format!("gave up after {STORY_DEADLINE:?} waiting for {what}"));
+            return Err(format!(
+                "gave up after {STORY_DEADLINE:?} waiting for {what}"
+            ));
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
@@ -243,6 +246,17 @@ pub struct Run {
     pub args: String,
 }
 
+/// One `crash-resume --json restore --apply zellij`.
+#[derive(Debug)]
+pub struct Restored {
+    /// Its exit code.
+    pub code: Option<i32>,
+    /// Each surface's `applied`.
+    pub applied: BTreeMap<String, Value>,
+    /// What it said on stderr.
+    pub stderr: String,
+}
+
 /// What the story saw.
 #[derive(Debug)]
 pub struct Observed {
@@ -254,14 +268,14 @@ pub struct Observed {
     pub ids_before: BTreeMap<String, u64>,
     /// The same after the restore.
     pub ids_after: BTreeMap<String, u64>,
-    /// The first `restore --apply zellij`: its exit code and each surface's `applied`.
-    pub first: (Option<i32>, BTreeMap<String, Value>, String),
+    /// The first `restore --apply zellij`.
+    pub first: Restored,
     /// The stand-in's runs after the first restore.
     pub runs: Vec<Run>,
     /// The busy pane's id before the restores and after them.
     pub busy_pane: (Option<u64>, Option<u64>),
     /// The second `restore --apply zellij`.
-    pub second: (Option<i32>, BTreeMap<String, Value>, String),
+    pub second: Restored,
     /// How many runs the stand-in made in all.
     pub runs_in_all: usize,
 }
@@ -298,7 +312,7 @@ impl Story<'_> {
             .collect()
     }
 
-    fn restore(&self) -> Result<(Option<i32>, BTreeMap<String, Value>, String), String> {
+    fn restore(&self) -> Result<Restored, String> {
         let mut command = (self.command)();
         self.zellij.confine(&mut command);
         let output = command
@@ -313,19 +327,31 @@ impl Story<'_> {
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|item| Some((item["surface"].as_str()?.to_string(), item["applied"].clone())))
+            .filter_map(|item| {
+                Some((
+                    item["surface"].as_str()?.to_string(),
+                    item["applied"].clone(),
+                ))
+            })
             .collect();
-        Ok((output.status.code(), applied, stderr))
+        Ok(Restored {
+            code: output.status.code(),
+            applied,
+            stderr,
+        })
     }
 
     /// Attaches a client to `session` (creating or resurrecting it) and waits until zellij
     /// runs a shell or a held pane there.
     fn attach_to(&self, session: &str) -> Result<(), String> {
         (self.attach)(&format!("zellij attach --create {}", shell_quote(session)));
-        wait_for(&format!("zellij session {session} to show its panes"), || {
-            let panes = self.zellij.panes(session);
-            (!panes.is_empty()).then_some(())
-        })
+        wait_for(
+            &format!("zellij session {session} to show its panes"),
+            || {
+                let panes = self.zellij.panes(session);
+                (!panes.is_empty()).then_some(())
+            },
+        )
     }
 
     /// Starts agent `n` in a new pane of `session`: the real hook fired, then it stays.
@@ -345,19 +371,18 @@ impl Story<'_> {
             shell_quote(&payload.to_string_lossy())
         );
         let before = (self.surfaces)().len();
-        self.zellij
-            .try_zellij(&[
-                "--session",
-                session,
-                "action",
-                "new-pane",
-                "--cwd",
-                &dir.to_string_lossy(),
-                "--",
-                "/bin/sh",
-                "-c",
-                &program,
-            ])?;
+        self.zellij.try_zellij(&[
+            "--session",
+            session,
+            "action",
+            "new-pane",
+            "--cwd",
+            &dir.to_string_lossy(),
+            "--",
+            "/bin/sh",
+            "-c",
+            &program,
+        ])?;
         wait_for(&format!("agent {n}'s hook to record its pane"), || {
             ((self.surfaces)().len() > before).then_some(())
         })
@@ -449,10 +474,7 @@ impl Story<'_> {
                 (name, bears)
             })
             .collect::<Vec<_>>();
-        for (session, names) in [
-            (STORY_SESSION, &named[..]),
-            (SIDE_SESSION, &named[..]),
-        ] {
+        for (session, names) in [(STORY_SESSION, &named[..]), (SIDE_SESSION, &named[..])] {
             let titles = self.ids(session);
             let wanted: Vec<&String> = names
                 .iter()
@@ -472,7 +494,10 @@ impl Story<'_> {
 
         // The user brings the side session back and runs something in its agent's pane.
         self.attach_to(SIDE_SESSION)?;
-        let side_name = named.last().map(|(name, _)| name.clone()).unwrap_or_default();
+        let side_name = named
+            .last()
+            .map(|(name, _)| name.clone())
+            .unwrap_or_default();
         let held = wait_for("the side agent's pane to come back", || {
             self.ids(SIDE_SESSION).get(&side_name).copied()
         })?;
@@ -505,7 +530,9 @@ impl Story<'_> {
         })?;
 
         let first = self.restore()?;
-        wait_for("the three agents to run", || (runs(self.bin).len() >= 3).then_some(()))?;
+        wait_for("the three agents to run", || {
+            (runs(self.bin).len() >= 3).then_some(())
+        })?;
         let ids_after = wait_for("the story session's panes", || {
             let ids = self.ids(STORY_SESSION);
             (ids.len() >= 3).then_some(ids)

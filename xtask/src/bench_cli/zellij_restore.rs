@@ -93,10 +93,15 @@ pub fn run(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
     let start = median(&mut starts);
     let created = median(&mut created);
     let in_place = median(&mut in_place);
-    println!("\n`restore --apply zellij` of {SURFACES} surfaces, zellij 0.45.1 ({runs} runs, medians):\n");
+    println!(
+        "\n`restore --apply zellij` of {SURFACES} surfaces, zellij 0.45.1 ({runs} runs, medians):\n"
+    );
     println!("| case | restore | beyond zellij's start | budget |");
     println!("|---|---:|---:|---:|");
-    println!("| zellij's own start (`attach --create-background`, until its panes settle) | {} | | |", super::ms(start));
+    println!(
+        "| zellij's own start (`attach --create-background`, until its panes settle) | {} | | |",
+        super::ms(start)
+    );
     let beyond_created = created.saturating_sub(start);
     println!(
         "| session gone: created, {SURFACES} new panes | {} | {} | {} |",
@@ -111,7 +116,9 @@ pub fn run(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
         super::ms(BUDGET)
     );
     if beyond_created > BUDGET || in_place > BUDGET {
-        bail!("restoring {SURFACES} surfaces into zellij took more than {BUDGET:?} beyond its start");
+        bail!(
+            "restoring {SURFACES} surfaces into zellij took more than {BUDGET:?} beyond its start"
+        );
     }
     Ok(())
 }
@@ -218,14 +225,12 @@ impl Setup {
         let took = started.elapsed();
         let document: serde_json::Value = serde_json::from_slice(&output.stdout)
             .with_context(|| String::from_utf8_lossy(&output.stderr).into_owned())?;
-        let started_count = document["surfaces"]
-            .as_array()
-            .map_or(0, |items| {
-                items
-                    .iter()
-                    .filter(|item| item["outcome"]["outcome"] == "started")
-                    .count()
-            });
+        let started_count = document["surfaces"].as_array().map_or(0, |items| {
+            items
+                .iter()
+                .filter(|item| item["outcome"]["outcome"] == "started")
+                .count()
+        });
         if started_count != SURFACES {
             bail!(
                 "the restore started {started_count} of {SURFACES} surfaces: {document}\n{}",

@@ -98,7 +98,10 @@ pub fn simulate(sandbox: &Sandbox, executable: &Path) -> Result<Vec<Row>> {
         surfaces: &surfaces,
         agents: agents.clone(),
     };
-    eprintln!("reboot-sim: the zellij story, zellij {}", executable.display());
+    eprintln!(
+        "reboot-sim: the zellij story, zellij {}",
+        executable.display()
+    );
     let seen = story.play().map_err(anyhow::Error::msg)?;
     Ok(rows(&seen, &agents))
 }
@@ -106,13 +109,19 @@ pub fn simulate(sandbox: &Sandbox, executable: &Path) -> Result<Vec<Row>> {
 /// The table: one row per agent, the busy pane, the renumbering and the second restore.
 fn rows(seen: &Observed, agents: &[(PathBuf, String); 4]) -> Vec<Row> {
     let mut rows = Vec::new();
-    let (_, first, first_stderr) = &seen.first;
+    let (first, first_stderr) = (&seen.first.applied, &seen.first.stderr);
     for (n, surface) in seen.surfaces.iter().enumerate().take(3) {
         let (name, bore) = &seen.named[n];
-        let runs: Vec<_> = seen.runs.iter().filter(|run| run.surface == *surface).collect();
+        let runs: Vec<_> = seen
+            .runs
+            .iter()
+            .filter(|run| run.surface == *surface)
+            .collect();
         let mut problems = Vec::new();
         if !mux::zellij::is_pane_name(name) || !bore {
-            problems.push(format!("{surface} is not a pane name of ours that a pane bore"));
+            problems.push(format!(
+                "{surface} is not a pane name of ours that a pane bore"
+            ));
         }
         if runs.len() != 1 {
             problems.push(format!("{} runs: {runs:?}", runs.len()));
@@ -120,13 +129,20 @@ fn rows(seen: &Observed, agents: &[(PathBuf, String); 4]) -> Vec<Row> {
         let in_pane = seen.ids_after.get(name).map(u64::to_string);
         for run in &runs {
             if Some(&run.pane) != in_pane.as_ref() {
-                problems.push(format!("ran in pane {}, not {name}'s ({in_pane:?})", run.pane));
+                problems.push(format!(
+                    "ran in pane {}, not {name}'s ({in_pane:?})",
+                    run.pane
+                ));
             }
             if run.dir != agents[n].0.to_string_lossy() || !run.args.ends_with(&agents[n].1) {
                 problems.push(format!("ran as {run:?}"));
             }
         }
-        if first.get(surface).and_then(Value::as_str).is_none_or(|applied| !applied.starts_with("created the session")) {
+        if first
+            .get(surface)
+            .and_then(Value::as_str)
+            .is_none_or(|applied| !applied.starts_with("created the session"))
+        {
             problems.push(format!("applied {:?}: {first_stderr}", first.get(surface)));
         }
         rows.push(Row {
@@ -156,8 +172,8 @@ fn rows(seen: &Observed, agents: &[(PathBuf, String); 4]) -> Vec<Row> {
         got: applied.to_string(),
         problems,
     });
-    let renumbered = seen.ids_before.values().collect::<Vec<_>>()
-        != seen.ids_after.values().collect::<Vec<_>>();
+    let renumbered =
+        seen.ids_before.values().collect::<Vec<_>>() != seen.ids_after.values().collect::<Vec<_>>();
     rows.push(Row {
         surface: "(story panes)".to_string(),
         case: "ids after resurrection".to_string(),
@@ -169,7 +185,8 @@ fn rows(seen: &Observed, agents: &[(PathBuf, String); 4]) -> Vec<Row> {
             vec![format!("{:?} then {:?}", seen.ids_before, seen.ids_after)]
         },
     });
-    let (code, second, second_stderr) = &seen.second;
+    let (code, second, second_stderr) =
+        (&seen.second.code, &seen.second.applied, &seen.second.stderr);
     let claimed = seen.surfaces[..3].iter().all(|surface| {
         second.get(surface).and_then(Value::as_str) == Some("skipped: another restore claimed it")
     });

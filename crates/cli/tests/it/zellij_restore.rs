@@ -66,7 +66,10 @@ fn restore_after_a_zellij_crash_starts_each_agent_in_its_named_pane_once() {
         env.entries()
             .into_iter()
             .map(|(surface, entry)| {
-                (surface, entry["sessionId"].as_str().unwrap_or_default().to_string())
+                (
+                    surface,
+                    entry["sessionId"].as_str().unwrap_or_default().to_string(),
+                )
             })
             .collect()
     };
@@ -96,7 +99,11 @@ fn restore_after_a_zellij_crash_starts_each_agent_in_its_named_pane_once() {
     );
 
     // The first restore resurrected the session and started each agent in its pane, once.
-    let (code, applied, stderr) = &seen.first;
+    let test_support::zellij::Restored {
+        code,
+        applied,
+        stderr,
+    } = &seen.first;
     assert_eq!(*code, Some(0), "{stderr}");
     for surface in &seen.surfaces[..3] {
         assert_eq!(
@@ -115,7 +122,11 @@ fn restore_after_a_zellij_crash_starts_each_agent_in_its_named_pane_once() {
     expected.sort_unstable();
     assert_eq!(started, expected, "each agent once: {:?}", seen.runs);
     for run in &seen.runs {
-        let n = seen.surfaces.iter().position(|surface| *surface == run.surface).unwrap();
+        let n = seen
+            .surfaces
+            .iter()
+            .position(|surface| *surface == run.surface)
+            .unwrap();
         let name = &seen.named[n].0;
         assert_eq!(
             seen.ids_after.get(name).map(u64::to_string).as_deref(),
@@ -123,16 +134,32 @@ fn restore_after_a_zellij_crash_starts_each_agent_in_its_named_pane_once() {
             "{run:?} ran in the pane named {name}"
         );
         assert_eq!(run.dir, agents[n].0.to_string_lossy(), "{run:?}");
-        assert!(run.args.ends_with(&format!("--resume {}", agents[n].1)), "{run:?}");
+        assert!(
+            run.args.ends_with(&format!("--resume {}", agents[n].1)),
+            "{run:?}"
+        );
     }
 
     // The busy pane was not touched, and a second restore started nothing.
-    assert_eq!(seen.busy_pane.0, seen.busy_pane.1, "the busy pane is the same pane");
-    let (code, applied, stderr) = &seen.second;
+    assert_eq!(
+        seen.busy_pane.0, seen.busy_pane.1,
+        "the busy pane is the same pane"
+    );
+    let test_support::zellij::Restored {
+        code,
+        applied,
+        stderr,
+    } = &seen.second;
     assert_eq!(*code, Some(0), "{stderr}");
     for surface in &seen.surfaces[..3] {
-        assert_eq!(applied[surface], "skipped: another restore claimed it", "{surface}");
+        assert_eq!(
+            applied[surface], "skipped: another restore claimed it",
+            "{surface}"
+        );
     }
-    assert_eq!(applied[busy], Value::from("skipped: the pane is busy running sleep"));
+    assert_eq!(
+        applied[busy],
+        Value::from("skipped: the pane is busy running sleep")
+    );
     assert_eq!(seen.runs_in_all, 3, "no second run");
 }

@@ -319,7 +319,9 @@ impl Zellij {
     fn sessions(&self) -> Result<Vec<(String, SessionState)>, MuxError> {
         match self.read(&["list-sessions", "--no-formatting"], self.deadline) {
             Ok(listing) => Ok(parse_sessions(&listing)),
-            Err(MuxError::Failed { stderr, .. }) if stderr.contains("No active zellij sessions") => {
+            Err(MuxError::Failed { stderr, .. })
+                if stderr.contains("No active zellij sessions") =>
+            {
                 Ok(Vec::new())
             }
             Err(error) => Err(error),
@@ -602,7 +604,9 @@ mod tests {
         let name = new_pane_name(3, 1_700_000_000_000);
         assert_eq!(name, "cr-3-loyw3v28");
         assert!(is_pane_name(&name));
-        for other in ["cr-3-", "cr--abc", "cr-x-abc", "bash", "cr-3-ABC", "cr-3-a:b"] {
+        for other in [
+            "cr-3-", "cr--abc", "cr-x-abc", "bash", "cr-3-ABC", "cr-3-a:b",
+        ] {
             assert!(!is_pane_name(other), "{other}");
         }
     }
