@@ -141,7 +141,10 @@ fn rows(seen: &Observed, agents: &[(PathBuf, String); 4]) -> Vec<Row> {
         if first
             .get(surface)
             .and_then(Value::as_str)
-            .is_none_or(|applied| !applied.starts_with("created the session"))
+            .is_none_or(|applied| {
+                applied != "started in the existing pane"
+                    && applied != "created the session from its saved layout and started in it"
+            })
         {
             problems.push(format!("applied {:?}: {first_stderr}", first.get(surface)));
         }

@@ -105,12 +105,21 @@ fn restore_after_a_zellij_crash_starts_each_agent_in_its_named_pane_once() {
         stderr,
     } = &seen.first;
     assert_eq!(*code, Some(0), "{stderr}");
-    for surface in &seen.surfaces[..3] {
-        assert_eq!(
-            applied[surface], "created the session from its saved layout and started in it",
-            "{surface}: {stderr}"
-        );
-    }
+    // The first surface restored brought the session back; the others found it running.
+    let mut outcomes: Vec<&str> = seen.surfaces[..3]
+        .iter()
+        .map(|surface| applied[surface].as_str().unwrap_or_default())
+        .collect();
+    outcomes.sort_unstable();
+    assert_eq!(
+        outcomes,
+        [
+            "created the session from its saved layout and started in it",
+            "started in the existing pane",
+            "started in the existing pane",
+        ],
+        "{stderr}"
+    );
     let busy = &seen.surfaces[3];
     assert_eq!(
         applied[busy], "skipped: the pane is busy running sleep",

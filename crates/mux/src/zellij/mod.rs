@@ -374,7 +374,12 @@ impl Zellij {
         let mut last: Option<Vec<ListedPane>> = None;
         let mut same = 0;
         loop {
-            let panes = self.panes(session)?;
+            // A session still starting may answer "Session not found": not yet.
+            let panes = match self.panes(session) {
+                Ok(panes) => panes,
+                Err(error @ MuxError::Unanswered { .. }) => return Err(error),
+                Err(_) => Vec::new(),
+            };
             let key = |panes: &[ListedPane]| -> Vec<(u32, bool, usize, String)> {
                 panes
                     .iter()
