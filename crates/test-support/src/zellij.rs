@@ -152,6 +152,27 @@ impl Instance {
             .unwrap_or_default()
     }
 
+    /// Whether a shell of `session` runs (a process whose environment names the session and
+    /// this instance's socket dir, from `/proc`): a server is past its start once it runs its
+    /// first shell, and one that a client connects to before that can panic.
+    pub fn runs_a_shell(&self, session: &str) -> bool {
+        let wanted = format!("ZELLIJ_SESSION_NAME={session}");
+        let sockets = format!("ZELLIJ_SOCKET_DIR={}", self.sockets.path().display());
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return false;
+        };
+        entries.filter_map(Result::ok).any(|entry| {
+            let dir = entry.path();
+            let is_shell =
+                std::fs::read_to_string(dir.join("comm")).is_ok_and(|comm| comm.trim() == "bash");
+            is_shell
+                && std::fs::read(dir.join("environ")).is_ok_and(|environ| {
+                    let entries: Vec<&[u8]> = environ.split(|byte| *byte == 0).collect();
+                    entries.contains(&wanted.as_bytes()) && entries.contains(&sockets.as_bytes())
+                })
+        })
+    }
+
     /// The pid of the server of `session` (`zellij --server <socket dir>/.../<session>`),
     /// from `/proc`.
     pub fn server_pid(&self, session: &str) -> Option<u32> {
@@ -345,6 +366,10 @@ impl Story<'_> {
     /// runs a shell or a held pane there.
     fn attach_to(&self, session: &str) -> Result<(), String> {
         (self.attach)(&format!("zellij attach --create {}", shell_quote(session)));
+        wait_for(
+            &format!("zellij session {session} to run its first shell"),
+            || self.zellij.runs_a_shell(session).then_some(()),
+        )?;
         wait_for(
             &format!("zellij session {session} to show its panes"),
             || {
