@@ -5,3 +5,4 @@
 mod cmux;
 mod surface;
 mod wezterm;
+mod zellij;
