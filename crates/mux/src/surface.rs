@@ -10,7 +10,7 @@ use crate::kitty::KittyWindow;
 use crate::multiplexer::{Multiplexer, NotCanonical};
 use crate::tmux::address::TmuxPane;
 use crate::wezterm::address::WeztermPane;
-use crate::zellij::ZellijPane;
+use crate::zellij::address::ZellijPane;
 
 /// A surface, by its multiplexer's address, or verbatim when no multiplexer's prefix begins it.
 #[derive(Debug, Clone, PartialEq, Eq)]
