@@ -285,10 +285,11 @@ pub struct Observed {
     pub surfaces: Vec<String>,
     /// Each surface's pane name, and whether a pane bore it before the crash.
     pub named: Vec<(String, bool)>,
-    /// The story session's pane ids by name, before the crash and after the restore.
-    pub ids_before: BTreeMap<String, u64>,
-    /// The same after the restore.
-    pub ids_after: BTreeMap<String, u64>,
+    /// The side session's pane ids by name, before the crash and once its client resurrected
+    /// it.
+    pub renumbered: (BTreeMap<String, u64>, BTreeMap<String, u64>),
+    /// The story session's pane ids by name after the restore.
+    pub story_after: BTreeMap<String, u64>,
     /// The first `restore --apply zellij`.
     pub first: Restored,
     /// The stand-in's runs after the first restore.
@@ -451,31 +452,33 @@ impl Story<'_> {
         std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755))
             .map_err(|error| error.to_string())?;
 
-        self.attach_to(STORY_SESSION)?;
-        let doomed = self.zellij.try_zellij(&[
-            "--session",
-            STORY_SESSION,
-            "action",
-            "new-pane",
-            "--name",
-            "doomed",
-            "--",
-            "sleep",
-            "600",
-        ])?;
-        for n in 0..3 {
-            self.start_agent(STORY_SESSION, n)?;
+        // In each session a pane opened before the agents' and closed after them, so that
+        // zellij renumbers the agents' panes when it resurrects the session.
+        for (session, agents) in [(STORY_SESSION, 0..3), (SIDE_SESSION, 3..4)] {
+            self.attach_to(session)?;
+            let doomed = self.zellij.try_zellij(&[
+                "--session",
+                session,
+                "action",
+                "new-pane",
+                "--name",
+                "doomed",
+                "--",
+                "sleep",
+                "600",
+            ])?;
+            for n in agents {
+                self.start_agent(session, n)?;
+            }
+            self.zellij.try_zellij(&[
+                "--session",
+                session,
+                "action",
+                "close-pane",
+                "--pane-id",
+                &doomed,
+            ])?;
         }
-        self.zellij.try_zellij(&[
-            "--session",
-            STORY_SESSION,
-            "action",
-            "close-pane",
-            "--pane-id",
-            &doomed,
-        ])?;
-        self.attach_to(SIDE_SESSION)?;
-        self.start_agent(SIDE_SESSION, 3)?;
 
         let all = (self.surfaces)();
         let surfaces: Vec<String> = self
@@ -513,7 +516,7 @@ impl Story<'_> {
                 .then_some(())
             })?;
         }
-        let ids_before = self.ids(STORY_SESSION);
+        let side_before = self.ids(SIDE_SESSION);
         self.kill_server(STORY_SESSION)?;
         self.kill_server(SIDE_SESSION)?;
 
@@ -526,6 +529,7 @@ impl Story<'_> {
         let held = wait_for("the side agent's pane to come back", || {
             self.ids(SIDE_SESSION).get(&side_name).copied()
         })?;
+        let side_resurrected = self.ids(SIDE_SESSION);
         self.zellij.try_zellij(&[
             "--session",
             SIDE_SESSION,
@@ -558,7 +562,7 @@ impl Story<'_> {
         wait_for("the three agents to run", || {
             (runs(self.bin).len() >= 3).then_some(())
         })?;
-        let ids_after = wait_for("the story session's panes", || {
+        let story_after = wait_for("the story session's panes", || {
             let ids = self.ids(STORY_SESSION);
             (ids.len() >= 3).then_some(ids)
         })?;
@@ -568,8 +572,8 @@ impl Story<'_> {
         Ok(Observed {
             surfaces,
             named,
-            ids_before,
-            ids_after,
+            renumbered: (side_before, side_resurrected),
+            story_after,
             first,
             runs: runs_after_first,
             busy_pane: (Some(busy_before), busy_after),

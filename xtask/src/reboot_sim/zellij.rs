@@ -126,7 +126,7 @@ fn rows(seen: &Observed, agents: &[(PathBuf, String); 4]) -> Vec<Row> {
         if runs.len() != 1 {
             problems.push(format!("{} runs: {runs:?}", runs.len()));
         }
-        let in_pane = seen.ids_after.get(name).map(u64::to_string);
+        let in_pane = seen.story_after.get(name).map(u64::to_string);
         for run in &runs {
             if Some(&run.pane) != in_pane.as_ref() {
                 problems.push(format!(
@@ -175,17 +175,18 @@ fn rows(seen: &Observed, agents: &[(PathBuf, String); 4]) -> Vec<Row> {
         got: applied.to_string(),
         problems,
     });
-    let renumbered =
-        seen.ids_before.values().collect::<Vec<_>>() != seen.ids_after.values().collect::<Vec<_>>();
+    let (before, after) = &seen.renumbered;
+    let side = &seen.named[3].0;
+    let renumbered = before.get(side) != after.get(side);
     rows.push(Row {
-        surface: "(story panes)".to_string(),
-        case: "ids after resurrection".to_string(),
-        expected: "renumbered".to_string(),
-        got: if renumbered { "renumbered" } else { "the same" }.to_string(),
+        surface: busy.clone(),
+        case: "pane id after resurrection".to_string(),
+        expected: "renumbered, found by name".to_string(),
+        got: format!("{:?} then {:?}", before.get(side), after.get(side)),
         problems: if renumbered {
             Vec::new()
         } else {
-            vec![format!("{:?} then {:?}", seen.ids_before, seen.ids_after)]
+            vec![format!("{before:?} then {after:?}")]
         },
     });
     let (code, second, second_stderr) =

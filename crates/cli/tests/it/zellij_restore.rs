@@ -90,12 +90,11 @@ fn restore_after_a_zellij_crash_starts_each_agent_in_its_named_pane_once() {
         assert!(mux::zellij::is_pane_name(name), "{surface}");
         assert!(bears, "{surface}: no pane bore its name");
     }
+    let (before, after) = &seen.renumbered;
+    let side = &seen.named[3].0;
     assert_ne!(
-        seen.ids_before.values().collect::<Vec<_>>(),
-        seen.ids_after.values().collect::<Vec<_>>(),
-        "zellij renumbered the panes ({:?} then {:?})",
-        seen.ids_before,
-        seen.ids_after
+        before[side], after[side],
+        "zellij renumbered the panes: {before:?} then {after:?}"
     );
 
     // The first restore resurrected the session and started each agent in its pane, once.
@@ -138,7 +137,7 @@ fn restore_after_a_zellij_crash_starts_each_agent_in_its_named_pane_once() {
             .unwrap();
         let name = &seen.named[n].0;
         assert_eq!(
-            seen.ids_after.get(name).map(u64::to_string).as_deref(),
+            seen.story_after.get(name).map(u64::to_string).as_deref(),
             Some(run.pane.as_str()),
             "{run:?} ran in the pane named {name}"
         );
