@@ -192,7 +192,8 @@ fn rows(seen: &Observed, agents: &[(PathBuf, String); 4]) -> Vec<Row> {
     let (code, second, second_stderr) =
         (&seen.second.code, &seen.second.applied, &seen.second.stderr);
     let claimed = seen.surfaces[..3].iter().all(|surface| {
-        second.get(surface).and_then(Value::as_str) == Some("skipped: another restore claimed it")
+        second.get(surface).and_then(Value::as_str)
+            == Some("skipped: the pane is busy running sleep")
     });
     rows.push(Row {
         surface: "(all panes)".to_string(),

@@ -50,6 +50,8 @@ fn restore_after_a_zellij_crash_starts_each_agent_in_its_named_pane_once() {
         &[(place.clone(), env.home(), PANE_SHELL)],
         &vars,
     );
+    // The client exits when its server is killed: the tmux pane stays for the next one.
+    tmux.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
     let attach = |line: &str| {
         tmux.tmux(&["respawn-pane", "-k", "-t", &place.target(), line]);
     };
@@ -63,6 +65,9 @@ fn restore_after_a_zellij_crash_starts_each_agent_in_its_named_pane_once() {
         (agents[n].0.clone(), session)
     });
     let surfaces = || {
+        if env.index_bytes().is_none() {
+            return Vec::new();
+        }
         env.entries()
             .into_iter()
             .map(|(surface, entry)| {
@@ -160,8 +165,9 @@ fn restore_after_a_zellij_crash_starts_each_agent_in_its_named_pane_once() {
     } = &seen.second;
     assert_eq!(*code, Some(0), "{stderr}");
     for surface in &seen.surfaces[..3] {
+        // The agent the first restore started runs there.
         assert_eq!(
-            applied[surface], "skipped: another restore claimed it",
+            applied[surface], "skipped: the pane is busy running sleep",
             "{surface}"
         );
     }

@@ -380,10 +380,20 @@ impl Zellij {
                 Err(error @ MuxError::Unanswered { .. }) => return Err(error),
                 Err(_) => Vec::new(),
             };
-            let key = |panes: &[ListedPane]| -> Vec<(u32, bool, usize, String)> {
+            // A shell's foreground command is known a moment after its pane is.
+            let key = |panes: &[ListedPane]| -> Vec<(u32, bool, usize, String, bool)> {
                 panes
                     .iter()
-                    .map(|pane| (pane.id, pane.is_plugin, pane.tab_id, pane.title.clone()))
+                    .map(|pane| {
+                        let known = pane.pane_command.is_some() || pane.is_held || pane.exited;
+                        (
+                            pane.id,
+                            pane.is_plugin,
+                            pane.tab_id,
+                            pane.title.clone(),
+                            known,
+                        )
+                    })
                     .collect()
             };
             let terminals = panes.iter().any(|pane| !pane.is_plugin);
