@@ -173,6 +173,26 @@ impl Instance {
         })
     }
 
+    /// What zellij lists and the end of its log, for a failure's message.
+    pub fn diagnostics(&self) -> String {
+        let listing = self
+            .try_zellij(&["list-sessions", "--no-formatting"])
+            .unwrap_or_else(|error| error);
+        let log = std::fs::read_dir(self.root.join("tmp"))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|dir| dir.path().join("zellij-log").join("zellij.log"))
+            .find_map(|log| std::fs::read_to_string(log).ok())
+            .unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(40).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        format!(
+            "zellij lists:\n{listing}\nthe end of its log:\n{}",
+            tail.join("\n")
+        )
+    }
+
     /// The pid of the server of `session` (`zellij --server <socket dir>/.../<session>`),
     /// from `/proc`.
     pub fn server_pid(&self, session: &str) -> Option<u32> {
@@ -443,6 +463,11 @@ impl Story<'_> {
     /// names in their layouts; the side session resurrected by a client and its agent's pane
     /// made busy; then two restores, one after the other.
     pub fn play(&self) -> Result<Observed, String> {
+        self.play_through()
+            .map_err(|error| format!("{error}\n{}", self.zellij.diagnostics()))
+    }
+
+    fn play_through(&self) -> Result<Observed, String> {
         let link = self.bin.join("zellij");
         if !link.exists() {
             std::os::unix::fs::symlink(&self.zellij.executable, &link)
