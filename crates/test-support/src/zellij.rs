@@ -114,23 +114,30 @@ impl Instance {
     }
 
     /// The terminal panes of a session (`list-panes --all --json`), none when it cannot be
-    /// read (not running, or one of zellij's empty answers).
+    /// read (not running). zellij now and then answers a running session with nothing: the
+    /// listing is asked for up to three times.
     pub fn panes(&self, session: &str) -> Vec<Value> {
-        let listing = self
-            .try_zellij(&[
-                "--session",
-                session,
-                "action",
-                "list-panes",
-                "--all",
-                "--json",
-            ])
-            .unwrap_or_default();
-        let panes: Vec<Value> = serde_json::from_str(&listing).unwrap_or_default();
-        panes
-            .into_iter()
-            .filter(|pane| pane["is_plugin"] == false)
-            .collect()
+        for _ in 0..3 {
+            let listing = self
+                .try_zellij(&[
+                    "--session",
+                    session,
+                    "action",
+                    "list-panes",
+                    "--all",
+                    "--json",
+                ])
+                .unwrap_or_default();
+            let panes: Vec<Value> = serde_json::from_str(&listing).unwrap_or_default();
+            let terminals: Vec<Value> = panes
+                .into_iter()
+                .filter(|pane| pane["is_plugin"] == false)
+                .collect();
+            if !terminals.is_empty() {
+                return terminals;
+            }
+        }
+        Vec::new()
     }
 
     /// The session's layout as zellij last wrote it to its cache (empty before it has).
