@@ -40,6 +40,8 @@ pub fn simulate(sandbox: &Sandbox, executable: &Path) -> Result<Vec<Row>> {
             "bash --norc --noprofile",
         ],
     )?;
+    // The client exits when its server is killed: the tmux pane stays for the next one.
+    sandbox.tmux(&["set-option", "-g", "remain-on-exit", "on"])?;
     let attach = |line: &str| {
         if let Err(error) = sandbox.tmux(&["respawn-pane", "-k", "-t", CLIENT, line]) {
             eprintln!("reboot-sim: {error:#}");
