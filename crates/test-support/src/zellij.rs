@@ -142,11 +142,22 @@ impl Instance {
 
     /// The session's layout as zellij last wrote it to its cache (empty before it has).
     pub fn serialized_layout(&self, session: &str) -> String {
+        self.layout_path(session)
+            .and_then(|layout| std::fs::read_to_string(layout).ok())
+            .unwrap_or_default()
+    }
+
+    /// When zellij last wrote the session's layout to its cache.
+    pub fn layout_written(&self, session: &str) -> Option<std::time::SystemTime> {
+        std::fs::metadata(self.layout_path(session)?)
+            .and_then(|metadata| metadata.modified())
+            .ok()
+    }
+
+    fn layout_path(&self, session: &str) -> Option<PathBuf> {
         let cache = self.root.join("cache").join("zellij");
-        let Ok(contracts) = std::fs::read_dir(&cache) else {
-            return String::new();
-        };
-        contracts
+        std::fs::read_dir(&cache)
+            .ok()?
             .filter_map(Result::ok)
             .map(|contract| {
                 contract
@@ -155,8 +166,7 @@ impl Instance {
                     .join(session)
                     .join("session-layout.kdl")
             })
-            .find_map(|layout| std::fs::read_to_string(layout).ok())
-            .unwrap_or_default()
+            .find(|layout| layout.is_file())
     }
 
     /// Whether a shell of `session` runs (a process whose environment names the session and
@@ -317,13 +327,13 @@ pub struct Observed {
     pub renumbered: (BTreeMap<String, u64>, BTreeMap<String, u64>),
     /// The story session's pane ids by name after the restore.
     pub story_after: BTreeMap<String, u64>,
-    /// The first `restore --apply zellij`.
-    pub first: Restored,
-    /// The stand-in's runs after the first restore.
+    /// The two `restore --apply zellij` run at once.
+    pub first: [Restored; 2],
+    /// The stand-in's runs after the two restores.
     pub runs: Vec<Run>,
     /// The busy pane's id before the restores and after them.
     pub busy_pane: (Option<u64>, Option<u64>),
-    /// The second `restore --apply zellij`.
+    /// The `restore --apply zellij` run after them.
     pub second: Restored,
     /// How many runs the stand-in made in all.
     pub runs_in_all: usize,
@@ -361,14 +371,24 @@ impl Story<'_> {
             .collect()
     }
 
-    fn restore(&self) -> Result<Restored, String> {
+    /// Starts `crash-resume --json restore --apply zellij`.
+    fn spawn_restore(&self) -> Result<std::process::Child, String> {
         let mut command = (self.command)();
         self.zellij.confine(&mut command);
-        let output = command
+        command
             .args(["--json", "restore", "--apply", "zellij"])
             .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|error| format!("cannot run crash-resume: {error}"))?;
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|error| format!("cannot run crash-resume: {error}"))
+    }
+
+    /// Waits for a restore [`Story::spawn_restore`] started, and reads what it did.
+    fn restored(child: std::process::Child) -> Result<Restored, String> {
+        let output = child
+            .wait_with_output()
+            .map_err(|error| format!("cannot wait for crash-resume: {error}"))?;
         let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
         let document: Value = serde_json::from_slice(&output.stdout)
             .map_err(|error| format!("restore printed no JSON ({error}): {stderr}"))?;
@@ -450,6 +470,23 @@ impl Story<'_> {
             .ok_or_else(|| format!("no server of zellij session {session}"))?;
         let raw = rustix::process::Pid::from_raw(pid.cast_signed())
             .ok_or_else(|| format!("pid {pid}"))?;
+        // zellij rewrites the layout (each second, when it changed); killed in the middle of
+        // a write, it lost the session once (no longer listed for resurrection). The kill
+        // comes once the layout has not been written for 1.5 s.
+        let mut last = (
+            self.zellij.layout_written(session),
+            std::time::Instant::now(),
+        );
+        wait_for(
+            &format!("zellij to stop writing {session}'s layout"),
+            || {
+                let written = self.zellij.layout_written(session);
+                if written != last.0 {
+                    last = (written, std::time::Instant::now());
+                }
+                (last.1.elapsed() > std::time::Duration::from_millis(1500)).then_some(())
+            },
+        )?;
         rustix::process::kill_process(raw, rustix::process::Signal::KILL)
             .map_err(|error| format!("cannot SIGKILL {pid}: {error}"))?;
         wait_for(&format!("zellij to list {session} as exited"), || {
@@ -468,7 +505,7 @@ impl Story<'_> {
     /// so that the resurrected session renumbers its panes) and one in [`SIDE_SESSION`], each
     /// captured by the real hook; both servers killed with SIGKILL once zellij has saved the
     /// names in their layouts; the side session resurrected by a client and its agent's pane
-    /// made busy; then two restores, one after the other.
+    /// made busy; then two restores at once, and a third after them.
     pub fn play(&self) -> Result<Observed, String> {
         self.play_through()
             .map_err(|error| format!("{error}\n{}", self.zellij.diagnostics()))
@@ -599,7 +636,10 @@ impl Story<'_> {
                 .and_then(|pane| pane["id"].as_u64())
         })?;
 
-        let first = self.restore()?;
+        // Two restores at once, then a third once they are done.
+        let children = [self.spawn_restore()?, self.spawn_restore()?];
+        let [one, other] = children.map(Self::restored);
+        let first = [one?, other?];
         wait_for("the three agents to run", || {
             (runs(self.bin).len() >= 3).then_some(())
         })?;
@@ -608,7 +648,7 @@ impl Story<'_> {
             (ids.len() >= 3).then_some(ids)
         })?;
         let runs_after_first = runs(self.bin);
-        let second = self.restore()?;
+        let second = Self::restored(self.spawn_restore()?)?;
         let busy_after = self.ids(SIDE_SESSION).get(&side_name).copied();
         Ok(Observed {
             surfaces,
