@@ -444,20 +444,45 @@ impl Story<'_> {
             shell_quote(&payload.to_string_lossy())
         );
         let before = (self.surfaces)().len();
-        // An answer of nothing or a failure may still have made the pane: the hook's record
-        // tells.
-        let _ = self.zellij.try_zellij(&[
-            "--session",
-            session,
-            "action",
-            "new-pane",
-            "--cwd",
-            &dir.to_string_lossy(),
-            "--",
-            "/bin/sh",
-            "-c",
-            &program,
-        ]);
+        let payload_name = payload.to_string_lossy().into_owned();
+        // An answer of nothing or a failure may still have made the pane, or not: the pane is
+        // created again only when zellij lists no pane running this agent's program.
+        for _ in 0..3 {
+            let _ = self.zellij.try_zellij(&[
+                "--session",
+                session,
+                "action",
+                "new-pane",
+                "--cwd",
+                &dir.to_string_lossy(),
+                "--",
+                "/bin/sh",
+                "-c",
+                &program,
+            ]);
+            // Not made: not listed for 2 s on end.
+            let mut listed_at = std::time::Instant::now();
+            let recorded = wait_for(&format!("agent {n}'s pane"), || {
+                if (self.surfaces)().len() > before {
+                    return Some(true);
+                }
+                let listed = self.zellij.panes(session).iter().any(|pane| {
+                    pane["terminal_command"]
+                        .as_str()
+                        .is_some_and(|command| command.contains(&payload_name))
+                });
+                if listed {
+                    listed_at = std::time::Instant::now();
+                }
+                (listed_at.elapsed() > std::time::Duration::from_secs(2)).then_some(false)
+            });
+            if recorded == Ok(true) {
+                return Ok(());
+            }
+            if recorded.is_err() {
+                break;
+            }
+        }
         wait_for(&format!("agent {n}'s hook to record its pane"), || {
             ((self.surfaces)().len() > before).then_some(())
         })
@@ -527,24 +552,35 @@ impl Story<'_> {
         // zellij renumbers the agents' panes when it resurrects the session.
         for (session, agents) in [(STORY_SESSION, 0..3), (SIDE_SESSION, 3..4)] {
             self.attach_to(session)?;
-            // zellij now and then answers a call with nothing (or a failure) and does it all
-            // the same: the pane is found by its name.
-            let _ = self.zellij.try_zellij(&[
-                "--session",
-                session,
-                "action",
-                "new-pane",
-                "--name",
-                "doomed",
-                "--",
-                "sleep",
-                "600",
-            ]);
-            let doomed = wait_for("the doomed pane", || {
-                self.ids(session)
-                    .get("doomed")
-                    .map(|id| format!("terminal_{id}"))
-            })?;
+            // zellij now and then answers a call with nothing (or a failure), having done it or
+            // not: the pane is found by its name, and made again when it is not there.
+            let mut doomed = None;
+            for _ in 0..3 {
+                let _ = self.zellij.try_zellij(&[
+                    "--session",
+                    session,
+                    "action",
+                    "new-pane",
+                    "--name",
+                    "doomed",
+                    "--",
+                    "sleep",
+                    "600",
+                ]);
+                let started = std::time::Instant::now();
+                doomed = wait_for("the doomed pane", || {
+                    let id = self.ids(session).get("doomed").copied();
+                    match id {
+                        Some(id) => Some(Some(format!("terminal_{id}"))),
+                        None if started.elapsed() > std::time::Duration::from_secs(2) => Some(None),
+                        None => None,
+                    }
+                })?;
+                if doomed.is_some() {
+                    break;
+                }
+            }
+            let doomed = doomed.ok_or("zellij did not make the doomed pane in three tries")?;
             for n in agents {
                 self.start_agent(session, n)?;
             }
@@ -608,33 +644,52 @@ impl Story<'_> {
             self.ids(SIDE_SESSION).get(&side_name).copied()
         })?;
         let side_resurrected = self.ids(SIDE_SESSION);
-        self.zellij.try_zellij(&[
-            "--session",
-            SIDE_SESSION,
-            "action",
-            "new-pane",
-            "--in-place",
-            "--close-replaced-pane",
-            "--pane-id",
-            &format!("terminal_{held}"),
-            "--name",
-            &side_name,
-            "--",
-            "sleep",
-            "600",
-        ])?;
-        let busy_before = wait_for("the busy pane to run", || {
-            let panes = self.zellij.panes(SIDE_SESSION);
-            panes
-                .iter()
-                .find(|pane| {
-                    pane["title"] == side_name.as_str()
-                        && pane["pane_command"]
-                            .as_str()
-                            .is_some_and(|command| command.starts_with("sleep"))
-                })
-                .and_then(|pane| pane["id"].as_u64())
-        })?;
+        // As above: a failure or an answer of nothing says nothing; the pane's program tells.
+        let mut busy_before = None;
+        for _ in 0..3 {
+            let held = self
+                .ids(SIDE_SESSION)
+                .get(&side_name)
+                .copied()
+                .unwrap_or(held);
+            let _ = self.zellij.try_zellij(&[
+                "--session",
+                SIDE_SESSION,
+                "action",
+                "new-pane",
+                "--in-place",
+                "--close-replaced-pane",
+                "--pane-id",
+                &format!("terminal_{held}"),
+                "--name",
+                &side_name,
+                "--",
+                "sleep",
+                "600",
+            ]);
+            let started = std::time::Instant::now();
+            busy_before = wait_for("the busy pane to run", || {
+                let panes = self.zellij.panes(SIDE_SESSION);
+                let busy = panes
+                    .iter()
+                    .find(|pane| {
+                        pane["title"] == side_name.as_str()
+                            && pane["pane_command"]
+                                .as_str()
+                                .is_some_and(|command| command.starts_with("sleep"))
+                    })
+                    .and_then(|pane| pane["id"].as_u64());
+                match busy {
+                    Some(id) => Some(Some(id)),
+                    None if started.elapsed() > std::time::Duration::from_secs(2) => Some(None),
+                    None => None,
+                }
+            })?;
+            if busy_before.is_some() {
+                break;
+            }
+        }
+        let busy_before = busy_before.ok_or("zellij did not make the busy pane in three tries")?;
 
         // Two restores at once, then a third once they are done.
         let children = [self.spawn_restore()?, self.spawn_restore()?];
@@ -642,7 +697,8 @@ impl Story<'_> {
         let first = [one?, other?];
         wait_for("the three agents to run", || {
             (runs(self.bin).len() >= 3).then_some(())
-        })?;
+        })
+        .map_err(|error| format!("{error}; the restores did {first:?}"))?;
         let story_after = wait_for("the story session's panes", || {
             let ids = self.ids(STORY_SESSION);
             (ids.len() >= 3).then_some(ids)

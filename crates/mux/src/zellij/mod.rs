@@ -508,17 +508,36 @@ impl Zellij {
             args.extend(["--cwd", dir]);
         }
         args.extend(["--", "/bin/sh", "-c", &script]);
-        if let Err(error) = self.call(&args) {
-            // zellij may have made the pane and answered a failure: made only once.
-            let made = name.is_some_and(|name| {
+        // zellij now and then answers a call with a failure or with nothing, having made the
+        // pane or not. A named pane is looked for: made when a pane of the name is there that
+        // is not the one replaced; asked for once more only when it is not.
+        let made = || {
+            name.is_some_and(|name| {
                 self.panes(&target.session).is_ok_and(|panes| {
-                    panes
-                        .iter()
-                        .any(|pane| !pane.is_plugin && pane.title == name && pane.judge().is_err())
+                    panes.iter().any(|pane| {
+                        !pane.is_plugin && pane.title == name && Some(pane.id) != replaced
+                    })
                 })
-            });
-            if !made {
+            })
+        };
+        let mut answer = self.call(&args);
+        let said_made = |answer: &Result<String, MuxError>| {
+            answer
+                .as_ref()
+                .is_ok_and(|text| text.starts_with("terminal_"))
+        };
+        if !said_made(&answer) && name.is_some() && !made() {
+            if let Err(error @ MuxError::Unanswered { .. }) = answer {
                 return Err(error);
+            }
+            answer = self.call(&args);
+        }
+        if !said_made(&answer) && !made() {
+            answer?;
+            if name.is_some() {
+                return Err(MuxError::NotMade(format!(
+                    "zellij answered `new-pane` for {target} with nothing, twice, and made no pane"
+                )));
             }
         }
         if replaced.is_none() {
