@@ -11,6 +11,8 @@
 //!
 //! Everything runs in a sandbox under `target/bench-cli/` with its own HOME and config dirs.
 
+mod zellij_restore;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,14 +21,14 @@ use camino::{Utf8Path, Utf8PathBuf};
 use index_core::{Record, Repo, SessionId, SurfaceId};
 use index_store::{Store, StoreOptions};
 
-const USAGE: &str =
-    "usage: cargo xtask bench-cli [--runs N] [--plan | --only tmux-hook | --only kitty-restore]";
+const USAGE: &str = "usage: cargo xtask bench-cli [--runs N] [--plan | --only tmux-hook | --only kitty-restore | --only zellij-restore]";
 
 pub fn run(args: &[String]) -> Result<()> {
     let mut runs = 50;
     let mut plan_only = false;
     let mut only_tmux_hook = false;
     let mut only_kitty_restore = false;
+    let mut only_zellij = false;
     let mut words = args.iter();
     while let Some(word) = words.next() {
         match (word.as_str(), words.clone().next()) {
@@ -41,6 +43,9 @@ pub fn run(args: &[String]) -> Result<()> {
             }
             ("--only", Some(what)) if what == "kitty-restore" => {
                 only_kitty_restore = true;
+            }
+            ("--only", Some(what)) if what == "zellij-restore" => {
+                only_zellij = true;
                 words.next();
             }
             _ => bail!(USAGE),
@@ -60,6 +65,9 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     if only_kitty_restore {
         return kitty_restore(&binary, &sandbox, runs.clamp(1, 10));
+    }
+    if only_zellij {
+        return zellij_restore::run(&binary, &sandbox, runs.clamp(1, 5));
     }
 
     println!("| command | entries | median | p95 |");

@@ -132,6 +132,9 @@ fn test(extra: &[String]) -> Result<()> {
     eprintln!("Codex CLI: {}", executable.display());
     let executable = gemini_cli::install()?;
     eprintln!("Gemini CLI: {}", executable.display());
+    // The live zellij tests (the `live-zellij` feature) run this zellij, and fail without it.
+    let zellij = zellij::install()?;
+    eprintln!("zellij: {}", zellij.display());
     // CI's profile (`.config/nextest.toml`) when run by CI.
     let profile = if std::env::var_os("CI").is_some() {
         "ci"
@@ -143,8 +146,9 @@ fn test(extra: &[String]) -> Result<()> {
         .args(["--profile", profile])
         .args([
             "--features",
-            "preflight/real-cli,crash-resume/real-cli,crash-resume/live-kitty",
+            "preflight/real-cli,crash-resume/real-cli,crash-resume/live-kitty,crash-resume/live-zellij",
         ])
+        .env(test_support::zellij::VARIABLE, &zellij)
         .args(extra))?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
     resume_check::run_check()?;

@@ -267,9 +267,10 @@ pub struct RestoreArgs {
     pub all: bool,
     /// Re-open each resumable surface of this multiplexer: tmux starts the command as its
     /// pane's process (an idle shell) or creates its session, window or pane, and skips busy
-    /// panes; wezterm starts it in a new tab beside the pane (or a new window); cmux in a new
-    /// workspace; kitty replaces an idle shell's window, skips a busy one, opens a new window
-    /// for one that is gone. Nothing is typed into a pane
+    /// panes; zellij resurrects or creates the session and starts it as its named pane's
+    /// process (or in a new pane of that name); wezterm starts it in a new tab beside the pane
+    /// (or a new window); cmux in a new workspace; kitty replaces an idle shell's window, skips
+    /// a busy one, opens a new window for one that is gone. Nothing is typed into a pane
     #[arg(long, value_name = "MULTIPLEXER", value_parser = applicable())]
     pub apply: Option<mux::Multiplexer>,
     /// Only surfaces active within this age (milliseconds, or 90s, 30m, 2h, 7d), measured from

@@ -1,7 +1,8 @@
 //! Which pane the hook's agent runs in: the evidence that `index_core::capture::decide_surface`
 //! weighs, gathered from this machine. The process tree above the hook (from `/proc` on Linux,
 //! one `ps` call elsewhere), the hook's controlling terminal, and the tty and process of the tmux
-//! pane `TMUX_PANE` names (one `tmux display-message`, which also gives the pane's place). Every
+//! pane `TMUX_PANE` names (one `tmux display-message`, which also gives the pane's place); in a
+//! zellij pane, the pane's name (given by the hook when it has none of ours). Every
 //! program run here gets at most what is left until the caller's deadline.
 
 use std::process::Command as Process;
@@ -75,7 +76,9 @@ pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
         terminal_is_tmux_pane,
     };
     match decide_surface(get, &evidence) {
-        SurfaceDecision::Named(SurfaceHint::Ready(surface)) => Ok(Named::bare(surface)),
+        SurfaceDecision::Named(SurfaceHint::Ready(surface)) => {
+            Ok(Named::bare(stable_zellij(surface, deadline)))
+        }
         SurfaceDecision::Named(SurfaceHint::TmuxPane(pane)) => match tmux {
             Some(answer) => answer.place.map(|surface| Named {
                 surface,
@@ -100,6 +103,32 @@ pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
                  environment to name the pane)"
             ),
         },
+    }
+}
+
+/// A zellij pane named by its bare id (which zellij renumbers when it resurrects the session)
+/// is given a name of ours, or keeps the one it has (`mux::zellij::name_pane`): the surface
+/// becomes `zellij:<session>:<name>`, which survives the restart. When zellij cannot be asked
+/// by `deadline`, the bare id is recorded (hook.log shows which).
+fn stable_zellij(surface: String, deadline: Instant) -> String {
+    let Ok(mux::Surface::Zellij(pane)) = mux::Surface::parse(&surface) else {
+        return surface;
+    };
+    let mux::zellij::PaneHandle::Id(id) = pane.handle() else {
+        return surface;
+    };
+    if pane.session.is_empty() {
+        return surface;
+    }
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        });
+    let program = mux::zellij::program();
+    match mux::zellij::name_pane(&program, &pane.session, id, now_ms, deadline) {
+        Ok(named) => named.to_string(),
+        Err(_) => surface,
     }
 }
 

@@ -29,8 +29,10 @@ pub struct Start<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "what", rename_all = "snake_case")]
 pub enum Created {
-    /// A tmux session (with its first window and pane).
+    /// A session (tmux: with its first window and pane; zellij: with its first tab).
     Session,
+    /// A zellij session that zellij listed as exited, brought back with its layout.
+    Resurrected,
     /// A tmux window at the recorded index.
     Window,
     /// Panes split off to reach the recorded pane index.
@@ -42,17 +44,21 @@ pub enum Created {
     Tab,
     /// A cmux workspace, whose first surface runs the command.
     Workspace,
+    /// A zellij pane under the recorded name (or, for a bare pane id, none).
+    Pane,
 }
 
 impl fmt::Display for Created {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Created::Session => formatter.write_str("the session"),
+            Created::Resurrected => formatter.write_str("the session from its saved layout"),
             Created::Window => formatter.write_str("the window"),
             Created::Panes { count: 1 } => formatter.write_str("the pane"),
             Created::Panes { count } => write!(formatter, "{count} panes"),
             Created::Tab => formatter.write_str("a tab"),
             Created::Workspace => formatter.write_str("a workspace"),
+            Created::Pane => formatter.write_str("a pane"),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! missing, start a command there as the place's own process, with a deadline on every call).
 //!
 //! Each multiplexer is one module holding its address type and, when it has one, its backend:
-//! [`tmux`], [`wezterm`], [`cmux`] and [`kitty`] have backends; [`zellij`] is captured only.
+//! [`tmux`], [`zellij`], [`wezterm`], [`cmux`] and [`kitty`] have backends.
 //! [`backend()`] is the registry `restore --apply` picks from. What to do around a backend (claims
 //! in the index, the restore lock, stopping at an unanswered multiplexer) is
 //! `resume_plan::apply`'s, the same for every one.
@@ -42,8 +42,9 @@ pub use multiplexer::{Multiplexer, NotCanonical};
 pub use surface::Surface;
 
 /// The multiplexers a restore can start commands in, in the order `--apply` lists them.
-pub const APPLICABLE: [Multiplexer; 4] = [
+pub const APPLICABLE: [Multiplexer; 5] = [
     Multiplexer::Tmux,
+    Multiplexer::Zellij,
     Multiplexer::Wezterm,
     Multiplexer::Cmux,
     Multiplexer::Kitty,
@@ -89,7 +90,11 @@ pub fn backend(multiplexer: Multiplexer, options: &Options) -> Option<Box<dyn Ba
             deadline,
             options.shell.clone(),
         ))),
-        Multiplexer::Zellij => None,
+        Multiplexer::Zellij => Some(Box::new(zellij::Zellij::new(
+            None,
+            deadline,
+            options.shell.clone(),
+        ))),
     }
 }
 

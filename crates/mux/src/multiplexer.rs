@@ -56,7 +56,7 @@ impl Multiplexer {
         match self {
             Multiplexer::Cmux => "cmux:<surface id>",
             Multiplexer::Tmux => "tmux:<session>:<window>.<pane>",
-            Multiplexer::Zellij => "zellij:<session>:<pane id>",
+            Multiplexer::Zellij => "zellij:<session>:<pane name or id>",
             Multiplexer::Wezterm => "wezterm:<pane id>",
             Multiplexer::Kitty => "kitty:<kitty pid>:<window id>",
         }

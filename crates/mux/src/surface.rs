@@ -10,14 +10,14 @@ use crate::kitty::address::KittyWindow;
 use crate::multiplexer::{Multiplexer, NotCanonical};
 use crate::tmux::address::TmuxPane;
 use crate::wezterm::address::WeztermPane;
-use crate::zellij::ZellijPane;
+use crate::zellij::address::ZellijPane;
 
 /// A surface, by its multiplexer's address, or verbatim when no multiplexer's prefix begins it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Surface {
     /// `tmux:<session>:<window>.<pane>`.
     Tmux(TmuxPane),
-    /// `zellij:<session>:<pane id>`.
+    /// `zellij:<session>:<pane name or id>`.
     Zellij(ZellijPane),
     /// `wezterm:<pane id>`.
     Wezterm(WeztermPane),
@@ -114,8 +114,8 @@ mod tests {
             ("kitty::3", "kitty:<kitty pid>:<window id>"),
             ("wezterm:", "wezterm:<pane id>"),
             ("cmux:", "cmux:<surface id>"),
-            ("zellij:s:", "zellij:<session>:<pane id>"),
-            ("zellij:", "zellij:<session>:<pane id>"),
+            ("zellij:s:", "zellij:<session>:<pane name or id>"),
+            ("zellij:", "zellij:<session>:<pane name or id>"),
         ] {
             let refused = Surface::parse(surface).unwrap_err();
             assert_eq!(refused.surface, surface);

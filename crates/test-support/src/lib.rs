@@ -10,6 +10,7 @@
 //! - [`random`]: a small generator that replays from its seed.
 //! - [`records`]: index records and sizes for the benchmarks.
 //! - [`tmux`]: commands to a private tmux server and its panes by surface id.
+//! - [`zellij`]: the pinned zellij the live tests run, and an instance confined to one dir.
 //! - [`fake_mux`]: a fake multiplexer backend, to test the apply protocol without one.
 //! - [`claude_offline`], [`codex_offline`] and [`gemini_offline`]: the offline setups for the
 //!   real agent CLIs.
@@ -29,6 +30,7 @@ pub mod records;
 pub mod sandbox;
 pub mod tmux;
 pub mod transcript;
+pub mod zellij;
 
 /// The arguments of `crash-resume --json restore --apply tmux --tmux-socket SOCKET`: the
 /// restore that brings every pane back on the private tmux server named `socket`.

@@ -22,6 +22,7 @@
 //! in a network namespace of its own (`codex`); `--real-gemini` the Gemini story, the same way
 //! with the real Gemini CLI (`gemini`). What the two share is in `offline`.
 //! `--mux kitty` plays the story in a real kitty under Xvfb instead of tmux (`kitty`).
+//! `--mux zellij` plays it in the real, pinned zellij (`zellij`).
 
 mod cases;
 mod checks;
@@ -35,6 +36,7 @@ mod real;
 mod sandbox;
 mod stand_in;
 mod wait;
+mod zellij;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -54,7 +56,7 @@ use self::wait::wait_for;
 
 const USAGE: &str =
     "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex | --real-gemini]
-                             [--mux tmux|kitty] [--seed N] [--keep] [--crash-resume FILE]
+                             [--mux tmux|kitty|zellij] [--seed N] [--keep] [--crash-resume FILE]
 
   --panes N            how many tmux panes to run (default 8, one per case; more are plain sessions)
   --real-claude        resume with the real Claude Code CLI (the pinned npm package), offline
@@ -63,6 +65,7 @@ const USAGE: &str =
   --real-gemini        the Gemini story: the real Gemini CLI (the pinned npm package) in every
                        pane, offline in a network namespace, as --real-codex
   --mux kitty          the story in a real kitty under Xvfb (apt-get install -y kitty xvfb)
+  --mux zellij         the story in the real, pinned zellij (`cargo xtask zellij install`)
   --seed N             replay the random kill moments of an earlier run
   --keep               keep the sandbox dir after a passing run
   --crash-resume FILE  check this crash-resume binary instead of building the release one";
@@ -83,6 +86,8 @@ struct Options {
     real_codex: bool,
     real_gemini: bool,
     kitty: bool,
+    /// `--mux zellij`: the story in zellij.
+    zellij: bool,
     seed: u64,
     keep: bool,
     crash_resume: Option<PathBuf>,
@@ -96,6 +101,7 @@ impl Options {
             real_codex: false,
             real_gemini: false,
             kitty: false,
+            zellij: false,
             seed: clock_seed(),
             keep: false,
             crash_resume: None,
@@ -124,9 +130,10 @@ impl Options {
                     options.crash_resume = Some(PathBuf::from(value("--crash-resume")?));
                 }
                 "--mux" => match value("--mux")?.as_str() {
-                    "tmux" => options.kitty = false,
-                    "kitty" => options.kitty = true,
-                    other => bail!("--mux takes tmux or kitty, not {other:?}\n\n{USAGE}"),
+                    "tmux" => (options.kitty, options.zellij) = (false, false),
+                    "kitty" => (options.kitty, options.zellij) = (true, false),
+                    "zellij" => (options.kitty, options.zellij) = (false, true),
+                    other => bail!("--mux takes tmux, kitty or zellij, not {other:?}\n\n{USAGE}"),
                 },
                 "--real-claude" => options.real_claude = true,
                 "--real-codex" => options.real_codex = true,
@@ -146,8 +153,10 @@ impl Options {
                  a time\n\n{USAGE}"
             );
         }
-        if options.kitty && stories.contains(&true) {
-            bail!("--mux kitty plays the story with the stand-in agent only\n\n{USAGE}");
+        if (options.kitty || options.zellij) && stories.contains(&true) {
+            bail!(
+                "--mux kitty and --mux zellij play the story with the stand-in agent only\n\n{USAGE}"
+            );
         }
         Ok(options)
     }
@@ -176,6 +185,7 @@ pub fn run(args: &[String]) -> Result<()> {
         .real_gemini
         .then(crate::gemini_cli::install)
         .transpose()?;
+    let zellij = options.zellij.then(crate::zellij::install).transpose()?;
 
     let started = Instant::now();
     let sandbox = Sandbox::create(
@@ -190,11 +200,12 @@ pub fn run(args: &[String]) -> Result<()> {
     );
     let outcome = {
         let _shut_down = ShutDown(&sandbox);
-        match (&codex_cli, &gemini_cli) {
-            (Some(cli), _) => codex::simulate(&sandbox, cli),
-            (None, Some(cli)) => gemini::simulate(&sandbox, cli),
-            (None, None) if options.kitty => kitty::simulate(&sandbox),
-            (None, None) => simulate(&sandbox, &options, real_cli.as_deref()),
+        match (&codex_cli, &gemini_cli, &zellij) {
+            (Some(cli), _, _) => codex::simulate(&sandbox, cli),
+            (None, Some(cli), _) => gemini::simulate(&sandbox, cli),
+            (None, None, Some(zellij)) => zellij::simulate(&sandbox, zellij),
+            (None, None, None) if options.kitty => kitty::simulate(&sandbox),
+            (None, None, None) => simulate(&sandbox, &options, real_cli.as_deref()),
         }
     };
     let elapsed = started.elapsed();
@@ -215,6 +226,8 @@ pub fn run(args: &[String]) -> Result<()> {
         gemini::PANES
     } else if options.kitty {
         kitty::WINDOWS
+    } else if options.zellij {
+        test_support::zellij::STORY_PANES
     } else {
         options.panes
     };
@@ -230,6 +243,8 @@ pub fn run(args: &[String]) -> Result<()> {
             ", real Codex CLI"
         } else if options.real_gemini {
             ", real Gemini CLI"
+        } else if options.zellij {
+            ", zellij"
         } else {
             ""
         },

@@ -372,8 +372,17 @@ fn tmux_inside_another_multiplexer_records_each_tmux_pane() {
 }
 
 /// A stand-in zellij: runs its arguments as a child (not in its place, so it stays the agent's
-/// parent, as zellij's server is its panes' parent) with a zellij pane's variables.
+/// parent, as zellij's server is its panes' parent) with a zellij pane's variables. Asked by the
+/// hook (`zellij --session S action ...`), it lists panes 0 to 2 and writes down each
+/// `rename-pane` beside itself.
 const ZELLIJ_STAND_IN: &str = "#!/bin/sh\n\
+    if [ \"$1\" = --session ]; then\n\
+      case \"$4\" in\n\
+        list-panes) for id in 0 1 2; do printf '%s{\"id\":%s,\"is_plugin\":false,\"title\":\"bash\",\"tab_id\":0}' \"${sep-[}\" $id; sep=,; done; echo ']';;\n\
+        rename-pane) printf '%s %s\\n' \"$6\" \"$7\" >> \"$0.renamed\";;\n\
+      esac\n\
+      exit 0\n\
+    fi\n\
     export ZELLIJ=0 ZELLIJ_SESSION_NAME=inner ZELLIJ_PANE_ID=\"$1\"\n\
     shift\n\
     \"$@\"\n\
@@ -399,15 +408,22 @@ fn zellij_inside_a_tmux_pane_records_each_zellij_pane() {
             &session_start(&uuid(pane), &cwd, "startup"),
         );
     }
+    // Each pane got a name of ours (zellij renumbers pane ids when it resurrects a session),
+    // and is recorded under it.
+    let renamed = fs::read_to_string(bin_dir(&env).join("zellij.renamed")).unwrap();
+    let names: Vec<(&str, &str)> = renamed
+        .lines()
+        .map(|line| line.split_once(' ').unwrap())
+        .collect();
     let entries = env.entries();
-    assert_eq!(
-        entries.keys().collect::<Vec<_>>(),
-        ["zellij:inner:0", "zellij:inner:1", "zellij:inner:2"]
-    );
-    for pane in 0..3 {
+    assert_eq!(entries.len(), 3, "{entries:?}");
+    for (pane, (target, name)) in names.iter().enumerate() {
+        assert_eq!(*target, format!("terminal_{pane}"));
+        assert!(mux::zellij::is_pane_name(name), "{name}");
+        assert!(name.starts_with(&format!("cr-{pane}-")), "{name}");
         assert_eq!(
-            entries[&format!("zellij:inner:{pane}")]["sessionId"],
-            uuid(pane)
+            entries[&format!("zellij:inner:{name}")]["sessionId"],
+            uuid(pane as u32)
         );
     }
     assert!(!hook_log(&env).contains("error"), "{}", hook_log(&env));

@@ -232,7 +232,7 @@ fn a_usage_error_document_names_what_is_missing() {
     let document = error_of(&env, &["restore", "--apply", "screen"], 2);
     assert_eq!(
         document["error"]["message"],
-        "invalid value 'screen' for '--apply <MULTIPLEXER>' [possible values: tmux, wezterm, cmux, kitty]"
+        "invalid value 'screen' for '--apply <MULTIPLEXER>' [possible values: tmux, zellij, wezterm, cmux, kitty]"
     );
 }
 

@@ -39,6 +39,8 @@ mod soak;
 mod tables;
 mod tmux_restore;
 mod traps;
+#[cfg(feature = "live-zellij")]
+mod zellij_restore;
 
 use std::process::{Child, ExitStatus, Output};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -477,12 +477,17 @@ fn apply_takes_its_backend_from_the_registry_and_says_the_outcome_typed() {
         "skipped: not a cmux surface"
     );
 
+    // Every multiplexer the hook names has a backend now; one it does not know is a usage error
+    // that lists them.
     let refused = crash_resume_agent(&env)
-        .args(["restore", "--apply", "zellij"])
+        .args(["restore", "--apply", "screen"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains("tmux, wezterm, cmux, kitty"), "{stderr}");
+    assert!(
+        stderr.contains("tmux, zellij, wezterm, cmux, kitty"),
+        "{stderr}"
+    );
 }

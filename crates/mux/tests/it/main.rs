@@ -6,3 +6,4 @@ mod cmux;
 mod kitty;
 mod surface;
 mod wezterm;
+mod zellij;

@@ -1,0 +1,318 @@
+//! The zellij backend and the hook's pane naming against a fake `zellij` program that records
+//! each call's argv (one file per call, arguments NUL-separated) and answers `list-sessions`
+//! and `list-panes` from files. The real zellij is run by the CLI's live tests.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use mux::pane::Busy;
+use mux::zellij::{Zellij, is_pane_name, name_pane};
+use mux::{Backend, Created, MuxError, Opened, Start, Surface};
+
+/// A fake `zellij` in a temp dir: records argv, answers `list-sessions` with `sessions`,
+/// `list-panes` with `panes`, `new-pane` with a pane id; `hang` makes every call wait past any
+/// deadline.
+struct Fake {
+    dir: tempfile::TempDir,
+}
+
+impl Fake {
+    fn new(sessions: &str, panes: &str, hang: bool) -> Fake {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("sessions"), sessions).unwrap();
+        std::fs::write(dir.path().join("panes.json"), panes).unwrap();
+        let script = format!(
+            "#!/bin/sh\n\
+             dir='{dir}'\n\
+             i=0; while [ -e \"$dir/call$i\" ]; do i=$((i+1)); done\n\
+             printf '%s\\0' \"$@\" > \"$dir/call$i\"\n\
+             {hang}\
+             for arg in \"$@\"; do case \"$arg\" in\n\
+               list-sessions) cat \"$dir/sessions\"; exit 0;;\n\
+               list-panes) cat \"$dir/panes.json\"; exit 0;;\n\
+               new-pane) echo terminal_9; exit 0;;\n\
+             esac; done\n",
+            dir = dir.path().display(),
+            hang = if hang { "exec sleep 30\n" } else { "" },
+        );
+        let program = dir.path().join("zellij");
+        std::fs::write(&program, script).unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Fake { dir }
+    }
+
+    fn program(&self) -> PathBuf {
+        self.dir.path().join("zellij")
+    }
+
+    fn backend(&self, deadline: Duration) -> Zellij {
+        Zellij::new(Some(self.program()), deadline, Some("/bin/true".into()))
+    }
+
+    /// Every call's argv, in order.
+    fn calls(&self) -> Vec<Vec<String>> {
+        (0..)
+            .map(|n| self.dir.path().join(format!("call{n}")))
+            .take_while(|path| path.exists())
+            .map(|path| {
+                std::fs::read_to_string(path)
+                    .unwrap()
+                    .split_terminator('\0')
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The calls that changed something (neither listing).
+    fn changes(&self) -> Vec<Vec<String>> {
+        self.calls()
+            .into_iter()
+            .filter(|call| {
+                !call
+                    .iter()
+                    .any(|arg| arg == "list-sessions" || arg == "list-panes")
+            })
+            .collect()
+    }
+}
+
+fn pane(id: u32, title: &str, command: &str, held: bool) -> String {
+    serde_json::json!({
+        "id": id, "is_plugin": false, "title": title, "exited": false, "is_held": held,
+        "tab_id": 0, "pane_command": command,
+    })
+    .to_string()
+}
+
+fn panes(list: &[String]) -> String {
+    format!("[{}]", list.join(","))
+}
+
+const SURFACE_ENV: &str = "CRASH_RESUME_SURFACE";
+
+fn open(backend: &Zellij, surface: &str, dir: Option<&str>) -> Result<Opened, MuxError> {
+    let surface = Surface::parse(surface).unwrap();
+    let shown = surface.to_string();
+    backend.open(&Start {
+        surface: &surface,
+        dir,
+        command: "claude --resume s-1",
+        env: &[(SURFACE_ENV, &shown)],
+    })
+}
+
+fn script(surface: &str, dir: &str) -> String {
+    mux::script::start_script(
+        &[(SURFACE_ENV, surface)],
+        Some(dir),
+        "claude --resume s-1",
+        "/bin/true",
+    )
+}
+
+fn argv(words: &[&str]) -> Vec<String> {
+    words.iter().map(|word| word.to_string()).collect()
+}
+
+#[test]
+fn a_named_idle_pane_is_replaced_in_place_a_busy_one_skipped_a_missing_one_created() {
+    let fake = Fake::new(
+        "work [Created 3s ago] \n",
+        &panes(&[
+            pane(2, "cr-2-abc", "/bin/bash", false),
+            pane(3, "cr-3-abc", "vim notes", false),
+        ]),
+        false,
+    );
+    let backend = fake.backend(Duration::from_secs(5));
+    let idle = Surface::parse("zellij:work:cr-2-abc").unwrap();
+    let busy = Surface::parse("zellij:work:cr-3-abc").unwrap();
+    assert_eq!(backend.busy(&idle), None);
+    assert_eq!(backend.busy(&busy), Some(Busy::Program("vim".into())));
+    assert_eq!(
+        open(&backend, "zellij:work:cr-3-abc", Some("/w")).unwrap(),
+        Opened::Skipped(Busy::Program("vim".into()))
+    );
+    assert_eq!(
+        open(&backend, "zellij:work:cr-2-abc", Some("/w")).unwrap(),
+        Opened::Started { created: vec![] }
+    );
+    assert_eq!(
+        open(&backend, "zellij:work:cr-7-gone", Some("/w")).unwrap(),
+        Opened::Started {
+            created: vec![Created::Pane]
+        }
+    );
+    let in_place = script("zellij:work:cr-2-abc", "/w");
+    let new_pane = script("zellij:work:cr-7-gone", "/w");
+    assert_eq!(
+        fake.changes(),
+        vec![
+            argv(&[
+                "--session",
+                "work",
+                "action",
+                "new-pane",
+                "--in-place",
+                "--close-replaced-pane",
+                "--pane-id",
+                "terminal_2",
+                "--name",
+                "cr-2-abc",
+                "--cwd",
+                "/w",
+                "--",
+                "/bin/sh",
+                "-c",
+                &in_place,
+            ]),
+            argv(&[
+                "--session",
+                "work",
+                "action",
+                "new-pane",
+                "--name",
+                "cr-7-gone",
+                "--cwd",
+                "/w",
+                "--",
+                "/bin/sh",
+                "-c",
+                &new_pane,
+            ]),
+        ]
+    );
+}
+
+#[test]
+fn an_exited_session_is_resurrected_a_gone_one_created_and_a_bare_id_gets_a_new_pane() {
+    let fake = Fake::new(
+        "old [Created 1h ago] (EXITED - attach to resurrect)\n",
+        &panes(&[
+            pane(0, "cr-4-abc", "/bin/sh -c claude", true),
+            pane(1, "bash", "bash", false),
+        ]),
+        false,
+    );
+    let backend = fake.backend(Duration::from_secs(5));
+    // The held pane of the recorded name is replaced, and the session said resurrected.
+    assert_eq!(
+        open(&backend, "zellij:old:cr-4-abc", None).unwrap(),
+        Opened::Started {
+            created: vec![Created::Resurrected]
+        }
+    );
+    // A bare id in a session this restore resurrected names no pane any more: a new one.
+    assert_eq!(
+        open(&backend, "zellij:old:1", None).unwrap(),
+        Opened::Started {
+            created: vec![Created::Pane]
+        }
+    );
+    let changes = fake.changes();
+    assert_eq!(changes[0], argv(&["attach", "--create-background", "old"]));
+    assert!(
+        changes[1].contains(&"terminal_0".to_string()),
+        "{changes:?}"
+    );
+    assert!(
+        !changes[2].contains(&"--in-place".to_string()),
+        "{changes:?}"
+    );
+    assert_eq!(changes.len(), 3, "{changes:?}");
+
+    // A session zellij does not list is created; its first shell pane is used.
+    let fake = Fake::new("", &panes(&[pane(0, "bash", "bash", false)]), false);
+    let backend = fake.backend(Duration::from_secs(5));
+    assert_eq!(
+        open(&backend, "zellij:new:cr-1-abc", None).unwrap(),
+        Opened::Started {
+            created: vec![Created::Session]
+        }
+    );
+    let changes = fake.changes();
+    assert_eq!(changes[0], argv(&["attach", "--create-background", "new"]));
+    assert!(
+        changes[1].contains(&"terminal_0".to_string()),
+        "{changes:?}"
+    );
+}
+
+/// A session name, a pane name and a dir that a shell or zellij's own parsing would act on
+/// reach zellij as argv elements, and the script as one quoted word each.
+#[test]
+fn recorded_values_reach_zellij_as_inert_text() {
+    let session = "$(touch ran) ;x";
+    let fake = Fake::new(
+        &format!("{session} [Created 3s ago] \n"),
+        &panes(&[]),
+        false,
+    );
+    let backend = fake.backend(Duration::from_secs(5));
+    let surface = format!("zellij:{session}:it's --name");
+    let dir = "/w/$(touch ran)/`id`";
+    assert_eq!(
+        open(&backend, &surface, Some(dir)).unwrap(),
+        Opened::Started {
+            created: vec![Created::Pane]
+        }
+    );
+    let changes = fake.changes();
+    let call = changes.last().unwrap();
+    assert_eq!(call[1], session);
+    let name = call.iter().position(|arg| arg == "--name").unwrap();
+    assert_eq!(call[name + 1], "it's --name");
+    assert_eq!(call.last().unwrap(), &script(&surface, dir));
+    assert!(!fake.dir.path().join("ran").exists());
+}
+
+#[test]
+fn the_hook_names_its_pane_once() {
+    let fake = Fake::new("", &panes(&[pane(3, "bash", "bash", false)]), false);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let named = name_pane(&fake.program(), "work", 3, 1_700_000_000_000, deadline).unwrap();
+    assert!(is_pane_name(&named.pane), "{named}");
+    assert_eq!(named.session, "work");
+    assert_eq!(
+        fake.changes(),
+        vec![argv(&[
+            "--session",
+            "work",
+            "action",
+            "rename-pane",
+            "--pane-id",
+            "terminal_3",
+            &named.pane,
+        ])]
+    );
+
+    // A pane that bears a name of ours keeps it.
+    let fake = Fake::new("", &panes(&[pane(3, "cr-3-kept", "bash", false)]), false);
+    let named = name_pane(&fake.program(), "work", 3, 1, deadline).unwrap();
+    assert_eq!(named.to_string(), "zellij:work:cr-3-kept");
+    assert_eq!(fake.changes(), Vec::<Vec<String>>::new());
+
+    // A pane zellij does not list is not named.
+    let fake = Fake::new("", &panes(&[]), false);
+    assert!(name_pane(&fake.program(), "work", 3, 1, deadline).is_err());
+}
+
+#[test]
+fn a_zellij_that_does_not_answer_is_asked_once() {
+    let fake = Fake::new("", "[]", true);
+    let backend = fake.backend(Duration::from_millis(300));
+    let first = open(&backend, "zellij:work:cr-1-abc", None).unwrap_err();
+    assert!(
+        matches!(first, MuxError::Unanswered { again: false, .. }),
+        "{first}"
+    );
+    assert!(backend.unanswered().is_some());
+    let second = open(&backend, "zellij:work:cr-2-abc", None).unwrap_err();
+    assert!(
+        matches!(second, MuxError::Unanswered { again: true, .. }),
+        "{second}"
+    );
+    assert_eq!(fake.calls().len(), 1);
+}
