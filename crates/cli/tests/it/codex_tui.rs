@@ -38,8 +38,9 @@ fn installed_codex() -> PathBuf {
     codex_offline::installed_cli(env!("CARGO_TARGET_TMPDIR"))
 }
 
-/// A Codex home for the mock, and crash-resume's hooks installed by `hook install codex`.
-fn codex_setup(env: &Sandbox, project: &Path) {
+/// A Codex home for the mock, and crash-resume's hooks installed by `hook install codex` (with
+/// `install_args`).
+fn codex_setup(env: &Sandbox, project: &Path, install_args: &[&str]) {
     let home = codex_home(env);
     fs::create_dir_all(&home).unwrap();
     fs::write(
@@ -49,6 +50,7 @@ fn codex_setup(env: &Sandbox, project: &Path) {
     .unwrap();
     let output = crash_resume_agent(env)
         .args(["hook", "install", "codex"])
+        .args(install_args)
         .output()
         .unwrap();
     assert!(output.status.success(), "hook install codex: {output:?}");
@@ -129,7 +131,7 @@ fn two_codex_panes(
 ) -> (OfflineTmux, PathBuf, [String; 2]) {
     let cli = installed_codex();
     let project = make_dir(&env.root().join("proj"));
-    codex_setup(env, &project);
+    codex_setup(env, &project, &[]);
     let place = |pane| {
         (
             PanePlace::new("codex", 0, pane),
@@ -164,8 +166,7 @@ fn daemon_mode_records_nothing_and_never_misattributes() {
     let log = hook_log(&env);
     assert_eq!(log.lines().count(), 1, "one line: {log}");
     assert!(
-        log.contains("Codex runs its hooks in its shared daemon")
-            && log.contains("\"thread-id\""),
+        log.contains("Codex runs its hooks in its shared daemon") && log.contains("\"thread-id\""),
         "says why, and what to set: {log}"
     );
     let requests = fs::read_to_string(env.root().join("requests.log")).unwrap();
@@ -241,20 +242,14 @@ fn no_daemon_records_each_pane_and_quit_is_an_end_a_killed_pane_is_not() {
     assert!(a["why"].as_str().unwrap().starts_with("not offered"), "{a}");
 }
 
-/// Codex's own default title items (0.171: `codex doctor` lists them), then the thread id.
-const TITLE_SETTING: &str =
-    "\n[tui]\nterminal_title = [\"activity\", \"project-name\", \"thread-id\"]\n";
-
 #[test]
 fn daemon_mode_with_the_title_records_each_pane_also_after_the_first_is_killed() {
     let env = Sandbox::default();
     let cli = installed_codex();
     let project = make_dir(&env.root().join("proj"));
-    codex_setup(&env, &project);
-    let config = codex_home(&env).join("config.toml");
-    let mut text = fs::read_to_string(&config).unwrap();
-    text.push_str(TITLE_SETTING);
-    fs::write(&config, text).unwrap();
+    codex_setup(&env, &project, &["--codex-title"]);
+    let config = fs::read_to_string(codex_home(&env).join("config.toml")).unwrap();
+    assert!(config.contains("\"thread-id\""), "{config}");
     // One pane per window: a killed window leaves the others' places as they were.
     let place = |window| {
         (
