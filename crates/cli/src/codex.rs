@@ -179,8 +179,8 @@ pub fn pane_by_title(session: &str, deadline: Instant) -> Result<crate::surface:
     let listed = list_panes(deadline).map_err(|error| {
         Unfound::NoTitle(format!(
             "Codex runs its hooks in its shared daemon, whose environment is not the session's \
-             pane, and the panes could not be searched for the session's title ({}): Codex \
-             sessions are not recorded",
+             pane, and the tmux panes could not be searched for the session's title ({}): Codex \
+             sessions are not recorded. {TITLE_ADVICE}",
             crate::error::error_text(&error)
         ))
     })?;
@@ -210,9 +210,7 @@ pub fn pane_by_title(session: &str, deadline: Instant) -> Result<crate::surface:
             Err(Unfound::NoTitle(format!(
                 "Codex runs its hooks in its shared daemon, whose environment is not the \
                  session's pane, and none of the {} tmux panes has the session's thread id in \
-                 its title: Codex sessions are not recorded. Add \"thread-id\" to \
-                 `terminal_title` under [tui] in $CODEX_HOME/config.toml (`crash-resume hook \
-                 install codex --codex-title` does), or run `codex --no-daemon`",
+                 its title: Codex sessions are not recorded. {TITLE_ADVICE}",
                 listed.len()
             )))
         }
@@ -228,6 +226,11 @@ pub fn pane_by_title(session: &str, deadline: Instant) -> Result<crate::surface:
         ))),
     }
 }
+
+/// What to do when no pane's title can show the session.
+const TITLE_ADVICE: &str = "Add \"thread-id\" to `terminal_title` under [tui] in \
+                            $CODEX_HOME/config.toml (`crash-resume hook install codex \
+                            --codex-title` does), or run `codex --no-daemon`";
 
 /// Why [`pane_by_title`] named no pane.
 #[derive(Debug)]
