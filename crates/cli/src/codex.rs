@@ -101,7 +101,7 @@ fn ps_ancestors(listing: &str, pid: u32) -> Vec<(u32, Vec<String>)> {
 
 /// `ps -A -o pid=,ppid=,command=`, its errors silenced.
 #[cfg(not(target_os = "linux"))]
-fn ps_listing(deadline: std::time::Instant) -> Option<String> {
+fn ps_listing(deadline: Instant) -> Option<String> {
     crate::surface::ps_every_process("pid=,ppid=,command=", deadline)
 }
 

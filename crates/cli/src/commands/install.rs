@@ -182,7 +182,7 @@ pub fn codex_title(cx: &Context, agent: Agent, dry_run: bool) -> Result<(), Fail
     let edit = |current: Option<&[u8]>| {
         let text = std::str::from_utf8(current.unwrap_or_default())
             .map_err(|_| refused("it is not UTF-8".to_string()))?;
-        crate::codex::add_thread_id_to_title(text).map_err(|reason| refused(reason.to_string()))
+        crate::codex::add_thread_id_to_title(text).map_err(refused)
     };
     let escaped = index_core::text::escape(path.as_str());
     if dry_run {
