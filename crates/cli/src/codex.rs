@@ -175,12 +175,17 @@ fn parse_panes(listing: &str) -> Vec<ListedPane> {
 /// this process reaches (through `$TMUX`, else tmux's default socket) whose title shows the
 /// session's thread id and whose terminal still runs Codex. The daemon's own `TMUX_PANE` and
 /// ancestry are never used. An error says why no pane is named (then nothing may be recorded).
-pub fn pane_by_title(session: &str, deadline: Instant) -> Result<crate::surface::Named, Unfound> {
+pub fn pane_by_title(
+    session: &str,
+    daemon: u32,
+    deadline: Instant,
+) -> Result<crate::surface::Named, Unfound> {
     let listed = list_panes(deadline).map_err(|error| {
         Unfound::NoTitle(format!(
-            "Codex runs its hooks in its shared daemon, whose environment is not the session's \
-             pane, and the tmux panes could not be searched for the session's title ({}): Codex \
-             sessions are not recorded. {TITLE_ADVICE}",
+            "Codex runs its hooks in its shared daemon (pid {daemon}, `codex app-server \
+             --managed-daemon`), whose environment is not the session's pane, and the tmux panes \
+             could not be searched for the session's title ({}): Codex sessions are not \
+             recorded. {TITLE_ADVICE}",
             crate::error::error_text(&error)
         ))
     })?;
@@ -208,9 +213,10 @@ pub fn pane_by_title(session: &str, deadline: Instant) -> Result<crate::surface:
         }),
         index_core::title::TitleMatch::None { stale } if stale.is_empty() => {
             Err(Unfound::NoTitle(format!(
-                "Codex runs its hooks in its shared daemon, whose environment is not the \
-                 session's pane, and none of the {} tmux panes has the session's thread id in \
-                 its title: Codex sessions are not recorded. {TITLE_ADVICE}",
+                "Codex runs its hooks in its shared daemon (pid {daemon}, `codex app-server \
+                 --managed-daemon`), whose environment is not the session's pane, and none of \
+                 the {} tmux panes has the session's thread id in its title: Codex sessions are \
+                 not recorded. {TITLE_ADVICE}",
                 listed.len()
             )))
         }

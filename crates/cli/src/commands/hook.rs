@@ -147,10 +147,14 @@ fn capture(
     }
     let read = started.elapsed();
     let found = match daemon {
-        Some(daemon) => match crate::codex::pane_by_title(&payload.session, programs_deadline) {
-            Ok(named) => Ok(named),
-            Err(unfound) => return not_found_under_daemon(cx, daemon, &payload.session, unfound),
-        },
+        Some(daemon) => {
+            match crate::codex::pane_by_title(&payload.session, daemon, programs_deadline) {
+                Ok(named) => Ok(named),
+                Err(unfound) => {
+                    return not_found_under_daemon(cx, daemon, &payload.session, unfound);
+                }
+            }
+        }
         None => crate::surface::name(&payload.session, programs_deadline),
     };
     let named = match found {
@@ -240,10 +244,7 @@ fn not_found_under_daemon(
         .ok()
         .and_then(|index| Some(index.parent()?.join("codex-daemon.reported")));
     if marker.is_none_or(|marker| crate::codex::first_report_of(&marker, daemon)) {
-        log(
-            cx,
-            &format!("hook codex: warning: {why} (daemon pid {daemon})"),
-        );
+        log(cx, &format!("hook codex: warning: {why}"));
     }
     Ok(format!(
         "session {session} not recorded: Codex's daemon (pid {daemon}) runs the hook and no \

@@ -80,7 +80,10 @@ fn under_the_daemon_nothing_is_recorded_and_the_log_says_why_once() {
         "said once: {log}"
     );
     assert!(
-        log.contains("--no-daemon") && log.contains("\"thread-id\""),
+        log.contains("--no-daemon")
+            && log.contains("\"thread-id\"")
+            // reboot-sim --real-codex counts the daemons by this.
+            && log.contains("daemon (pid "),
         "{log}"
     );
     // Another daemon is news again.
