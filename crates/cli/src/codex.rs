@@ -4,14 +4,19 @@
 //! which the first TUI starts and which outlives it, and the hooks run inside that daemon. They
 //! inherit the environment of the pane that started the daemon, so every hook sees that pane's
 //! `TMUX_PANE` (measured: pane B's session was recorded under pane A's surface, and pane A's
-//! session was lost). Nothing a hook can see there tells the panes apart: the TUI processes hold
-//! no file of the session they show, and the daemon serves all of them over one socket. So a
-//! Codex hook that runs under the daemon records nothing and says so once per daemon in
-//! `hook.log`; with `codex --no-daemon` (or `daemon_auto_start = false` under `[features]` in
-//! `config.toml`, with no daemon running) the hooks run in the TUI, in its pane.
+//! session was lost), and nothing else a hook sees there tells the panes apart. So a hook that
+//! runs under the daemon never uses its environment or ancestry to name a pane: it searches the
+//! tmux panes for the one whose title shows the session's thread id (which Codex writes there
+//! with `"thread-id"` among `[tui] terminal_title`; the rule is `index_core::title`). With no
+//! such title it records nothing and says why once per daemon in `hook.log`; with
+//! `codex --no-daemon` the hooks run in the TUI, in its pane.
 
 use std::io::Write as _;
 
+use std::process::Command as Process;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail};
 use camino::Utf8Path;
 
 /// How many ancestors are looked at (a hook sits a few levels below the daemon).
@@ -20,7 +25,7 @@ const MAX_ANCESTORS: usize = 32;
 /// The pid of the Codex daemon among this process's ancestors, if there is one: from `/proc`
 /// on Linux, from one `ps` listing elsewhere (macOS), given up on at `deadline`.
 #[cfg_attr(target_os = "linux", allow(unused_variables))]
-pub fn managed_daemon_ancestor(deadline: std::time::Instant) -> Option<u32> {
+pub fn managed_daemon_ancestor(deadline: Instant) -> Option<u32> {
     #[cfg(target_os = "linux")]
     let ancestors = proc_ancestors();
     #[cfg(not(target_os = "linux"))]
@@ -96,19 +101,8 @@ fn ps_ancestors(listing: &str, pid: u32) -> Vec<(u32, Vec<String>)> {
 
 /// `ps -A -o pid=,ppid=,command=`, its errors silenced.
 #[cfg(not(target_os = "linux"))]
-fn ps_listing(deadline: std::time::Instant) -> Option<String> {
+fn ps_listing(deadline: Instant) -> Option<String> {
     crate::surface::ps_every_process("pid=,ppid=,command=", deadline)
-}
-
-/// What the log says, once per daemon, when a Codex hook runs under the daemon.
-pub fn daemon_message(daemon: u32) -> String {
-    format!(
-        "Codex runs its hooks in its shared daemon (pid {daemon}, `codex app-server \
-         --managed-daemon`), which carries the environment of the pane that started it, not of \
-         the session's pane: Codex sessions are not recorded while it runs them. Run `codex \
-         --no-daemon`, or set `daemon_auto_start = false` under [features] in \
-         $CODEX_HOME/config.toml (with no daemon running), so that hooks run in the pane"
-    )
 }
 
 /// Whether the daemon `daemon` is news for `marker` (a file beside the index that holds the pid
@@ -134,6 +128,265 @@ pub fn first_report_of(marker: &Utf8Path, daemon: u32) -> bool {
         write!(file, "{daemon}")
     });
     true
+}
+
+/// The tmux format of one pane in the title search: the fields that cannot hold a tab first,
+/// the session name, then the title (which may hold anything but a newline) last.
+const PANE_FORMAT: &str =
+    "#{pane_tty}\t#{window_index}\t#{pane_index}\t#{window_layout}\t#{session_name}\t#{pane_title}";
+
+/// One pane of the tmux listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ListedPane {
+    tty: String,
+    surface: String,
+    layout: Option<String>,
+    title: String,
+}
+
+/// The panes of a `tmux list-panes -a -F PANE_FORMAT` listing (lines it cannot read skipped).
+fn parse_panes(listing: &str) -> Vec<ListedPane> {
+    listing
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.splitn(6, '\t');
+            let tty = fields.next()?;
+            let window = fields.next()?.parse().ok()?;
+            let pane = fields.next()?.parse().ok()?;
+            let layout = fields.next()?;
+            let session = fields.next()?;
+            let title = fields.next()?;
+            let place = mux::tmux::TmuxPane {
+                session: session.to_string(),
+                window,
+                pane,
+            };
+            Some(ListedPane {
+                tty: tty.to_string(),
+                surface: place.to_string(),
+                layout: (!layout.is_empty()).then(|| layout.to_string()),
+                title: title.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The pane of a Codex session whose hook runs in the daemon: the one pane of the tmux server
+/// this process reaches (through `$TMUX`, else tmux's default socket) whose title shows the
+/// session's thread id and whose terminal still runs Codex. The daemon's own `TMUX_PANE` and
+/// ancestry are never used. An error says why no pane is named (then nothing may be recorded).
+pub fn pane_by_title(
+    session: &str,
+    daemon: u32,
+    deadline: Instant,
+) -> Result<crate::surface::Named, Unfound> {
+    let listed = list_panes(deadline).map_err(|error| {
+        Unfound::NoTitle(format!(
+            "Codex runs its hooks in its shared daemon (pid {daemon}, `codex app-server \
+             --managed-daemon`), whose environment is not the session's pane, and the tmux panes \
+             could not be searched for the session's title ({}): Codex sessions are not \
+             recorded. {TITLE_ADVICE}",
+            crate::error::error_text(&error)
+        ))
+    })?;
+    let showing: Vec<&ListedPane> = listed
+        .iter()
+        .filter(|pane| index_core::title::title_shows(&pane.title, session))
+        .collect();
+    // The process table is read only when some title shows the id.
+    let codex_terminals = match showing.is_empty() {
+        true => Vec::new(),
+        false => codex_terminals(deadline),
+    };
+    let panes: Vec<index_core::title::TitledPane> = showing
+        .iter()
+        .map(|pane| index_core::title::TitledPane {
+            surface: pane.surface.clone(),
+            title: pane.title.clone(),
+            runs_codex: runs_codex(&pane.tty, &codex_terminals),
+        })
+        .collect();
+    match index_core::title::pane_by_title(session, &panes) {
+        index_core::title::TitleMatch::One(at) => Ok(crate::surface::Named {
+            surface: showing[at].surface.clone(),
+            window_layout: showing[at].layout.clone(),
+        }),
+        index_core::title::TitleMatch::None { stale } if stale.is_empty() => {
+            Err(Unfound::NoTitle(format!(
+                "Codex runs its hooks in its shared daemon (pid {daemon}, `codex app-server \
+                 --managed-daemon`), whose environment is not the session's pane, and none of \
+                 the {} tmux panes has the session's thread id in its title: Codex sessions are \
+                 not recorded. {TITLE_ADVICE}",
+                listed.len()
+            )))
+        }
+        index_core::title::TitleMatch::None { stale } => Err(Unfound::Other(anyhow!(
+            "the title of {} shows Codex session {session}, but Codex no longer runs there; \
+             session not recorded",
+            stale.join(", ")
+        ))),
+        index_core::title::TitleMatch::Several(surfaces) => Err(Unfound::Other(anyhow!(
+            "the titles of {} all show Codex session {session}, each running Codex; session not \
+             recorded, since it cannot be told which is its pane",
+            surfaces.join(", ")
+        ))),
+    }
+}
+
+/// What to do when no pane's title can show the session.
+const TITLE_ADVICE: &str = "Add \"thread-id\" to `terminal_title` under [tui] in \
+                            $CODEX_HOME/config.toml (`crash-resume hook install codex \
+                            --codex-title` does), or run `codex --no-daemon`";
+
+/// Why [`pane_by_title`] named no pane.
+#[derive(Debug)]
+pub enum Unfound {
+    /// No pane's title shows the session (Codex is not set to write it, most likely): what the
+    /// log says, once per daemon.
+    NoTitle(String),
+    /// Anything else: tmux not answering, a pane no longer running Codex, several panes.
+    Other(anyhow::Error),
+}
+
+/// The panes of the tmux server this process reaches.
+fn list_panes(deadline: Instant) -> anyhow::Result<Vec<ListedPane>> {
+    let output = bounded_run::output_by(
+        Process::new(mux::tmux::program()).args(["list-panes", "-a", "-F", PANE_FORMAT]),
+        deadline,
+    )
+    .map_err(|error| anyhow!(error).context("cannot list the tmux panes"))?;
+    if !output.status.success() {
+        bail!(
+            "tmux could not list its panes: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(parse_panes(&String::from_utf8_lossy(&output.stdout)))
+}
+
+/// Whether the terminal `tty` (a path such as `/dev/pts/3`) is among `terminals`.
+fn runs_codex(tty: &str, terminals: &[Terminal]) -> bool {
+    terminal_of(tty).is_some_and(|terminal| terminals.contains(&terminal))
+}
+
+/// A terminal as the process table names it.
+#[cfg(target_os = "linux")]
+type Terminal = rustix::fs::Dev;
+#[cfg(not(target_os = "linux"))]
+type Terminal = String;
+
+/// The terminal of a tty path.
+#[cfg(target_os = "linux")]
+fn terminal_of(tty: &str) -> Option<Terminal> {
+    Some(rustix::fs::stat(tty).ok()?.st_rdev)
+}
+#[cfg(not(target_os = "linux"))]
+fn terminal_of(tty: &str) -> Option<Terminal> {
+    Some(tty.strip_prefix("/dev/")?.to_string())
+}
+
+/// The controlling terminals of the processes named `codex` (the TUI's native program; the
+/// daemon has none), from `/proc` on Linux.
+#[cfg(target_os = "linux")]
+fn codex_terminals(_deadline: Instant) -> Vec<Terminal> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|process| {
+            let name = process.file_name();
+            name.to_str()?.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(process.path().join("stat")).ok()?;
+            let (command, _, tty) = mux::procfs::parse_proc_stat(&stat)?;
+            (command == "codex")
+                .then(|| crate::surface::terminal_device(tty))
+                .flatten()
+        })
+        .collect()
+}
+
+/// The same from one `ps -A -o tty=,comm=` listing elsewhere.
+#[cfg(not(target_os = "linux"))]
+fn codex_terminals(deadline: Instant) -> Vec<Terminal> {
+    crate::surface::ps_every_process("tty=,comm=", deadline)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            let (tty, command) = line.trim().split_once(char::is_whitespace)?;
+            (command.trim().rsplit('/').next() == Some("codex") && !tty.starts_with('?'))
+                .then(|| tty.to_string())
+        })
+        .collect()
+}
+
+/// The title item that shows the thread id.
+pub const THREAD_ID_ITEM: &str = "thread-id";
+
+/// Codex's own title items when `[tui] terminal_title` is not set (0.171; `codex doctor` lists
+/// them), kept when the thread id is added.
+pub const DEFAULT_TITLE_ITEMS: [&str; 2] = ["activity", "project-name"];
+
+/// What adding the thread id to a `config.toml` does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TitleEdit {
+    /// The items already hold it.
+    Already,
+    /// The new text of the file, and the items it sets.
+    Added { text: String, items: Vec<String> },
+}
+
+/// `config` (a `config.toml`'s text, empty when there is none) with [`THREAD_ID_ITEM`] added to
+/// `terminal_title` under `[tui]`: after the items there, or after Codex's defaults when none
+/// are set; the rest of the file is kept as written. An error (the file left alone) when the
+/// file is not TOML, or `tui` or `terminal_title` is not what Codex reads.
+pub fn add_thread_id_to_title(config: &str) -> Result<TitleEdit, String> {
+    let mut document: toml_edit::DocumentMut = config
+        .parse()
+        .map_err(|error| format!("it is not valid TOML: {error}"))?;
+    let tui = document
+        .entry("tui")
+        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+        .as_table_like_mut()
+        .ok_or("its `tui` is not a table")?;
+    let items = match tui.get_mut("terminal_title") {
+        None => {
+            let mut items: toml_edit::Array = DEFAULT_TITLE_ITEMS.into_iter().collect();
+            items.push(THREAD_ID_ITEM);
+            tui.insert("terminal_title", toml_edit::value(items));
+            tui.get("terminal_title")
+                .and_then(toml_edit::Item::as_array)
+                .expect("just set")
+        }
+        Some(item) => {
+            let items = item
+                .as_array_mut()
+                .ok_or("its `terminal_title` under [tui] is not a list of title items")?;
+            if items
+                .iter()
+                .any(|item| item.as_str() == Some(THREAD_ID_ITEM))
+            {
+                return Ok(TitleEdit::Already);
+            }
+            items.push(THREAD_ID_ITEM);
+            items
+        }
+    };
+    let items = items
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .map_or_else(|| item.to_string(), str::to_string)
+        })
+        .collect();
+    Ok(TitleEdit::Added {
+        text: document.to_string(),
+        items,
+    })
+}
+
+/// Whether a `config.toml` (its text) has the thread id among its title items.
+pub fn title_has_thread_id(config: &str) -> bool {
+    matches!(add_thread_id_to_title(config), Ok(TitleEdit::Already))
 }
 
 #[cfg(test)]
@@ -162,7 +415,7 @@ mod tests {
     #[test]
     fn this_test_runs_under_no_daemon() {
         assert_eq!(
-            managed_daemon_ancestor(std::time::Instant::now() + std::time::Duration::from_secs(30)),
+            managed_daemon_ancestor(Instant::now() + std::time::Duration::from_secs(30)),
             None
         );
     }
@@ -188,6 +441,50 @@ mod tests {
                 .any(|(_, words)| is_managed_daemon(words))
         );
         assert_eq!(ps_ancestors(listing, 999), Vec::new());
+    }
+
+    #[test]
+    fn a_pane_listing_is_read_with_any_title() {
+        let listing = "/dev/pts/3\t0\t1\t5b2e,80x24,0,0{40x24,0,0,1,39x24,41,0,2}\tmy work\talpha | 01a2323a-58b9-7f73-aba8-bf783...\n\
+                       /dev/pts/4\t2\t0\t\tw\ta\ttitle with a tab\n\
+                       not a pane\n";
+        let panes = parse_panes(listing);
+        assert_eq!(panes.len(), 2, "{panes:?}");
+        assert_eq!(panes[0].surface, "tmux:my work:0.1");
+        assert_eq!(panes[0].tty, "/dev/pts/3");
+        assert_eq!(panes[0].title, "alpha | 01a2323a-58b9-7f73-aba8-bf783...");
+        assert!(panes[0].layout.is_some());
+        assert_eq!(panes[1].title, "a\ttitle with a tab");
+        assert_eq!(panes[1].layout, None);
+    }
+
+    #[test]
+    fn the_thread_id_joins_codex_defaults_or_the_user_items() {
+        let added = |config: &str| match add_thread_id_to_title(config).unwrap() {
+            TitleEdit::Added { text, .. } => text,
+            TitleEdit::Already => panic!("already in {config}"),
+        };
+        assert_eq!(
+            added(""),
+            "[tui]\nterminal_title = [\"activity\", \"project-name\", \"thread-id\"]\n"
+        );
+        let config = "# mine\nmodel = \"gpt-5\"\n\n[tui]\n# titles\nterminal_title = [\"project\", \"spinner\"] # two\nstatus_line = []\n";
+        assert_eq!(
+            added(config),
+            "# mine\nmodel = \"gpt-5\"\n\n[tui]\n# titles\nterminal_title = [\"project\", \"spinner\", \"thread-id\"] # two\nstatus_line = []\n"
+        );
+        assert_eq!(
+            added("tui = { theme = \"dark\" }\n"),
+            // toml_edit keeps the space that closed the table before the new key's comma.
+            "tui = { theme = \"dark\" , terminal_title = [\"activity\", \"project-name\", \"thread-id\"] }\n"
+        );
+        let with = "[tui]\nterminal_title = [\"thread-id\"]\n";
+        assert_eq!(add_thread_id_to_title(with), Ok(TitleEdit::Already));
+        assert!(title_has_thread_id(with));
+        assert!(!title_has_thread_id(""));
+        assert!(add_thread_id_to_title("tui = 1\n").is_err());
+        assert!(add_thread_id_to_title("[tui]\nterminal_title = \"x\"\n").is_err());
+        assert!(add_thread_id_to_title("[tui\n").is_err());
     }
 
     #[test]

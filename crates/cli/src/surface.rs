@@ -350,7 +350,7 @@ pub fn ps_every_process(columns: &str, deadline: Instant) -> Option<String> {
 /// The device of a `tty_nr` (0: no terminal), which the kernel packs as minor bits 0-7, major
 /// bits 8-19, the rest of the minor from bit 20.
 #[cfg(target_os = "linux")]
-fn terminal_device(tty_nr: i64) -> Option<Dev> {
+pub fn terminal_device(tty_nr: i64) -> Option<Dev> {
     let tty_nr = u64::try_from(tty_nr).ok().filter(|tty| *tty != 0)?;
     let major = ((tty_nr >> 8) & 0xfff) as u32;
     let minor = ((tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00)) as u32;

@@ -13,6 +13,7 @@
 pub mod capture;
 mod ids;
 pub mod text;
+pub mod title;
 
 use std::collections::{HashMap, HashSet};
 

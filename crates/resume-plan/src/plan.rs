@@ -304,18 +304,22 @@ pub fn build_plan(
 /// Why a session of an agent whose end reason does not tell a quit from a crash (Codex, Gemini)
 /// is or is not offered. Codex gives every end the reason `other`, Gemini `exit`, so the
 /// evidence is where the end was seen: the hook marks a session ended only when the end came
-/// from the agent in a pane that still existed; a killed pane reports nothing.
+/// from the agent in a pane that still existed; a killed pane reports nothing, nor does Codex
+/// running in its shared daemon.
 fn end_why(provider: &str, entry: &Entry, outcome: &preflight::Outcome) -> String {
-    let (name, quits, file) = match Agent::from_name(provider) {
+    let (name, quits, file, daemon) = match Agent::from_name(provider) {
         Some(Agent::Gemini) => (
             "Gemini",
             "a /quit, or a SIGINT, SIGTERM or SIGHUP sent to Gemini alone",
             "session file",
+            "",
         ),
         _ => (
             "Codex",
             "a /quit, Ctrl-C, the end of an exec run or a SIGTERM",
             "rollout",
+            // Its daemon's SessionEnd comes alike after a quit and after a killed pane.
+            " (Codex in its shared daemon reports none)",
         ),
     };
     if entry.ended_at.is_some() {
@@ -334,8 +338,13 @@ fn end_why(provider: &str, entry: &Entry, outcome: &preflight::Outcome) -> Strin
         .unwrap_or_default();
     match outcome.verdict {
         Verdict::Resume => {
-            format!("offered: no end was reported from its pane, and the {file} resumes ({disk})")
+            format!(
+                "offered: no end was reported from its pane{daemon}, and the {file} resumes \
+                 ({disk})"
+            )
         }
-        _ => format!("no end was reported from its pane, but {name} cannot resume it: {disk}"),
+        _ => format!(
+            "no end was reported from its pane{daemon}, but {name} cannot resume it: {disk}"
+        ),
     }
 }

@@ -120,10 +120,18 @@ fn capture(
     // The programs the hook runs (tmux, `ps`) get what is left of the budget, less the reserve.
     let programs_deadline = started + HOOK_BUDGET.saturating_sub(WRITE_RESERVE);
     let dialect = agent.facts().dialect;
-    if dialect == Dialect::Codex
-        && let Some(daemon) = crate::codex::managed_daemon_ancestor(programs_deadline)
-    {
-        return Ok(not_recorded_under_daemon(cx, daemon, &payload.session));
+    let daemon = match dialect {
+        Dialect::Codex => crate::codex::managed_daemon_ancestor(programs_deadline),
+        _ => None,
+    };
+    // Codex's daemon sends SessionEnd about a minute after a thread loses its last TUI,
+    // whether the user quit or the pane was killed: it says nothing of a clean end.
+    if let (Some(daemon), HookEvent::SessionEnd { .. }) = (daemon, &payload.event) {
+        return Err(Notice::info(format!(
+            "session {} ended in Codex's daemon (pid {daemon}), which sends SessionEnd whether \
+             the user quit or the pane was killed; not marked ended, it stays resumable",
+            payload.session
+        )));
     }
     if dialect == Dialect::Gemini
         && std::env::var_os("TMUX_PANE").is_none()
@@ -138,7 +146,18 @@ fn capture(
         );
     }
     let read = started.elapsed();
-    let named = match crate::surface::name(&payload.session, programs_deadline) {
+    let found = match daemon {
+        Some(daemon) => {
+            match crate::codex::pane_by_title(&payload.session, daemon, programs_deadline) {
+                Ok(named) => Ok(named),
+                Err(unfound) => {
+                    return not_found_under_daemon(cx, daemon, &payload.session, unfound);
+                }
+            }
+        }
+        None => crate::surface::name(&payload.session, programs_deadline),
+    };
+    let named = match found {
         Ok(named) => named,
         // A SessionEnd records nothing new: its session's surface was named at its start, and
         // an error logged then if it could not be. One that cannot name its pane is normal after
@@ -208,22 +227,29 @@ fn millis_text(duration: Duration) -> String {
     format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
 }
 
-/// A Codex hook under the daemon: the pane cannot be told, so nothing is recorded; the log says
-/// why once per daemon.
-fn not_recorded_under_daemon(cx: &Context, daemon: u32, session: &str) -> String {
+/// A Codex hook under the daemon whose pane's title does not show its session: nothing is
+/// recorded. When no title shows it (Codex is not set to write it), the log says why once per
+/// daemon (and nothing else is logged); any other reason is the hook's error.
+fn not_found_under_daemon(
+    cx: &Context,
+    daemon: u32,
+    session: &str,
+    unfound: crate::codex::Unfound,
+) -> anyhow::Result<String> {
+    let why = match unfound {
+        crate::codex::Unfound::Other(error) => return Err(error),
+        crate::codex::Unfound::NoTitle(why) => why,
+    };
     let marker = context::index_path(cx)
         .ok()
         .and_then(|index| Some(index.parent()?.join("codex-daemon.reported")));
     if marker.is_none_or(|marker| crate::codex::first_report_of(&marker, daemon)) {
-        log(
-            cx,
-            &format!(
-                "hook codex: warning: {}",
-                crate::codex::daemon_message(daemon)
-            ),
-        );
+        log(cx, &format!("hook codex: warning: {why}"));
     }
-    format!("session {session} not recorded: Codex's daemon (pid {daemon}) hides its pane")
+    Ok(format!(
+        "session {session} not recorded: Codex's daemon (pid {daemon}) runs the hook and no \
+         pane's title shows the session"
+    ))
 }
 
 /// Reads the payload from stdin (the first JSON value, in one pass, nothing after it waited for:

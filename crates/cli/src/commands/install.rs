@@ -47,8 +47,13 @@ const GEMINI_RETENTION_OFF: Setting = Setting {
 };
 
 /// What the user must still do in the agent once the hooks are in its file (`retention_off`:
-/// Gemini's cleanup is off in the file written).
-fn next_steps(agent: Agent, path: &Utf8Path, retention_off: bool) -> Option<String> {
+/// Gemini's cleanup is off in the file written; `title_set`: Codex's title shows the thread id).
+fn next_steps(
+    agent: Agent,
+    path: &Utf8Path,
+    retention_off: bool,
+    title_set: bool,
+) -> Option<String> {
     match agent.facts().dialect {
         agent_paths::Dialect::ClaudeCode => Some(
             "next: start Claude Code in a terminal pane (tmux, zellij, WezTerm, kitty, cmux); its \
@@ -85,9 +90,17 @@ fn next_steps(agent: Agent, path: &Utf8Path, retention_off: bool) -> Option<Stri
             "Codex runs a new hook only once it is trusted: start `codex`, and at \"Hooks need \
              review\" choose \"Trust all and continue\" (Codex saves the trust in config.toml \
              under [hooks.state.\"{path}:session_start:0:0\"]); `codex exec` skips untrusted hooks \
-             silently. By default Codex runs hooks in its shared daemon, which cannot tell which \
-             pane a session runs in, so nothing is recorded: run `codex --no-daemon`, or set \
-             `daemon_auto_start = false` under [features] in config.toml"
+             silently. By default Codex runs hooks in its shared daemon, whose environment is \
+             not the session's pane: crash-resume finds the pane by its title, which shows the \
+             session's thread id only with \"thread-id\" among `terminal_title` under [tui] in \
+             config.toml{}",
+            match title_set {
+                true => " (set there)",
+                false =>
+                    "; `crash-resume hook install codex --codex-title` adds it (keeping \
+                          the other title items), or run `codex --no-daemon`. Without it, \
+                          Codex sessions are not recorded",
+            }
         )),
     }
 }
@@ -127,6 +140,18 @@ pub fn run(
         return uninstall_command_hooks(cx, &path, given, dry_run);
     }
     let command = hook_command(cx, agent)?;
+    // Said after the hooks, before `--codex-title` (if given) adds it.
+    let title_set = agent.facts().dialect == agent_paths::Dialect::Codex
+        && cx.config_dir(agent).is_ok_and(|dir| {
+            safe_open::read_head(
+                std::path::Path::new(&dir).join("config.toml").as_path(),
+                safe_open::Symlinks::Follow,
+                1 << 20,
+            )
+            .is_ok_and(|head| {
+                crate::codex::title_has_thread_id(&String::from_utf8_lossy(&head.bytes))
+            })
+        });
     let file = HookFile {
         path: &path,
         command: &command,
@@ -136,8 +161,77 @@ pub fn run(
     };
     install_command_hooks(cx, &file, dry_run, |path, settings| {
         let retention_off = agent == Agent::Gemini && GEMINI_RETENTION_OFF.is_in(settings);
-        next_steps(agent, path, retention_off)
+        next_steps(agent, path, retention_off, title_set)
     })
+}
+
+/// `hook install codex --codex-title`: adds the thread id to Codex's title items in
+/// `$CODEX_HOME/config.toml` (created when missing), the same locked read-merge-write with a
+/// backup as the hooks, the rest of the file kept as written.
+pub fn codex_title(cx: &Context, agent: Agent, dry_run: bool) -> Result<(), Failure> {
+    let dir = Utf8PathBuf::from(cx.config_dir(agent).map_err(Failure::Failed)?);
+    let path = index_store::resolve_path(&dir.join("config.toml"))
+        .map_err(|error| settings_failure(&error))?;
+    let refused = |reason: String| {
+        Failure::Failed(anyhow!(
+            "cannot add \"thread-id\" to Codex's title items in {}: {reason}; the file was left \
+             untouched",
+            index_core::text::escape(path.as_str())
+        ))
+    };
+    let edit = |current: Option<&[u8]>| {
+        let text = std::str::from_utf8(current.unwrap_or_default())
+            .map_err(|_| refused("it is not UTF-8".to_string()))?;
+        crate::codex::add_thread_id_to_title(text).map_err(refused)
+    };
+    let escaped = index_core::text::escape(path.as_str());
+    if dry_run {
+        let current =
+            index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
+        return match edit(current.as_deref())? {
+            crate::codex::TitleEdit::Already => {
+                output::print_message(&format!(
+                    "Codex's title items in {escaped} already show the thread id"
+                ));
+                Ok(())
+            }
+            crate::codex::TitleEdit::Added { text, items } => {
+                output::print_message(&format!(
+                    "would set terminal_title = {items:?} under [tui] (dry run: {escaped} was not \
+                     written)"
+                ));
+                output::print_line(text.trim_end())
+            }
+        };
+    }
+    let mut result = None;
+    let edited = index_store::edit_file(&path, LOCK_TIMEOUT, |current| {
+        let edit = edit(current).map_err(EditError::Refused)?;
+        let bytes = match &edit {
+            crate::codex::TitleEdit::Already => None,
+            crate::codex::TitleEdit::Added { text, .. } => Some(text.clone().into_bytes()),
+        };
+        result = Some(edit);
+        Ok::<_, EditError>(bytes)
+    })
+    .map_err(|error| match error {
+        EditError::Store(error) => settings_failure(&error),
+        EditError::Refused(failure) => failure,
+    })?;
+    match result.expect("the edit ran") {
+        crate::codex::TitleEdit::Added { items, .. } if edited.written => {
+            output::print_message(&format!(
+                "set terminal_title = {items:?} under [tui] in {escaped}{}: each Codex TUI started \
+                 from now on shows its thread id in its pane's title, where a hook in Codex's \
+                 daemon finds it",
+                kept_as(edited.backup.as_deref())
+            ));
+        }
+        _ => output::print_message(&format!(
+            "Codex's title items in {escaped} already show the thread id"
+        )),
+    }
+    Ok(())
 }
 
 /// A setting an install makes besides the hooks, only when asked to: a boolean at a path of

@@ -55,8 +55,25 @@ pub fn run(cli: Cli) -> Outcome {
             settings,
             dry_run,
             retention,
+            codex_title,
         }) => match target.agent() {
-            Some(agent) => install::run(cx, agent, settings, dry_run, false, retention),
+            Some(agent) if codex_title && agent.facts().dialect != agent_paths::Dialect::Codex => {
+                Err(Failure::Usage(anyhow!(
+                    "--codex-title is Codex's setting; {} has no daemon to find panes for",
+                    agent.provider()
+                )))
+            }
+            Some(agent) => {
+                install::run(cx, agent, settings, dry_run, false, retention).and_then(|()| {
+                    match codex_title {
+                        true => install::codex_title(cx, agent, dry_run),
+                        false => Ok(()),
+                    }
+                })
+            }
+            None if codex_title => Err(Failure::Usage(anyhow!(
+                "--codex-title is Codex's setting; tmux has no title to set"
+            ))),
             None if retention.is_some() => Err(Failure::Usage(anyhow!(
                 "--retention is Gemini's setting; tmux has no start-up cleanup to turn off"
             ))),

@@ -1,7 +1,8 @@
 //! `crash-resume hook codex` and `restore` for Codex, through the real binary: a hook that runs
-//! under Codex's daemon records nothing and says why once per daemon; outside it, Codex's
-//! `SessionEnd` (always reason `other`) marks the end; `restore` says why a Codex session is or
-//! is not offered. (The same, with the real Codex CLI in tmux panes: `codex_tui.rs`.)
+//! under Codex's daemon never uses the daemon's environment, records nothing when no pane's
+//! title shows the session and says why once per daemon, and its `SessionEnd` marks nothing
+//! ended; outside it, Codex's `SessionEnd` (always reason `other`) marks the end; `restore` says
+//! why a Codex session is or is not offered. (The same, with the real Codex CLI in tmux panes: `codex_tui.rs`.)
 
 use std::fs;
 use std::path::Path;
@@ -34,10 +35,16 @@ fn payload(event: &str, cwd: &Path, extra: &serde_json::Value) -> String {
 /// Runs the hook twice under one parent process whose command line is the daemon's, with the
 /// surface of pane A in the environment (as the daemon has it).
 fn run_twice_under_a_daemon(env: &Sandbox, payload_file: &Path) {
+    run_under_a_daemon(env, payload_file, 2);
+}
+
+/// Runs the hook `times` times under one parent process whose command line is the daemon's.
+fn run_under_a_daemon(env: &Sandbox, payload_file: &Path, times: usize) {
+    let script = vec!["\"$1\" hook codex < \"$2\""; times].join("; ") + "; :";
     let output = agent_command(env, "sh")
         .args([
             "-c",
-            "\"$1\" hook codex < \"$2\"; \"$1\" hook codex < \"$2\"; :",
+            &script,
             "codex",
             crate::BIN,
             payload_file.to_str().unwrap(),
@@ -73,7 +80,10 @@ fn under_the_daemon_nothing_is_recorded_and_the_log_says_why_once() {
         "said once: {log}"
     );
     assert!(
-        log.contains("--no-daemon") && log.contains("daemon_auto_start = false"),
+        log.contains("--no-daemon")
+            && log.contains("\"thread-id\"")
+            // reboot-sim --real-codex counts the daemons by this.
+            && log.contains("daemon (pid "),
         "{log}"
     );
     // Another daemon is news again.
@@ -137,6 +147,46 @@ fn outside_the_daemon_codex_records_and_its_end_marks_the_session_ended() {
     )
     .assert_silent_success("claude end");
     assert_eq!(env.entry("pane-c").unwrap().get("ended_at"), None);
+}
+
+/// Codex's daemon sends SessionEnd alike after a /quit and a killed pane: one it runs marks
+/// nothing ended, and `restore` offers the session, saying that the daemon reports no end.
+#[test]
+fn a_session_end_from_the_daemon_marks_nothing_ended() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "codex-proj", "");
+    write_rollout(
+        &codex_home(&env),
+        SESSION,
+        r#"{"timestamp":"2026-12-01T07:49:08.000Z","type":"session_meta","payload":{}}"#,
+    );
+    run_hook(
+        &env,
+        "codex",
+        &[("CRASH_RESUME_SURFACE", "pane-a")],
+        &payload("SessionStart", &cwd, &json!({"source": "startup"})),
+    )
+    .assert_silent_success("start");
+    let payload_file = env.root().join("payload.json");
+    fs::write(
+        &payload_file,
+        payload("SessionEnd", &cwd, &json!({"reason": "other"})),
+    )
+    .unwrap();
+    run_under_a_daemon(&env, &payload_file, 1);
+    let entry = env.entry("pane-a").expect("kept");
+    assert_eq!(entry.get("ended_at"), None, "not an end: {entry}");
+    let log = hook_log(&env);
+    assert!(
+        log.contains("ended in Codex's daemon") && log.contains("not marked ended"),
+        "{log}"
+    );
+    let plan = plan_by_surface(&restore(&env, true, &["--all"]).stdout);
+    let why = plan["pane-a"]["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("offered: no end was reported from its pane (Codex in its shared daemon"),
+        "{why}"
+    );
 }
 
 /// A rollout as Codex 0.171 writes it, found by the search (no state database).

@@ -2,8 +2,13 @@
 //! TUI in two tmux panes, offline, with the hooks that `crash-resume hook install codex` writes.
 //!
 //! - Daemon mode (Codex's default): the hooks run inside `codex app-server --managed-daemon`,
-//!   whose environment is the first pane's; nothing may be recorded (in particular not pane B's
-//!   session under pane A's surface), and `hook.log` says why once.
+//!   whose environment is the first pane's; without the title setting nothing may be recorded
+//!   (in particular not pane B's session under pane A's surface), and `hook.log` says why once.
+//! - Daemon mode with `"thread-id"` among `[tui] terminal_title` (which `hook install codex
+//!   --codex-title` adds): each TUI writes its thread id into its pane's title, and the hook in
+//!   the daemon records each session under the pane whose title shows it, also for a pane
+//!   started after the pane that started the daemon was killed; a SessionEnd from the daemon
+//!   marks nothing ended.
 //! - `--no-daemon`: each pane's session is recorded under its own surface; `/quit` in one pane
 //!   marks its session ended, killing the other pane does not, and `restore` offers the killed
 //!   one only, saying why.
@@ -33,8 +38,9 @@ fn installed_codex() -> PathBuf {
     codex_offline::installed_cli(env!("CARGO_TARGET_TMPDIR"))
 }
 
-/// A Codex home for the mock, and crash-resume's hooks installed by `hook install codex`.
-fn codex_setup(env: &Sandbox, project: &Path) {
+/// A Codex home for the mock, and crash-resume's hooks installed by `hook install codex` (with
+/// `install_args`).
+fn codex_setup(env: &Sandbox, project: &Path, install_args: &[&str]) {
     let home = codex_home(env);
     fs::create_dir_all(&home).unwrap();
     fs::write(
@@ -44,6 +50,7 @@ fn codex_setup(env: &Sandbox, project: &Path) {
     .unwrap();
     let output = crash_resume_agent(env)
         .args(["hook", "install", "codex"])
+        .args(install_args)
         .output()
         .unwrap();
     assert!(output.status.success(), "hook install codex: {output:?}");
@@ -124,7 +131,7 @@ fn two_codex_panes(
 ) -> (OfflineTmux, PathBuf, [String; 2]) {
     let cli = installed_codex();
     let project = make_dir(&env.root().join("proj"));
-    codex_setup(env, &project);
+    codex_setup(env, &project, &[]);
     let place = |pane| {
         (
             PanePlace::new("codex", 0, pane),
@@ -157,11 +164,10 @@ fn daemon_mode_records_nothing_and_never_misattributes() {
         "nothing is recorded under the daemon (A {session_a}, B {session_b}): {entries:?}"
     );
     let log = hook_log(&env);
-    assert_eq!(
-        log.matches("Codex runs its hooks in its shared daemon")
-            .count(),
-        1,
-        "said once: {log}"
+    assert_eq!(log.lines().count(), 1, "one line: {log}");
+    assert!(
+        log.contains("Codex runs its hooks in its shared daemon") && log.contains("\"thread-id\""),
+        "says why, and what to set: {log}"
     );
     let requests = fs::read_to_string(env.root().join("requests.log")).unwrap();
     assert!(
@@ -234,4 +240,90 @@ fn no_daemon_records_each_pane_and_quit_is_an_end_a_killed_pane_is_not() {
     let a = item(surface_a);
     assert_eq!(a["ended_cleanly"], true, "{a}");
     assert!(a["why"].as_str().unwrap().starts_with("not offered"), "{a}");
+}
+
+#[test]
+fn daemon_mode_with_the_title_records_each_pane_also_after_the_first_is_killed() {
+    let env = Sandbox::default();
+    let cli = installed_codex();
+    let project = make_dir(&env.root().join("proj"));
+    codex_setup(&env, &project, &["--codex-title"]);
+    let config = fs::read_to_string(codex_home(&env).join("config.toml")).unwrap();
+    assert!(config.contains("\"thread-id\""), "{config}");
+    // One pane per window: a killed window leaves the others' places as they were.
+    let place = |window| {
+        (
+            PanePlace::new("codex", window, 0),
+            project.clone(),
+            PANE_SHELL,
+        )
+    };
+    let tmux = OfflineTmux::start(
+        &env,
+        &server_name("codex-title"),
+        &[place(0), place(1), place(2)],
+    );
+    let server = tmux.server();
+    let [pane_a, pane_b, pane_c] = ["codex:0.0", "codex:1.0", "codex:2.0"];
+    for (pane, first) in [(pane_a, true), (pane_b, false)] {
+        start_codex(server, pane, &cli, false, first);
+        prompt(server, pane, &format!("hello from {pane}"));
+    }
+    wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
+    let session_a = session_of(&env, &format!("hello from {pane_a}"));
+    let session_b = session_of(&env, &format!("hello from {pane_b}"));
+    for (pane, session) in [(pane_a, &session_a), (pane_b, &session_b)] {
+        let title = server.display(pane, "#{pane_title}");
+        assert!(
+            title.contains(&session[..24]),
+            "{pane}'s title {title:?} shows {session}"
+        );
+    }
+    let entries = entries(&env);
+    assert_eq!(
+        entries["tmux:codex:0.0"]["sessionId"],
+        session_a.as_str(),
+        "{entries:?}"
+    );
+    assert_eq!(
+        entries["tmux:codex:1.0"]["sessionId"],
+        session_b.as_str(),
+        "{entries:?}"
+    );
+    assert_eq!(entries.len(), 2, "{entries:?}");
+
+    // The pane that started the daemon is killed; the daemon lives on with its environment, and
+    // a Codex started in another pane afterwards is still recorded under its own pane.
+    let shell_a: u32 = server.display(pane_a, "#{pane_pid}").parse().unwrap();
+    let family = descendants(shell_a);
+    server.tmux(&["kill-pane", "-t", pane_a]);
+    wait_for("pane A's processes to end", || {
+        family.iter().all(|pid| !alive(*pid)).then_some(())
+    });
+    start_codex(server, pane_c, &cli, false, false);
+    prompt(server, pane_c, &format!("hello from {pane_c}"));
+    wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
+    let session_c = session_of(&env, &format!("hello from {pane_c}"));
+    let entries = crate::agent_tui::entries(&env);
+    assert_eq!(
+        entries["tmux:codex:2.0"]["sessionId"],
+        session_c.as_str(),
+        "{entries:?}"
+    );
+    assert_eq!(
+        entries["tmux:codex:1.0"]["sessionId"],
+        session_b.as_str(),
+        "{entries:?}"
+    );
+    assert_eq!(
+        entries["tmux:codex:0.0"]["sessionId"],
+        session_a.as_str(),
+        "{entries:?}"
+    );
+    for surface in ["tmux:codex:0.0", "tmux:codex:1.0", "tmux:codex:2.0"] {
+        assert_eq!(entries[surface]["provider"], "codex");
+        assert_eq!(entries[surface].get("ended_at"), None, "{entries:?}");
+    }
+    let log = hook_log(&env);
+    assert!(!log.contains("error"), "{log}");
 }

@@ -362,7 +362,7 @@ fn install_codex_writes_hooks_json_merged_backed_up_and_idempotent() {
                     hooks_path.display()
                 )))
                 .and(contains("--no-daemon"))
-                .and(contains("daemon_auto_start = false")),
+                .and(contains("--codex-title")),
         );
     assert_eq!(
         fs::read_to_string(backup_of(&hooks_path)).unwrap(),
@@ -398,6 +398,72 @@ fn install_codex_writes_hooks_json_merged_backed_up_and_idempotent() {
         .success()
         .stdout(contains("installed SessionStart and SessionEnd"));
     assert_eq!(fs::read(&hooks_path).unwrap(), bytes);
+}
+
+/// The thread id in Codex's pane titles is never added silently: a plain install only explains
+/// it; `--codex-title` adds it to the user's items (Codex's defaults when none are set), keeps
+/// the rest of config.toml as written, backs it up, and is idempotent; `--dry-run` writes
+/// nothing; a title setting Codex would not read is refused and left alone.
+#[test]
+fn install_codex_title_adds_the_thread_id_on_request_only() {
+    let env = Sandbox::default();
+    let config = codex_home(&env).join("config.toml");
+    fs::create_dir_all(codex_home(&env)).unwrap();
+    let existing = "# my settings\nmodel = \"gpt-5\"\n\n[tui]\nterminal_title = [\"spinner\", \"project\"] # mine\n";
+    fs::write(&config, existing).unwrap();
+    let codex_install = |extra: &[&str]| {
+        assert_cmd::Command::from_std(crash_resume_agent(&env))
+            .args(["hook", "install", "codex"])
+            .args(extra)
+            .assert()
+    };
+    codex_install(&[])
+        .success()
+        .stderr(contains("\"thread-id\"").and(contains("--codex-title")));
+    assert_eq!(
+        fs::read_to_string(&config).unwrap(),
+        existing,
+        "not silently"
+    );
+    codex_install(&["--codex-title", "--dry-run"])
+        .success()
+        .stdout(contains("\"spinner\", \"project\", \"thread-id\""));
+    assert_eq!(fs::read_to_string(&config).unwrap(), existing, "dry run");
+    codex_install(&["--codex-title"])
+        .success()
+        .stderr(contains("set terminal_title").and(contains("kept as")));
+    assert_eq!(
+        fs::read_to_string(&config).unwrap(),
+        "# my settings\nmodel = \"gpt-5\"\n\n[tui]\nterminal_title = [\"spinner\", \"project\", \"thread-id\"] # mine\n"
+    );
+    assert_eq!(fs::read_to_string(backup_of(&config)).unwrap(), existing);
+    let bytes = fs::read(&config).unwrap();
+    codex_install(&["--codex-title"])
+        .success()
+        .stderr(contains("already show the thread id").and(contains("(set there)")));
+    assert_eq!(fs::read(&config).unwrap(), bytes, "idempotent");
+
+    // No setting yet: Codex's own defaults are kept before the thread id.
+    fs::remove_file(&config).unwrap();
+    codex_install(&["--codex-title"]).success();
+    assert_eq!(
+        fs::read_to_string(&config).unwrap(),
+        "[tui]\nterminal_title = [\"activity\", \"project-name\", \"thread-id\"]\n"
+    );
+
+    // A setting Codex would not read is refused, the file left alone.
+    let odd = "[tui]\nterminal_title = \"thread-id\"\n";
+    fs::write(&config, odd).unwrap();
+    codex_install(&["--codex-title"])
+        .code(1)
+        .stderr(contains("not a list of title items").and(contains("left untouched")));
+    assert_eq!(fs::read_to_string(&config).unwrap(), odd);
+    // It is Codex's setting only.
+    assert_cmd::Command::from_std(crash_resume_agent(&env))
+        .args(["hook", "install", "claude", "--codex-title"])
+        .assert()
+        .code(2)
+        .stderr(contains("--codex-title is Codex's setting"));
 }
 
 /// The exact command string written into the settings runs as Claude Code would run it
