@@ -234,7 +234,7 @@ pub enum HookCommand {
         /// deleting sessions older than 30 days)
         #[arg(long, value_enum, value_name = "off")]
         retention: Option<RetentionSetting>,
-        /// codex only: also add "thread-id" to `terminal_title` under [tui] in
+        /// codex only: also add "thread-id" to `terminal_title` under `[tui]` in
         /// $CODEX_HOME/config.toml, keeping the items there (Codex's defaults when none are set),
         /// so that a hook Codex runs in its shared daemon finds the session's pane by its title
         #[arg(long)]
