@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod backend;
+mod client;
 pub mod cmux;
 pub mod kitty;
 mod multiplexer;

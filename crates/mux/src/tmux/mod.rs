@@ -173,36 +173,22 @@ impl Server {
     }
 
     fn tmux(&self, args: &[&str]) -> Result<String, MuxError> {
-        if let Some(unanswered) = self.unanswered() {
-            return Err(MuxError::Unanswered {
-                said: unanswered.to_string(),
-                again: true,
-            });
-        }
         let mut command = Process::new(program());
         if let Some(socket) = &self.socket {
             command.args(["-L", socket]);
         }
-        let output = match bounded_run::output(command.args(args), CALL_DEADLINE) {
-            Ok(output) => output,
-            Err(error) if error.is_timeout() => {
+        command.args(args);
+        crate::client::run(
+            &mut command,
+            CALL_DEADLINE,
+            &self.unanswered,
+            "tmux",
+            args,
+            || {
                 let asked = args.first().copied().unwrap_or_default();
-                let said = format!("{error} (`{} {asked}`)", self.command_line());
-                return Err(MuxError::Unanswered {
-                    said: self.unanswered.get_or_init(|| said).clone(),
-                    again: false,
-                });
-            }
-            Err(error) => return Err(error.into()),
-        };
-        if !output.status.success() {
-            return Err(MuxError::Failed {
-                program: "tmux",
-                args: args.join(" "),
-                stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
-            });
-        }
-        Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+                format!("{} {asked}", self.command_line())
+            },
+        )
     }
 
     /// What the server has of `target`. Read from one listing of every pane and matched

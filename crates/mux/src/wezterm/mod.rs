@@ -69,34 +69,16 @@ impl Wezterm {
     }
 
     fn cli(&self, args: &[&str]) -> Result<String, MuxError> {
-        if let Some(unanswered) = self.unanswered.get() {
-            return Err(MuxError::Unanswered {
-                said: unanswered.clone(),
-                again: true,
-            });
-        }
         let mut command = Process::new(&self.program);
         command.args(["cli", "--no-auto-start"]).args(args);
-        let output = match bounded_run::output(&mut command, self.deadline) {
-            Ok(output) => output,
-            Err(error) if error.is_timeout() => {
-                let asked = args.first().copied().unwrap_or_default();
-                let said = format!("{error} (`wezterm cli {asked}`)");
-                return Err(MuxError::Unanswered {
-                    said: self.unanswered.get_or_init(|| said).clone(),
-                    again: false,
-                });
-            }
-            Err(error) => return Err(error.into()),
-        };
-        if !output.status.success() {
-            return Err(MuxError::Failed {
-                program: "wezterm cli",
-                args: args.join(" "),
-                stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
-            });
-        }
-        Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+        crate::client::run(
+            &mut command,
+            self.deadline,
+            &self.unanswered,
+            "wezterm cli",
+            args,
+            || format!("wezterm cli {}", args.first().copied().unwrap_or_default()),
+        )
     }
 
     /// Whether WezTerm has a pane of this id now.

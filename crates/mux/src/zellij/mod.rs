@@ -268,36 +268,19 @@ impl Zellij {
     }
 
     fn call_within(&self, args: &[&str], deadline: Duration) -> Result<String, MuxError> {
-        if let Some(unanswered) = self.unanswered.get() {
-            return Err(MuxError::Unanswered {
-                said: unanswered.clone(),
-                again: true,
-            });
-        }
         let mut command = Process::new(&self.program);
         command.args(args);
         for variable in INSIDE_VARIABLES {
             command.env_remove(variable);
         }
-        let output = match bounded_run::output(&mut command, deadline) {
-            Ok(output) => output,
-            Err(error) if error.is_timeout() => {
-                let said = format!("{error} (`zellij {}`)", asked(args));
-                return Err(MuxError::Unanswered {
-                    said: self.unanswered.get_or_init(|| said).clone(),
-                    again: false,
-                });
-            }
-            Err(error) => return Err(error.into()),
-        };
-        if !output.status.success() {
-            return Err(MuxError::Failed {
-                program: "zellij",
-                args: args.join(" "),
-                stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
-            });
-        }
-        Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+        crate::client::run(
+            &mut command,
+            deadline,
+            &self.unanswered,
+            "zellij",
+            args,
+            || format!("zellij {}", asked(args)),
+        )
     }
 
     /// A read, asked again when zellij answers it with nothing or a failure (it does so now and
