@@ -1,5 +1,6 @@
-//! Running a multiplexer's command-line client (`tmux`, `wezterm cli`, `zellij`) the one way
-//! every backend does: with a deadline, and once a call has not answered, never again.
+//! Talking to a multiplexer the one way every backend does: its command-line client (`tmux`,
+//! `wezterm cli`, `zellij`) run with a deadline and, once a call has not answered, never again;
+//! and an answer of its socket protocol (cmux, kitty) read into its result or its failure.
 
 use std::cell::OnceCell;
 use std::process::Command;
@@ -44,4 +45,31 @@ pub(crate) fn run(
         });
     }
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+/// An answer of a multiplexer's socket protocol, `{"ok": bool, <result_key>: ..., "error": ...}`
+/// (cmux's and kitty's shapes): the result when `ok`, else the failure its error message (at
+/// `error_pointer`) says; `None` when it has no `ok` at all.
+pub(crate) fn socket_result(
+    mut answer: serde_json::Value,
+    result_key: &str,
+    error_pointer: &str,
+    program: &'static str,
+    args: &str,
+) -> Option<Result<serde_json::Value, MuxError>> {
+    match answer.get("ok").and_then(serde_json::Value::as_bool)? {
+        true => Some(Ok(answer
+            .get_mut(result_key)
+            .map(serde_json::Value::take)
+            .unwrap_or(serde_json::Value::Null))),
+        false => Some(Err(MuxError::Failed {
+            program,
+            args: args.to_string(),
+            stderr: answer
+                .pointer(error_pointer)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("no message")
+                .to_string(),
+        })),
+    }
 }

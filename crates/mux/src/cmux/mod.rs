@@ -133,23 +133,9 @@ impl Cmux {
 /// The `result` of an answer, or what its `error` says.
 fn read_answer(method: &str, answer: &str) -> Result<Value, MuxError> {
     let unreadable = || MuxError::Answer(format!("cmux answered `{method}` with {answer:?}"));
-    let mut answer: Value = serde_json::from_str(answer.trim()).map_err(|_| unreadable())?;
-    match answer.get("ok").and_then(Value::as_bool) {
-        Some(true) => Ok(answer
-            .get_mut("result")
-            .map(Value::take)
-            .unwrap_or(Value::Null)),
-        Some(false) => Err(MuxError::Failed {
-            program: "cmux",
-            args: method.to_string(),
-            stderr: answer
-                .pointer("/error/message")
-                .and_then(Value::as_str)
-                .unwrap_or("no message")
-                .to_string(),
-        }),
-        None => Err(unreadable()),
-    }
+    let answer: Value = serde_json::from_str(answer.trim()).map_err(|_| unreadable())?;
+    crate::client::socket_result(answer, "result", "/error/message", "cmux", method)
+        .unwrap_or_else(|| Err(unreadable()))
 }
 
 impl Backend for Cmux {

@@ -441,23 +441,9 @@ fn read_answer(command: &str, answer: &[u8]) -> Result<Value, MuxError> {
         .strip_prefix(START)
         .and_then(|rest| rest.strip_suffix(END))
         .ok_or_else(unreadable)?;
-    let mut answer: Value = serde_json::from_slice(json).map_err(|_| unreadable())?;
-    match answer.get("ok").and_then(Value::as_bool) {
-        Some(true) => Ok(answer
-            .get_mut("data")
-            .map(Value::take)
-            .unwrap_or(Value::Null)),
-        Some(false) => Err(MuxError::Failed {
-            program: "kitty",
-            args: command.to_string(),
-            stderr: answer
-                .get("error")
-                .and_then(Value::as_str)
-                .unwrap_or("no message")
-                .to_string(),
-        }),
-        None => Err(unreadable()),
-    }
+    let answer: Value = serde_json::from_slice(json).map_err(|_| unreadable())?;
+    crate::client::socket_result(answer, "data", "/error", "kitty", command)
+        .unwrap_or_else(|| Err(unreadable()))
 }
 
 /// A command line's program, by its base name, a login shell's `-` removed.

@@ -285,9 +285,18 @@ impl Server {
         })
     }
 
-    /// [`Backend::open`] for a tmux pane: what it created for a surface that then fails is
-    /// removed again.
+    /// [`Backend::open`] for a tmux pane.
     fn open_pane(&self, target: &TmuxPane, start: &Start<'_>) -> Result<Opened, MuxError> {
+        self.undone_on_failure(target, |made| self.open_in(target, start, made))
+    }
+
+    /// Runs `work` for `target` (refused first when tmux would rewrite its session name),
+    /// noting what it creates in a [`Made`], and removes all of it again when `work` fails.
+    fn undone_on_failure<T>(
+        &self,
+        target: &TmuxPane,
+        work: impl FnOnce(&mut Made) -> Result<T, MuxError>,
+    ) -> Result<T, MuxError> {
         if let Some(character) = target.rewritten_character() {
             return Err(MuxError::Unnameable {
                 session: target.session.clone(),
@@ -295,11 +304,11 @@ impl Server {
             });
         }
         let mut made = Made::default();
-        let opened = self.open_in(target, start, &mut made);
-        if opened.is_err() {
+        let done = work(&mut made);
+        if done.is_err() {
             self.remove(&made);
         }
-        opened
+        done
     }
 
     fn open_in(

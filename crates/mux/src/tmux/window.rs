@@ -20,18 +20,7 @@ impl Server {
         target: &TmuxPane,
         dir: Option<&str>,
     ) -> Result<Option<Vec<Created>>, MuxError> {
-        if let Some(character) = target.rewritten_character() {
-            return Err(MuxError::Unnameable {
-                session: target.session.clone(),
-                character,
-            });
-        }
-        let mut made = Made::default();
-        let opened = self.shell_in(target, dir, &mut made);
-        if opened.is_err() {
-            self.remove(&made);
-        }
-        opened
+        self.undone_on_failure(target, |made| self.shell_in(target, dir, made))
     }
 
     fn shell_in(
