@@ -28,8 +28,8 @@ use test_support::gemini_offline;
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::offline::{
-    Namespace, SCREEN_DEADLINE, entry, find, install_wrapper, list, requests_row, restore_plan,
-    screen, screen_shows, short,
+    Namespace, SCREEN_DEADLINE, end_kind, entry, find, install_wrapper, list, requests_row,
+    restore_plan, screen, screen_shows, short,
 };
 use super::sandbox::{Sandbox, create_dir, kill};
 use super::wait::{wait_for, wait_until};
@@ -259,7 +259,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
                 {
                     problems.push("restore --apply tmux did not act on the pane".into());
                 }
-                if !why(item).starts_with("offered") {
+                if end_kind(item) != "offered" {
                     problems.push(format!("restore's reason: {:?}", why(item)));
                 }
                 (
@@ -275,13 +275,14 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
                     problems.push("restore offers a session that ended with /quit".into());
                 }
                 let why = why(item_all);
-                if !why.starts_with("not offered") {
+                let ended = end_kind(item_all) == "ended";
+                if !ended {
                     problems.push(format!("restore --all's reason: {why:?}"));
                 }
                 (
                     "ended, not offered".to_string(),
                     match item {
-                        None if why.starts_with("not offered") => "ended, not offered".to_string(),
+                        None if ended => "ended, not offered".to_string(),
                         None => "not offered".to_string(),
                         Some(_) => "offered".to_string(),
                     },
@@ -292,7 +293,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
                     .and_then(|item| item["verdict"].as_str())
                     .unwrap_or("-");
                 let why = why(item);
-                let said_why = why.contains("Gemini cannot resume it");
+                let said_why = end_kind(item) == "cannot_resume";
                 if verdict != "fresh" || !said_why {
                     problems.push(format!("verdict {verdict}, reason {why:?}"));
                 }

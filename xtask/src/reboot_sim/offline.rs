@@ -172,6 +172,13 @@ pub fn find<'a>(plan: &'a [Value], surface: &str) -> Option<&'a Value> {
     plan.iter().find(|item| item["surface"] == surface)
 }
 
+/// Why a plan item's session is or is not offered, typed (its `end_evidence`'s kind:
+/// `offered`, `ended`, `cannot_resume`); empty when it says nothing.
+pub fn end_kind(item: Option<&Value>) -> &str {
+    item.and_then(|item| item["end_evidence"]["kind"].as_str())
+        .unwrap_or_default()
+}
+
 /// The row of what the mock was asked (`requests`, one `METHOD PATH` a line): `expected` says
 /// which requests the agent may make, `allowed` tells them.
 pub fn requests_row(

@@ -261,7 +261,9 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
             let verdict = item.verdict.as_str().to_string();
             let what = match (&item.refused, &item.held_elsewhere, &item.command) {
                 (Some(refused), _, _) => format!("not resumed: {refused}"),
-                (None, Some(holder), _) => format!("not resumed: held by {}", escape(holder)),
+                (None, Some(holder), _) => {
+                    format!("not resumed: held by {}", escape(&holder.to_string()))
+                }
                 (None, None, Some(command)) => escape(command).into_owned(),
                 (None, None, None) => match &item.recoverable_session_id {
                     Some(evidence) => {
