@@ -127,6 +127,18 @@ pub struct Planner<'a> {
 impl<'a> Planner<'a> {
     /// A planner over `index`, rendering commands with `registry`, in the environment `env`.
     pub fn new(index: &'a Index, registry: &'a Registry, env: &'a Environment) -> Self {
+        Planner::with_cache(index, registry, env, preflight::Cache::default())
+    }
+
+    /// [`Planner::new`], its preflights sharing `cache`: what it holds already is not read
+    /// again (such as the sessions running agents hold, when the caller knows them:
+    /// [`preflight::claude::Cache::assume_live_holders`]).
+    pub fn with_cache(
+        index: &'a Index,
+        registry: &'a Registry,
+        env: &'a Environment,
+        cache: preflight::Cache,
+    ) -> Self {
         Planner {
             index,
             registry,
@@ -134,7 +146,7 @@ impl<'a> Planner<'a> {
             home: env.home(),
             // Every bound id; each entry's own is taken out while its preflight runs.
             excluded: input::excluded_ids(index, None),
-            cache: preflight::Cache::default(),
+            cache,
             now: SystemTime::now(),
         }
     }
