@@ -116,7 +116,7 @@ fn capture(
         None if is_retry => read_stdin(RETRY_STDIN_DEADLINE)?,
         None => read_stdin(STDIN_DEADLINE)?,
     };
-    let payload = parse_hook_payload(&value).map_err(|reason| anyhow!(reason))?;
+    let payload = parse_hook_payload(&value)?;
     // The programs the hook runs (tmux, `ps`) get what is left of the budget, less the reserve.
     let programs_deadline = started + HOOK_BUDGET.saturating_sub(WRITE_RESERVE);
     let dialect = agent.facts().dialect;
