@@ -42,7 +42,7 @@ pub mod reasons;
 pub mod resume;
 mod wire;
 
-pub use environment::{Environment, LocationError, hook_log_path};
+pub use environment::{Environment, LocationError, Placed, hook_log_path};
 pub use plan::{Plan, PlanItem};
 
 /// The examples of the crate's README.md, compiled and run as doc tests so they stay true.

@@ -289,7 +289,7 @@ fn capture(
                 wait: retry_wait,
             });
         }
-        other => other?,
+        other => other.map_err(crate::error::store_error)?,
     };
     for warning in &updated.warnings {
         log(cx, &format!("warning: {warning}"));
