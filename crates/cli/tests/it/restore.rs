@@ -251,6 +251,11 @@ fn a_session_held_by_a_live_agent_process_is_not_resumed() {
         format!("a running agent (pid {})", agent.pid()),
         "{item}"
     );
+    assert_eq!(
+        item["held_by"],
+        serde_json::json!({"kind": "agent", "pid": agent.pid()}),
+        "{item}"
+    );
     assert_eq!(item["verdict"], "resume", "{item}");
     for surface in ["dead", "not-claude"] {
         assert_eq!(plan[surface]["held_elsewhere"], Value::Null, "{surface}");
