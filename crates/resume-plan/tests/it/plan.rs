@@ -148,20 +148,25 @@ fn a_session_on_disk_resumes_with_its_command() {
     assert_eq!(item.why, None);
 }
 
-#[test]
-fn a_session_a_running_agent_holds_is_held_elsewhere() {
+/// pane-a's plan item while a running Claude Code process (pid 4242) holds `running`.
+fn planned_while_an_agent_runs(running: &str) -> PlanItem {
     let mut world = World::new();
     world.record("pane-a", "11111111-aaaa", "claude");
     world.claude_transcript("11111111-aaaa", 1);
     let cache = preflight::Cache::default();
     cache.claude.assume_live_holders(
         &world.config_dir("claude"),
-        vec![("11111111-aaaa".to_string(), 4242)],
+        vec![(running.to_string(), 4242)],
     );
     let entry = world.index.lookup("pane-a").unwrap();
-    let item = Planner::with_cache(&world.index, &world.registry, &world.env, cache)
+    Planner::with_cache(&world.index, &world.registry, &world.env, cache)
         .item(entry)
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_session_a_running_agent_holds_is_held_elsewhere() {
+    let item = planned_while_an_agent_runs("11111111-aaaa");
     assert_eq!(
         item.held_elsewhere,
         Some(HeldElsewhere::Agent { pid: 4242 })
@@ -175,18 +180,7 @@ fn a_session_a_running_agent_holds_is_held_elsewhere() {
 
 #[test]
 fn a_running_agent_of_another_session_holds_nothing_here() {
-    let mut world = World::new();
-    world.record("pane-a", "11111111-aaaa", "claude");
-    world.claude_transcript("11111111-aaaa", 1);
-    let cache = preflight::Cache::default();
-    cache.claude.assume_live_holders(
-        &world.config_dir("claude"),
-        vec![("22222222-bbbb".to_string(), 4242)],
-    );
-    let entry = world.index.lookup("pane-a").unwrap();
-    let item = Planner::with_cache(&world.index, &world.registry, &world.env, cache)
-        .item(entry)
-        .unwrap();
+    let item = planned_while_an_agent_runs("22222222-bbbb");
     assert_eq!(item.held_elsewhere, None);
     assert!(item.resumable(), "{item:?}");
 }
