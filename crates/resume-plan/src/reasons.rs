@@ -122,7 +122,7 @@ impl fmt::Display for Refusal {
 
 /// An agent whose end reason does not tell a quit from a crash, so that whether its session
 /// is offered rests on where the end was seen (its `agent_paths::CleanEnd` is
-/// `FromOpenPane`). A new such agent is a variant here and its words in [`Words`].
+/// `FromOpenPane`). A new such agent is a variant here, with its words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnclearEnd {
