@@ -66,6 +66,16 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let mut restored_into = None;
     let mut store = None;
     if let Some(multiplexer) = args.apply {
+        if multiplexer == mux::Multiplexer::Kitty
+            && args
+                .kitty_socket
+                .as_deref()
+                .is_none_or(|address| address.trim().is_empty())
+        {
+            return Err(Failure::Usage(anyhow!(
+                "no kitty to restore into: give --kitty-socket unix:PATH (the address kitty's --listen-on names), or run it from a kitty window with remote control on (KITTY_LISTEN_ON)"
+            )));
+        }
         let options = mux::Options {
             tmux_socket: args.tmux_socket.clone(),
             cmux_socket: args.cmux_socket.clone(),
