@@ -9,7 +9,7 @@ use agent_paths::Agent;
 use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::claude::{self, Candidate, RetentionRisk};
-use crate::{Cache, codex, gemini};
+use crate::{Cache, codex, copilot, gemini};
 
 /// What is on disk for one session id, where the agent's CLI looks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +114,7 @@ pub fn open<'a>(
                 cache: &cache.gemini,
             })
         }
+        Agent::Copilot => Box::new(CopilotLayout { home: config_dir }),
     })
 }
 
@@ -270,5 +271,35 @@ impl Layout for GeminiLayout<'_> {
             return None;
         }
         claude::retention_risk(transcript.file.as_deref()?, retention.max_age_days, now)
+    }
+}
+
+/// Copilot CLI: `<COPILOT_HOME>/session-state/<id>/events.jsonl`, whatever the working dir.
+struct CopilotLayout {
+    home: Utf8PathBuf,
+}
+
+impl Layout for CopilotLayout {
+    fn describe(&self) -> String {
+        copilot::sessions_dir(&self.home).to_string()
+    }
+
+    fn locate(&self, session: &str) -> Transcript {
+        let found = copilot::locate(&self.home, session);
+        let reachable = found.reachability.is_reachable();
+        Transcript {
+            reachable,
+            place: found.path.to_string(),
+            state: found.reachability.describe().to_string(),
+            file: reachable.then_some(found.path),
+        }
+    }
+
+    fn scan(&self, _skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, String> {
+        Err("Copilot resumes only the id it is given: no recovery of another conversation".into())
+    }
+
+    fn live_holders(&self) -> Vec<(String, u32)> {
+        copilot::live_holders(&self.home)
     }
 }

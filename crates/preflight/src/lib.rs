@@ -23,6 +23,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod gemini;
 pub mod layout;
 pub mod paths;

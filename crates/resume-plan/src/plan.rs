@@ -180,8 +180,10 @@ impl<'a> Planner<'a> {
             }
             _ => None,
         };
-        let why = match Agent::from_name(&provider).map(|agent| agent.facts().clean_end) {
-            Some(CleanEnd::FromOpenPane) => Some(end_why(&provider, entry, &outcome)),
+        let why = match Agent::from_name(&provider) {
+            Some(agent) if agent.facts().clean_end == CleanEnd::FromOpenPane => {
+                Some(end_why(agent, entry, &outcome))
+            }
             _ => None,
         };
         let cleanup = outcome
@@ -301,27 +303,19 @@ pub fn build_plan(
     Ok(plan)
 }
 
-/// Why a session of an agent whose end reason does not tell a quit from a crash (Codex, Gemini)
-/// is or is not offered. Codex gives every end the reason `other`, Gemini `exit`, so the
-/// evidence is where the end was seen: the hook marks a session ended only when the end came
-/// from the agent in a pane that still existed; a killed pane reports nothing, nor does Codex
-/// running in its shared daemon.
-fn end_why(provider: &str, entry: &Entry, outcome: &preflight::Outcome) -> String {
-    let (name, quits, file, daemon) = match Agent::from_name(provider) {
-        Some(Agent::Gemini) => (
-            "Gemini",
-            "a /quit, or a SIGINT, SIGTERM or SIGHUP sent to Gemini alone",
-            "session file",
-            "",
-        ),
-        _ => (
-            "Codex",
-            "a /quit, Ctrl-C, the end of an exec run or a SIGTERM",
-            "rollout",
-            // Its daemon's SessionEnd comes alike after a quit and after a killed pane.
-            " (Codex in its shared daemon reports none)",
-        ),
-    };
+/// Why a session of an agent whose end reason does not tell a quit from a crash (Codex,
+/// Gemini, Copilot) is or is not offered. Codex gives every end the reason `other`, Gemini
+/// `exit`, Copilot `user_exit`, so the evidence is where the end was seen: the hook marks a
+/// session ended only when the end came from the agent in a pane that still existed; a killed
+/// pane reports nothing (or nothing a hook can tie to a pane), nor does Codex running in its
+/// shared daemon. The words are the agent registry's.
+fn end_why(agent: Agent, entry: &Entry, outcome: &preflight::Outcome) -> String {
+    let agent_paths::EndWords {
+        display: name,
+        quits,
+        file,
+        unreported: daemon,
+    } = agent.facts().end_words;
     if entry.ended_at.is_some() {
         return format!(
             "not offered: {name} reported its end from its pane, which stayed open ({quits})"

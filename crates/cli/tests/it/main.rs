@@ -14,6 +14,7 @@ mod codex_capture;
 #[cfg(feature = "real-cli")]
 mod codex_tui;
 mod concurrency;
+mod copilot;
 mod crash_points;
 mod crashes;
 mod gemini;
