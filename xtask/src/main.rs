@@ -1,7 +1,7 @@
 //! Project tasks, run as `cargo xtask <task>` (the cargo-xtask pattern: plain Rust instead of
 //! shell scripts, so they work wherever cargo does).
 //!
-//! - `test`: every test of the workspace: installs the pinned Claude Code, Codex and Gemini CLIs
+//! - `test`: every test of the workspace: installs the pinned Claude Code, Codex, Gemini and Copilot CLIs
 //!   (the conformance tests run them), then nextest for unit, integration and property tests, then the doc tests
 //!   (nextest does not run those), then `resume-check`, then each criterion benchmark once.
 //! - `reboot-sim`: the whole crash-and-resume story in a sandbox (see `reboot_sim`).
@@ -13,6 +13,8 @@
 //! - `zellij install`: builds the pinned zellij into the machine's build cache, once, and
 //!   prints the path of its executable (see `zellij`).
 //! - `gemini-cli install`: the same for the pinned Gemini CLI (see `gemini_cli`).
+//! - `copilot-cli install`: the same for the pinned GitHub Copilot CLI, its runtime unpacked
+//!   into the build dir too (see `copilot_cli`).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -20,6 +22,7 @@ mod bench_cli;
 mod bench_kitty;
 mod claude_cli;
 mod codex_cli;
+mod copilot_cli;
 mod gemini_cli;
 mod kitty;
 mod reboot_sim;
@@ -41,6 +44,7 @@ fn main() -> Result<()> {
         "codex-cli" => codex_cli_task(&rest),
         "zellij" => zellij_task(&rest),
         "gemini-cli" => gemini_cli_task(&rest),
+        "copilot-cli" => copilot_cli_task(&rest),
         "reboot-sim" => reboot_sim::run(&rest),
         "bench-cli" => bench_cli::run(&rest),
         "resume-check" => resume_check::run_check(),
@@ -65,6 +69,8 @@ tasks:
   claude-cli install    install the pinned Claude Code CLI into the build dir, print its path
   codex-cli install     install the pinned Codex CLI into the build dir, print its path
   gemini-cli install    install the pinned Gemini CLI into the build dir, print its path
+  copilot-cli install   install the pinned Copilot CLI (and its runtime) into the build dir,
+                        print its path
   zellij install        build the pinned zellij into the machine's build cache, print its path";
 
 fn claude_cli_task(args: &[String]) -> Result<()> {
@@ -123,6 +129,20 @@ fn gemini_cli_task(args: &[String]) -> Result<()> {
     }
 }
 
+fn copilot_cli_task(args: &[String]) -> Result<()> {
+    match args {
+        [command] if command == "install" => {
+            let executable = copilot_cli::install()?;
+            println!("{}", executable.display());
+            Ok(())
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            bail!("unknown copilot-cli command {args:?}")
+        }
+    }
+}
+
 fn test(extra: &[String]) -> Result<()> {
     // The conformance tests of the preflight run the real CLI (the `real-cli` feature) and fail
     // when it is missing; the live kitty tests (`live-kitty`) fail when kitty or Xvfb is.
@@ -132,6 +152,8 @@ fn test(extra: &[String]) -> Result<()> {
     eprintln!("Codex CLI: {}", executable.display());
     let executable = gemini_cli::install()?;
     eprintln!("Gemini CLI: {}", executable.display());
+    let executable = copilot_cli::install()?;
+    eprintln!("Copilot CLI: {}", executable.display());
     // The live zellij tests (the `live-zellij` feature) run this zellij, and fail without it.
     let zellij = zellij::install()?;
     eprintln!("zellij: {}", zellij.display());

@@ -20,13 +20,15 @@ pub enum Agent {
     Codex,
     /// Google's Gemini CLI (`gemini`).
     Gemini,
+    /// GitHub Copilot CLI (`copilot`).
+    Copilot,
 }
 
 impl Agent {
     /// Every agent, in [`PROVIDERS`]' order.
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Copilot];
 
-    /// The agent the index names `name` (`claude`, `codex`, `gemini`), if it is one.
+    /// The agent the index names `name` (`claude`, `codex`, `gemini`, `copilot`), if it is one.
     pub fn from_name(name: &str) -> Option<Agent> {
         provider(name).map(|facts| facts.agent)
     }
@@ -49,13 +51,17 @@ impl std::fmt::Display for Agent {
     }
 }
 
-/// How an agent says where its hooks are and what they run. All three agents use Claude Code's
-/// shape: `{"hooks": {"<Event>": [{"hooks": [{"type": "command", "command": ...}]}]}}`.
+/// How an agent says where its hooks are and what they run: Claude Code's shape (Codex and
+/// Gemini use it too), or Copilot CLI's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookShape {
     /// `{"hooks": {"<Event>": [{"hooks": [{"type": "command", "command": ...}]}]}}`, beside the
     /// agent's other settings or in a file of its own.
     CommandHooks,
+    /// `{"version": 1, "hooks": {"<event>": [{"type": "command", "bash": ..., "timeoutSec":
+    /// ...}]}}`, in a file of its own among the agent's hook files. The payload does not name
+    /// its event, so each hook's command ends with the event it is installed for.
+    BashHooks,
 }
 
 /// What an agent's hook payload says beyond the common fields (`session_id`, `cwd`,
@@ -72,6 +78,10 @@ pub enum Dialect {
     /// SIGINT) has the reason `exit`; with `GITHUB_SHA` set in its environment the hook gets
     /// only an allow-list of variables (no `TMUX_PANE`), and in an untrusted folder no hook runs.
     Gemini,
+    /// Copilot CLI: camelCase keys (`sessionId`, `initialPrompt`), no event name (the hook's
+    /// command line carries it); every end, by `/exit` or by the pane being killed, has the
+    /// reason `user_exit`; SIGKILL runs no hook.
+    Copilot,
 }
 
 /// When a SessionEnd counts as the user ending the session on purpose (not offered after a
@@ -86,12 +96,27 @@ pub enum CleanEnd {
     FromOpenPane,
 }
 
+/// How an agent, its end and its files are said to people: in `restore`'s reason why a session
+/// is or is not offered, and its note on the agent's own deletion of old conversations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndWords {
+    /// The agent's name for people: `Codex`.
+    pub display: &'static str,
+    /// What ends a session in a pane that stays open: `a /quit, ...`.
+    pub quits: &'static str,
+    /// What its conversation file is called: `rollout`.
+    pub file: &'static str,
+    /// A place whose ends come alike after a quit and a killed pane, as a parenthesis that
+    /// follows "no end was reported from its pane" (Codex's shared daemon); empty for none.
+    pub unreported: &'static str,
+}
+
 /// What is known of one agent CLI: where it keeps its files, its hooks, and how it resumes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProviderFacts {
     /// The agent.
     pub agent: Agent,
-    /// The provider's name as the index records it: `claude`, `codex`, `gemini`.
+    /// The provider's name as the index records it: `claude`, `codex`, `gemini`, `copilot`.
     pub name: &'static str,
     /// The environment variable that points the agent at a config dir (for Gemini, a home dir
     /// that holds `.gemini`).
@@ -102,10 +127,15 @@ pub struct ProviderFacts {
     pub hook_file: &'static str,
     /// The shape of that file's hooks.
     pub hook_shape: HookShape,
+    /// The hook events crash-resume installs itself for, as the agent names them: its session
+    /// start and its session end.
+    pub hook_events: [&'static str; 2],
     /// What its hook payload says.
     pub dialect: Dialect,
     /// When its SessionEnd is a clean end.
     pub clean_end: CleanEnd,
+    /// Its end and files in words.
+    pub end_words: EndWords,
     /// Its built-in launcher: the command that resumes `{session}`.
     pub launcher: &'static str,
 }
@@ -131,7 +161,7 @@ impl ProviderFacts {
 }
 
 /// The agents crash-resume knows, in [`Agent`]'s order.
-pub const PROVIDERS: [ProviderFacts; 3] = [
+pub const PROVIDERS: [ProviderFacts; 4] = [
     ProviderFacts {
         agent: Agent::Claude,
         name: "claude",
@@ -139,8 +169,15 @@ pub const PROVIDERS: [ProviderFacts; 3] = [
         default_config_dir: "~/.claude",
         hook_file: "settings.json",
         hook_shape: HookShape::CommandHooks,
+        hook_events: ["SessionStart", "SessionEnd"],
         dialect: Dialect::ClaudeCode,
         clean_end: CleanEnd::ByReason,
+        end_words: EndWords {
+            display: "Claude Code",
+            quits: "a /exit or a logout",
+            file: "transcript",
+            unreported: "",
+        },
         launcher: "claude --resume {session}",
     },
     ProviderFacts {
@@ -150,8 +187,16 @@ pub const PROVIDERS: [ProviderFacts; 3] = [
         default_config_dir: "~/.codex",
         hook_file: "hooks.json",
         hook_shape: HookShape::CommandHooks,
+        hook_events: ["SessionStart", "SessionEnd"],
         dialect: Dialect::Codex,
         clean_end: CleanEnd::FromOpenPane,
+        end_words: EndWords {
+            display: "Codex",
+            quits: "a /quit, Ctrl-C, the end of an exec run or a SIGTERM",
+            file: "rollout",
+            // Its daemon's SessionEnd comes alike after a quit and after a killed pane.
+            unreported: " (Codex in its shared daemon reports none)",
+        },
         launcher: "codex resume {session}",
     },
     ProviderFacts {
@@ -162,9 +207,35 @@ pub const PROVIDERS: [ProviderFacts; 3] = [
         default_config_dir: "~",
         hook_file: ".gemini/settings.json",
         hook_shape: HookShape::CommandHooks,
+        hook_events: ["SessionStart", "SessionEnd"],
         dialect: Dialect::Gemini,
         clean_end: CleanEnd::FromOpenPane,
+        end_words: EndWords {
+            display: "Gemini",
+            quits: "a /quit, or a SIGINT, SIGTERM or SIGHUP sent to Gemini alone",
+            file: "session file",
+            unreported: "",
+        },
         launcher: "gemini --resume {session}",
+    },
+    ProviderFacts {
+        agent: Agent::Copilot,
+        name: "copilot",
+        config_env: "COPILOT_HOME",
+        default_config_dir: "~/.copilot",
+        // Copilot reads every `*.json` in its hooks dir: this one is crash-resume's own.
+        hook_file: "hooks/crash-resume.json",
+        hook_shape: HookShape::BashHooks,
+        hook_events: ["sessionStart", "sessionEnd"],
+        dialect: Dialect::Copilot,
+        clean_end: CleanEnd::FromOpenPane,
+        end_words: EndWords {
+            display: "Copilot",
+            quits: "a /exit",
+            file: "session's events.jsonl",
+            unreported: "",
+        },
+        launcher: "copilot --resume={session}",
     },
 ];
 

@@ -160,13 +160,13 @@ pub struct RecordArgs {
     pub repo: String,
     /// The session's role, such as lead or reviewer (empty: none)
     pub role: Option<String>,
-    /// The agent provider: claude, codex, gemini, ...
+    /// The agent provider: claude, codex, gemini, copilot, ...
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
     /// The working dir the session runs in
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
-    /// The provider's config dir (CLAUDE_CONFIG_DIR, CODEX_HOME; for gemini the home dir that holds .gemini, GEMINI_CLI_HOME)
+    /// The provider's config dir (CLAUDE_CONFIG_DIR, CODEX_HOME, COPILOT_HOME; for gemini the home dir that holds .gemini, GEMINI_CLI_HOME)
     #[arg(long, value_name = "DIR")]
     pub config_dir: Option<String>,
 }
@@ -184,10 +184,10 @@ pub struct PreflightArgs {
     /// The session's working dir
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
-    /// The provider's config dir [default: $CLAUDE_CONFIG_DIR, else ~/.claude; $CODEX_HOME, else ~/.codex; gemini: $GEMINI_CLI_HOME, else ~, the home dir that holds .gemini]
+    /// The provider's config dir [default: $CLAUDE_CONFIG_DIR, else ~/.claude; $CODEX_HOME, else ~/.codex; gemini: $GEMINI_CLI_HOME, else ~, the home dir that holds .gemini; copilot: $COPILOT_HOME, else ~/.copilot]
     #[arg(long, value_name = "DIR")]
     pub config_dir: Option<String>,
-    /// The provider: claude, codex, gemini, ...
+    /// The provider: claude, codex, gemini, copilot, ...
     #[arg(long, value_name = "NAME", default_value = agent_paths::DEFAULT_PROVIDER)]
     pub provider: String,
     /// The session the pane shows, when no id is held
@@ -213,6 +213,13 @@ pub enum HookCommand {
         #[arg(hide = true)]
         payload: Option<String>,
     },
+    /// GitHub Copilot CLI's hook: its payload names no event, so the command line does
+    /// (sessionStart records, sessionEnd marks the end only when its pane still exists)
+    Copilot {
+        /// The event the hook is installed for: sessionStart, sessionEnd, ...
+        #[arg(value_name = "EVENT")]
+        event: Option<String>,
+    },
     /// Add crash-resume's SessionStart and SessionEnd hooks to the agent's settings; for tmux,
     /// a restore when a tmux server starts (once per server, in the background)
     #[command(after_help = "Examples:
@@ -225,7 +232,8 @@ pub enum HookCommand {
         target: HookTarget,
         /// The hook file [default: claude: $CLAUDE_CONFIG_DIR/settings.json, else
         /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json;
-        /// gemini: $GEMINI_CLI_HOME/.gemini/settings.json, else ~/.gemini/settings.json]
+        /// gemini: $GEMINI_CLI_HOME/.gemini/settings.json, else ~/.gemini/settings.json;
+        /// copilot: $COPILOT_HOME/hooks/crash-resume.json, else ~/.copilot/hooks/crash-resume.json;
         /// tmux: ~/.tmux.conf, else an existing $XDG_CONFIG_HOME/tmux/tmux.conf]
         #[arg(long, value_name = "FILE")]
         settings: Option<String>,
@@ -256,6 +264,7 @@ Everything else in the file is kept as written; the previous version is kept bes
         target: HookTarget,
         /// The hook file [default: claude: $CLAUDE_CONFIG_DIR/settings.json, else
         /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json;
+        /// copilot: $COPILOT_HOME/hooks/crash-resume.json, else ~/.copilot/hooks/crash-resume.json;
         /// tmux: ~/.tmux.conf, else an existing $XDG_CONFIG_HOME/tmux/tmux.conf]
         #[arg(long, value_name = "FILE")]
         settings: Option<String>,
@@ -320,6 +329,7 @@ pub enum HookTarget {
     Claude,
     Codex,
     Gemini,
+    Copilot,
     Tmux,
 }
 
@@ -330,6 +340,7 @@ impl HookTarget {
             HookTarget::Claude => Some(Agent::Claude),
             HookTarget::Codex => Some(Agent::Codex),
             HookTarget::Gemini => Some(Agent::Gemini),
+            HookTarget::Copilot => Some(Agent::Copilot),
             HookTarget::Tmux => None,
         }
     }
@@ -342,6 +353,7 @@ pub enum Agent {
     Claude,
     Codex,
     Gemini,
+    Copilot,
 }
 
 impl Agent {
@@ -351,6 +363,7 @@ impl Agent {
             Agent::Claude => agent_paths::Agent::Claude,
             Agent::Codex => agent_paths::Agent::Codex,
             Agent::Gemini => agent_paths::Agent::Gemini,
+            Agent::Copilot => agent_paths::Agent::Copilot,
         }
     }
 

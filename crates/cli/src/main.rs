@@ -11,6 +11,7 @@ mod args;
 mod codex;
 mod commands;
 mod context;
+mod copilot;
 mod error;
 mod gemini;
 mod man;

@@ -576,21 +576,24 @@ pub fn live_holders(config_dir: &Utf8Path) -> Vec<(String, u32)> {
     if held.is_empty() {
         return held;
     }
-    let live = live_agents(held.iter().map(|(_, pid)| *pid).collect());
+    let live = live_agents(held.iter().map(|(_, pid)| *pid).collect(), "claude");
     held.into_iter()
         .filter(|(_, pid)| live.contains(pid))
         .collect()
 }
 
-/// The pids of `pids` that are running (not zombie) Claude Code processes, from
-/// `/proc/<pid>/cmdline` and `/proc/<pid>/stat`.
+/// The pids of `pids` that are running (not zombie) processes of the agent `program` (its
+/// name in their command line, in any case: `claude`, `copilot`), from `/proc/<pid>/cmdline`
+/// and `/proc/<pid>/stat`.
 #[cfg(target_os = "linux")]
-fn live_agents(pids: Vec<u32>) -> Vec<u32> {
-    pids.into_iter().filter(|pid| is_live_agent(*pid)).collect()
+pub(crate) fn live_agents(pids: Vec<u32>, program: &str) -> Vec<u32> {
+    pids.into_iter()
+        .filter(|pid| is_live_agent(*pid, program))
+        .collect()
 }
 
 #[cfg(target_os = "linux")]
-fn is_live_agent(pid: u32) -> bool {
+fn is_live_agent(pid: u32, program: &str) -> bool {
     match fs::read(format!("/proc/{pid}/cmdline")) {
         Ok(cmdline) => {
             let text = String::from_utf8_lossy(&cmdline).to_lowercase();
@@ -598,7 +601,7 @@ fn is_live_agent(pid: u32) -> bool {
             let zombie = state
                 .rsplit_once(')')
                 .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-            text.contains("claude") && !zombie
+            text.contains(program) && !zombie
         }
         Err(_) => false,
     }
@@ -607,12 +610,12 @@ fn is_live_agent(pid: u32) -> bool {
 /// Without `/proc`: the pids that exist (a signal 0 test, no process started), then one `ps`
 /// call for those to confirm each is a Claude process and not a zombie.
 #[cfg(not(target_os = "linux"))]
-fn live_agents(pids: Vec<u32>) -> Vec<u32> {
+pub(crate) fn live_agents(pids: Vec<u32>, program: &str) -> Vec<u32> {
     let existing: Vec<u32> = pids.into_iter().filter(|pid| exists(*pid)).collect();
     if existing.is_empty() {
         return existing;
     }
-    ps_agents(&existing)
+    ps_agents(&existing, program)
 }
 
 /// Whether a process with this pid exists (one we may not signal exists too).
@@ -637,7 +640,7 @@ const PS_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 /// The running Claude processes among `pids`, by `ps -o pid=,stat=,command= -p <pids>` (its
 /// errors silenced; none if it does not answer within [`PS_DEADLINE`]).
 #[cfg(any(test, not(target_os = "linux")))]
-fn ps_agents(pids: &[u32]) -> Vec<u32> {
+fn ps_agents(pids: &[u32], program: &str) -> Vec<u32> {
     let list: Vec<String> = pids.iter().map(u32::to_string).collect();
     let Ok(output) = bounded_run::output(
         std::process::Command::new("ps").args(["-o", "pid=,stat=,command=", "-p", &list.join(",")]),
@@ -645,12 +648,12 @@ fn ps_agents(pids: &[u32]) -> Vec<u32> {
     ) else {
         return Vec::new();
     };
-    agents_in_ps(&String::from_utf8_lossy(&output.stdout))
+    agents_in_ps(&String::from_utf8_lossy(&output.stdout), program)
 }
 
 /// The pids of a `pid stat command` listing whose command is Claude's and state not zombie.
 #[cfg(any(test, not(target_os = "linux")))]
-fn agents_in_ps(listing: &str) -> Vec<u32> {
+fn agents_in_ps(listing: &str, program: &str) -> Vec<u32> {
     listing
         .lines()
         .filter_map(|line| {
@@ -658,7 +661,7 @@ fn agents_in_ps(listing: &str) -> Vec<u32> {
             let pid = fields.next()?.parse().ok()?;
             let state = fields.next()?;
             let command = fields.collect::<Vec<_>>().join(" ").to_lowercase();
-            (command.contains("claude") && !state.starts_with('Z')).then_some(pid)
+            (command.contains(program) && !state.starts_with('Z')).then_some(pid)
         })
         .collect()
 }
@@ -673,8 +676,8 @@ mod liveness_tests {
                        \x20 102 Ss   -zsh\n\
                        \x20 103 Z    (claude)\n\
                        \x20 104 R    /Users/u/.local/bin/Claude\n";
-        assert_eq!(agents_in_ps(listing), [101, 104]);
-        assert_eq!(agents_in_ps(""), Vec::<u32>::new());
+        assert_eq!(agents_in_ps(listing, "claude"), [101, 104]);
+        assert_eq!(agents_in_ps("", "claude"), Vec::<u32>::new());
     }
 
     /// The `ps` check, which macOS uses, agrees with the `/proc` one: a process started as
@@ -702,8 +705,8 @@ mod liveness_tests {
         let pids = vec![agent.id(), other.id(), gone_pid];
         let existing: Vec<u32> = pids.iter().copied().filter(|pid| exists(*pid)).collect();
         assert_eq!(existing, [agent.id(), other.id()]);
-        assert_eq!(ps_agents(&existing), [agent.id()]);
-        assert_eq!(live_agents(pids), [agent.id()]);
+        assert_eq!(ps_agents(&existing, "claude"), [agent.id()]);
+        assert_eq!(live_agents(pids, "claude"), [agent.id()]);
         for mut child in [agent, other] {
             child.kill().unwrap();
             child.wait().unwrap();

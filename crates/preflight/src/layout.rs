@@ -9,7 +9,7 @@ use agent_paths::Agent;
 use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::claude::{self, Candidate, RetentionRisk};
-use crate::{Cache, codex, gemini};
+use crate::{Cache, codex, copilot, gemini};
 
 /// What is on disk for one session id, where the agent's CLI looks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +25,16 @@ pub struct Transcript {
 }
 
 impl Transcript {
+    /// What was found at `path`: its file only when the CLI would load it.
+    fn found(path: Utf8PathBuf, reachable: bool, state: &str) -> Transcript {
+        Transcript {
+            reachable,
+            place: path.to_string(),
+            state: state.to_string(),
+            file: reachable.then_some(path),
+        }
+    }
+
     /// When [`Self::file`] last changed: the CLI's measure of activity.
     pub fn modified(&self) -> Option<SystemTime> {
         std::fs::metadata(self.file.as_ref()?).ok()?.modified().ok()
@@ -87,6 +97,9 @@ pub enum NoRecovery {
     /// Gemini resumes the session it is given, or none.
     #[error("Gemini resumes only the id it is given: no recovery of another conversation")]
     Gemini,
+    /// Copilot resumes the session it is given, or none.
+    #[error("Copilot resumes only the id it is given: no recovery of another conversation")]
+    Copilot,
 }
 
 /// The layout of `agent`'s files in `config_dir` (`~` already expanded) for the working dir
@@ -125,6 +138,7 @@ pub fn open<'a>(
                 cache: &cache.gemini,
             })
         }
+        Agent::Copilot => Box::new(CopilotLayout { home: config_dir }),
     })
 }
 
@@ -234,12 +248,7 @@ impl Layout for GeminiLayout<'_> {
         let files = self.cache.files(&self.chats);
         let found = gemini::locate_in(&self.chats, &files, session);
         let reachable = found.reachability.is_reachable();
-        Transcript {
-            reachable,
-            place: found.path.to_string(),
-            state: found.reachability.describe().to_string(),
-            file: reachable.then_some(found.path),
-        }
+        Transcript::found(found.path, reachable, found.reachability.describe())
     }
 
     fn scan(&self, _skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, NoRecovery> {
@@ -281,5 +290,30 @@ impl Layout for GeminiLayout<'_> {
             return None;
         }
         claude::retention_risk(transcript.file.as_deref()?, retention.max_age_days, now)
+    }
+}
+
+/// Copilot CLI: `<COPILOT_HOME>/session-state/<id>/events.jsonl`, whatever the working dir.
+struct CopilotLayout {
+    home: Utf8PathBuf,
+}
+
+impl Layout for CopilotLayout {
+    fn describe(&self) -> String {
+        copilot::sessions_dir(&self.home).to_string()
+    }
+
+    fn locate(&self, session: &str) -> Transcript {
+        let found = copilot::locate(&self.home, session);
+        let reachable = found.reachability.is_reachable();
+        Transcript::found(found.path, reachable, found.reachability.describe())
+    }
+
+    fn scan(&self, _skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, NoRecovery> {
+        Err(NoRecovery::Copilot)
+    }
+
+    fn live_holders(&self) -> Vec<(String, u32)> {
+        copilot::live_holders(&self.home)
     }
 }

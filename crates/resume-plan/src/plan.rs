@@ -315,8 +315,9 @@ pub fn build_plan(
     Ok(plan)
 }
 
-/// Why a session of an agent whose end reason does not tell a quit from a crash (Codex, Gemini)
-/// is or is not offered. Codex gives every end the reason `other`, Gemini `exit`, so the
+/// Why a session of an agent whose end reason does not tell a quit from a crash (Codex, Gemini,
+/// Copilot) is or is not offered. Codex gives every end the reason `other`, Gemini `exit`,
+/// Copilot `user_exit` (after a `/exit` and after a killed tmux server alike), so the
 /// evidence is where the end was seen: the hook marks a session ended only when the end came
 /// from the agent in a pane that still existed; a killed pane reports nothing, nor does Codex
 /// running in its shared daemon.

@@ -122,7 +122,8 @@ impl fmt::Display for Refusal {
 
 /// An agent whose end reason does not tell a quit from a crash, so that whether its session
 /// is offered rests on where the end was seen (its `agent_paths::CleanEnd` is
-/// `FromOpenPane`). A new such agent is a variant here, with its words.
+/// `FromOpenPane`). A new such agent is a variant here; its words are the agent registry's
+/// (`agent_paths::EndWords`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnclearEnd {
@@ -130,6 +131,8 @@ pub enum UnclearEnd {
     Codex,
     /// Gemini CLI: every end has the reason `exit`.
     Gemini,
+    /// GitHub Copilot CLI: a `/exit` and a killed tmux server both end with `user_exit`.
+    Copilot,
 }
 
 impl UnclearEnd {
@@ -139,37 +142,22 @@ impl UnclearEnd {
             Agent::Claude => None,
             Agent::Codex => Some(UnclearEnd::Codex),
             Agent::Gemini => Some(UnclearEnd::Gemini),
+            Agent::Copilot => Some(UnclearEnd::Copilot),
         }
     }
 
-    fn words(self) -> Words {
+    /// The agent itself.
+    pub fn agent(self) -> Agent {
         match self {
-            UnclearEnd::Codex => Words {
-                name: "Codex",
-                quits: "a /quit, Ctrl-C, the end of an exec run or a SIGTERM",
-                file: "rollout",
-                // Its daemon's SessionEnd comes alike after a quit and after a killed pane.
-                daemon: " (Codex in its shared daemon reports none)",
-            },
-            UnclearEnd::Gemini => Words {
-                name: "Gemini",
-                quits: "a /quit, or a SIGINT, SIGTERM or SIGHUP sent to Gemini alone",
-                file: "session file",
-                daemon: "",
-            },
+            UnclearEnd::Codex => Agent::Codex,
+            UnclearEnd::Gemini => Agent::Gemini,
+            UnclearEnd::Copilot => Agent::Copilot,
         }
     }
-}
 
-/// How an [`UnclearEnd`] agent's reasons are said.
-struct Words {
-    name: &'static str,
-    /// What ends it with a reported end.
-    quits: &'static str,
-    /// What its transcript is called.
-    file: &'static str,
-    /// Where else no end is reported, as a parenthesis after "from its pane" (or nothing).
-    daemon: &'static str,
+    fn words(self) -> agent_paths::EndWords {
+        self.agent().facts().end_words
+    }
 }
 
 /// Why a session of an [`UnclearEnd`] agent is or is not offered, from what could be observed:
@@ -210,14 +198,22 @@ impl fmt::Display for EndEvidence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EndEvidence::Ended { agent } => {
-                let Words { name, quits, .. } = agent.words();
+                let agent_paths::EndWords {
+                    display: name,
+                    quits,
+                    ..
+                } = agent.words();
                 write!(
                     f,
                     "not offered: {name} reported its end from its pane, which stayed open ({quits})"
                 )
             }
             EndEvidence::Offered { agent, detail } => {
-                let Words { daemon, file, .. } = agent.words();
+                let agent_paths::EndWords {
+                    unreported: daemon,
+                    file,
+                    ..
+                } = agent.words();
                 write!(
                     f,
                     "offered: no end was reported from its pane{daemon}, and the {file} resumes \
@@ -225,7 +221,11 @@ impl fmt::Display for EndEvidence {
                 )
             }
             EndEvidence::CannotResume { agent, detail } => {
-                let Words { name, daemon, .. } = agent.words();
+                let agent_paths::EndWords {
+                    display: name,
+                    unreported: daemon,
+                    ..
+                } = agent.words();
                 write!(
                     f,
                     "no end was reported from its pane{daemon}, but {name} cannot resume it: {detail}"

@@ -16,7 +16,10 @@ For Gemini CLI 0.61 (`GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT`), it answers
 `POST /v1beta/models/<model>:generateContent` (the model router's call, which wants a JSON object
 with `complexity_reasoning` and `complexity_score`) and
 `POST /v1beta/models/<model>:streamGenerateContent?alt=sse` (one `data:` event with the text `ok`
-and `finishReason: STOP`). Anything else is a 404.
+and `finishReason: STOP`). For GitHub Copilot CLI 1.0 (`COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:PORT/v1`,
+`COPILOT_PROVIDER_WIRE_API=completions`), it answers `POST /v1/chat/completions` with the
+server-sent chunks of one assistant message `ok` (a role, the text, `finish_reason: stop` with
+`usage`, then `data: [DONE]`). Anything else is a 404.
 
 Exit codes of its own: 97 when the namespace is not isolated or loopback cannot be brought up,
 98 when the command cannot be started.
@@ -86,6 +89,29 @@ def events():
     ]
 
 
+def chat_chunks():
+    """The chat-completions stream of one assistant message `ok`, as `data:` events."""
+    def chunk(delta, finish=None, usage=None):
+        body = {
+            "id": "chatcmpl-mock-1",
+            "object": "chat.completion.chunk",
+            "created": 1700000000,
+            "model": "mock-model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        if usage is not None:
+            body["usage"] = usage
+        return body
+
+    usage = {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}
+    chunks = [
+        chunk({"role": "assistant", "content": ""}),
+        chunk({"content": "ok"}),
+        chunk({}, "stop", usage),
+    ]
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+
+
 def gemini_answer(text):
     """One candidate of the model's, with `text`, finished."""
     return {
@@ -148,6 +174,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length", 0))
         self.rfile.read(length)
         if self.gemini():
+            return
+        if self.path == "/v1/chat/completions":
+            self.note()
+            self.send_body("text/event-stream", chat_chunks().encode())
             return
         if self.path != "/v1/responses":
             self.not_found()

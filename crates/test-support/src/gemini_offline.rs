@@ -8,13 +8,9 @@
 //! (`GEMINI_CLI_HOME`) holds [`settings_json`]: API-key auth, folder trust off, no auto-update,
 //! no telemetry.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
-
-use crate::process::clean_command;
 
 /// The mock's port inside the namespace (each namespace has its own loopback): the one mock
 /// serves Codex's and Gemini's APIs.
@@ -72,15 +68,7 @@ pub fn settings_json(extra: serde_json::Value) -> String {
 }
 
 /// What one offline Gemini run did.
-#[derive(Debug)]
-pub struct Run {
-    /// Its exit code (`None`: killed by a signal).
-    pub code: Option<i32>,
-    /// What it printed on stdout.
-    pub stdout: String,
-    /// What it printed on stderr.
-    pub stderr: String,
-}
+pub use crate::codex_offline::Run;
 
 /// One place to run Gemini offline: `root` holds the launcher script and the request log, and
 /// `home` is `GEMINI_CLI_HOME` (and `HOME`).
@@ -113,23 +101,7 @@ impl Offline {
 
     /// The offline run of `gemini <args>` in `cwd`, with a clean environment.
     pub fn command(&self, cwd: &Path, args: &[&str]) -> Command {
-        let mut command = clean_command("unshare");
-        command
-            .arg("-n")
-            .arg("--")
-            .arg("python3")
-            .arg(self.root.join("agent_offline.py"))
-            .args(["--port", &PORT.to_string(), "--log"])
-            .arg(self.root.join("requests.log"))
-            .arg("--")
-            .arg(&self.cli)
-            .args(args)
-            .current_dir(cwd)
-            .envs(self.environment())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        command
+        crate::codex_offline::launched_command(&self.root, &self.cli, args, cwd, self.environment())
     }
 
     /// The variables a Gemini run gets (besides `PATH`).
@@ -147,47 +119,6 @@ impl Offline {
 
     /// Runs `gemini <args>` offline in `cwd` to its end (bounded by [`DEADLINE`]).
     pub fn run(&self, cwd: &Path, args: &[&str]) -> Run {
-        let mut child = self
-            .command(cwd, args)
-            .spawn()
-            .expect("cannot run unshare (util-linux), which isolates every Gemini run");
-        let mut stdout = child.stdout.take().expect("stdout is piped");
-        let mut stderr = child.stderr.take().expect("stderr is piped");
-        let (sender, receiver) = mpsc::channel();
-        // The end of its output is the end of the run: the event the deadline bounds.
-        std::thread::spawn(move || {
-            let (mut out, mut err) = (String::new(), String::new());
-            let _ = stdout.read_to_string(&mut out);
-            let _ = stderr.read_to_string(&mut err);
-            let _ = sender.send((out, err));
-        });
-        let (stdout, stderr) = match receiver.recv_timeout(DEADLINE) {
-            Ok(output) => output,
-            Err(_) => {
-                // The launcher ends Gemini and reaps the namespace on SIGTERM.
-                let _ = Command::new("kill")
-                    .args(["-TERM", &child.id().to_string()])
-                    .status();
-                receiver.recv().unwrap_or_default()
-            }
-        };
-        let status = child.wait().expect("wait for the Gemini run");
-        let run = Run {
-            code: status.code(),
-            stdout,
-            stderr,
-        };
-        assert!(
-            !run.stderr.contains("unshare failed") && !run.stderr.contains("unshare: "),
-            "cannot create a network namespace for Gemini (run as root, or allow unprivileged \
-             user namespaces): {}",
-            run.stderr
-        );
-        assert!(
-            !matches!(run.code, Some(97 | 98)),
-            "the offline launcher failed: {}",
-            run.stderr
-        );
-        run
+        crate::codex_offline::run_launched(self.command(cwd, args), DEADLINE, "Gemini")
     }
 }

@@ -12,8 +12,8 @@
 //! - [`tmux`]: commands to a private tmux server and its panes by surface id.
 //! - [`zellij`]: the pinned zellij the live tests run, and an instance confined to one dir.
 //! - [`fake_mux`]: a fake multiplexer backend, to test the apply protocol without one.
-//! - [`claude_offline`], [`codex_offline`] and [`gemini_offline`]: the offline setups for the
-//!   real agent CLIs.
+//! - [`claude_offline`], [`codex_offline`], [`gemini_offline`] and [`copilot_offline`]: the
+//!   offline setups for the real agent CLIs.
 //!
 //! Test code only: `publish = false`, a dev-dependency of the crates and a dependency of the
 //! xtask. Helpers panic on failure (a failed test), except where the xtask needs an answer.
@@ -22,6 +22,7 @@
 
 pub mod claude_offline;
 pub mod codex_offline;
+pub mod copilot_offline;
 pub mod fake_mux;
 pub mod gemini_offline;
 pub mod process;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 /// Variables that would let the environment of whoever runs the tests leak into them.
-pub const REMOVED_VARIABLES: [&str; 17] = [
+pub const REMOVED_VARIABLES: [&str; 18] = [
     "CRASH_RESUME_PROFILE",
     "CRASH_RESUME_LOCK_TIMEOUT",
     "CRASH_RESUME_ALLOW_VOLATILE",
@@ -20,6 +20,7 @@ pub const REMOVED_VARIABLES: [&str; 17] = [
     "CRASH_RESUME_SURFACE",
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
+    "COPILOT_HOME",
     "CMUX_SURFACE_ID",
     "TMUX",
     "TMUX_PANE",

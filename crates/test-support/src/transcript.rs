@@ -14,6 +14,9 @@ pub const CODEX_VERSION: &str = "0.171.0";
 /// The Gemini CLI they pin (npm `@google/gemini-cli`).
 pub const GEMINI_VERSION: &str = "0.61.0";
 
+/// The GitHub Copilot CLI they pin (npm `@github/copilot`).
+pub const COPILOT_VERSION: &str = "1.0.102";
+
 /// The fields every line of one conversation carries.
 #[derive(Debug, Clone, Copy)]
 pub struct ClaudeLine<'a> {

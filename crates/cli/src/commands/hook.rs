@@ -1,4 +1,5 @@
-//! `crash-resume hook claude|codex|gemini`: the agent's hook. Reads the hook's JSON on stdin,
+//! `crash-resume hook claude|codex|gemini|copilot`: the agent's hook. Reads the hook's JSON on
+//! stdin (for Copilot, whose payload names no event, with the event from the command line),
 //! finds the surface in the environment, and records, touches or ends the entry.
 //!
 //! A hook never fails and never delays the agent: whatever happens it exits 0, prints nothing
@@ -160,8 +161,18 @@ impl std::fmt::Display for HookOutcome {
 
 /// Runs the hook; every failure is logged, none is returned.
 pub fn run(cx: &Context, agent: Agent, payload_arg: Option<&str>) {
+    run_hook(cx, agent, payload_arg, None);
+}
+
+/// Runs the hook of an agent whose payload names no event (Copilot's): `event` is the one its
+/// command line names.
+pub fn run_for_event(cx: &Context, agent: Agent, event: Option<&str>) {
+    run_hook(cx, agent, None, event);
+}
+
+fn run_hook(cx: &Context, agent: Agent, payload_arg: Option<&str>, event: Option<&str>) {
     let started = Instant::now();
-    let result = capture(cx, agent, payload_arg, started);
+    let result = capture(cx, agent, payload_arg, event, started);
     let (log_line, needs_telling) = match &result {
         Ok(outcome) => (
             format!("{}: {outcome}", outcome.level()),
@@ -187,6 +198,7 @@ fn capture(
     cx: &Context,
     agent: Agent,
     payload_arg: Option<&str>,
+    event: Option<&str>,
     started: Instant,
 ) -> anyhow::Result<HookOutcome> {
     let is_retry = cx.is_hook_retry;
@@ -199,10 +211,15 @@ fn capture(
         None if is_retry => read_stdin(RETRY_STDIN_DEADLINE)?,
         None => read_stdin(STDIN_DEADLINE)?,
     };
+    let dialect = agent.facts().dialect;
+    // In the common words from here on, so a background retry reads it as it is.
+    let value = match dialect {
+        Dialect::Copilot => crate::copilot::in_common_words(value, event),
+        _ => value,
+    };
     let payload = parse_hook_payload(&value)?;
     // The programs the hook runs (tmux, `ps`) get what is left of the budget, less the reserve.
     let programs_deadline = started + HOOK_BUDGET.saturating_sub(WRITE_RESERVE);
-    let dialect = agent.facts().dialect;
     let daemon = match dialect {
         Dialect::Codex => crate::codex::managed_daemon_ancestor(programs_deadline),
         _ => None,

@@ -1,8 +1,9 @@
-//! `crash-resume hook install claude|codex|gemini`: adds the SessionStart and SessionEnd command
-//! hooks to the agent's hook file (the agent registry's: Claude Code's `settings.json`, Codex's
-//! `hooks.json`, Gemini CLI's `.gemini/settings.json`, all of one shape), keeping every other
-//! setting, idempotently, written atomically; a hook of ours that another binary path installed
-//! is replaced, not doubled. `hook uninstall` removes every hook of ours, whichever binary path
+//! `crash-resume hook install claude|codex|gemini|copilot`: adds the session start and end
+//! command hooks to the agent's hook file (the agent registry's: Claude Code's `settings.json`,
+//! Codex's `hooks.json`, Gemini CLI's `.gemini/settings.json`, all of one shape; Copilot CLI's
+//! `hooks/crash-resume.json`, a file of our own in its shape), keeping every other setting,
+//! idempotently, written atomically; a hook of ours that another binary path installed is
+//! replaced, not doubled. `hook uninstall` removes every hook of ours, whichever binary path
 //! installed it, the same way.
 //!
 //! The user's file is treated as theirs:
@@ -18,9 +19,10 @@
 //!   not), the shape `hook install` writes, from any dir;
 //! - dirs it creates are 0700.
 //!
-//! The merge works on any agent's hooks file of this shape (`{"hooks": {"<Event>": [{"hooks":
-//! [{"type": "command", "command": ...}]}]}}`): [`install_command_hooks`] takes the file, the
-//! command and the events.
+//! The merge works on any agent's hooks file of these shapes (`{"hooks": {"<Event>": [{"hooks":
+//! [{"type": "command", "command": ...}]}]}}`, or Copilot's `{"version": 1, "hooks": {"<event>":
+//! [{"type": "command", "bash": "... <event>", "timeoutSec": ...}]}}`, each command ending with
+//! its event): [`install_command_hooks`] takes the file, its shape, the command and the events.
 
 use std::fmt;
 
@@ -31,14 +33,16 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use agent_paths::HookShape;
+
 use crate::args::{Agent, RetentionSetting};
 use crate::context::Context;
 use crate::error::Failure;
 use crate::output;
 use crate::output::Removed;
 
-/// The hook events crash-resume installs itself for.
-const EVENTS: [&str; 2] = ["SessionStart", "SessionEnd"];
+/// How long Copilot may run one of our hooks (the hook holds its agent up for 2 s at most).
+const COPILOT_HOOK_TIMEOUT_SEC: u64 = 10;
 
 /// Gemini's setting that turns its start-up cleanup off.
 const GEMINI_RETENTION_OFF: Setting = Setting {
@@ -60,6 +64,13 @@ fn next_steps(
              SessionStart hook records the session, and `crash-resume list` shows it. After a \
              crash, `crash-resume restore` shows what would be resumed and `crash-resume restore \
              --apply tmux` re-opens tmux panes"
+                .to_string(),
+        ),
+        agent_paths::Dialect::Copilot => Some(
+            "next: start Copilot (`copilot`) in a terminal pane and trust its folder when asked; \
+             Copilot runs its sessionStart hook at the first prompt, not at start-up, so a \
+             session is recorded once a prompt was sent (one that never had a prompt cannot be \
+             resumed anyway). `crash-resume list` shows it"
                 .to_string(),
         ),
         agent_paths::Dialect::Gemini => {
@@ -137,7 +148,7 @@ pub fn run(
         )),
     };
     if uninstall {
-        return uninstall_command_hooks(cx, &path, given, dry_run);
+        return uninstall_command_hooks(cx, &path, agent.facts().hook_shape, given, dry_run);
     }
     let command = hook_command(cx, agent)?;
     // Said after the hooks, before `--codex-title` (if given) adds it.
@@ -154,8 +165,9 @@ pub fn run(
         });
     let file = HookFile {
         path: &path,
+        shape: agent.facts().hook_shape,
         command: &command,
-        events: &EVENTS,
+        events: &agent.facts().hook_events,
         also,
         given,
     };
@@ -265,6 +277,7 @@ impl Setting {
 fn uninstall_command_hooks(
     cx: &Context,
     path: &Utf8Path,
+    shape: HookShape,
     given: bool,
     dry_run: bool,
 ) -> Result<(), Failure> {
@@ -272,7 +285,7 @@ fn uninstall_command_hooks(
     let current = index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
     let stripped = |current: Option<&[u8]>| -> Result<(Vec<Removed>, Vec<u8>), Failure> {
         let mut settings = parse_settings(&path, current.unwrap_or_default(), given)?;
-        let removed = strip_ours(&mut settings, None).map_err(|reason| {
+        let removed = strip_ours(&mut settings, shape, &[]).map_err(|reason| {
             Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
         })?;
         let mut bytes =
@@ -386,7 +399,10 @@ fn report_uninstall_json(
 #[derive(Debug, Clone, Copy)]
 pub struct HookFile<'a> {
     pub path: &'a Utf8Path,
-    /// The exact command: only a hook running exactly this counts as installed.
+    /// The shape of its hooks.
+    pub shape: HookShape,
+    /// The exact command ([`event_command`] of it, per event): only a hook running exactly this
+    /// counts as installed.
     pub command: &'a str,
     pub events: &'a [&'static str],
     /// Settings to make besides, asked for on the command line.
@@ -516,13 +532,18 @@ fn merged(path: &Utf8Path, current: Option<&[u8]>, file: &HookFile<'_>) -> Resul
     let refused =
         |reason| Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"));
     // A hook of ours from another binary path is replaced, not doubled.
-    let replaced = strip_ours(&mut settings, Some(file.command)).map_err(refused)?;
+    let keep: Vec<String> = file
+        .events
+        .iter()
+        .map(|event| event_command(file.shape, file.command, event))
+        .collect();
+    let replaced = strip_ours(&mut settings, file.shape, &keep).map_err(refused)?;
     if !replaced.is_empty() {
         // Read back as written, so the merge sees the stripped hooks as text again.
         let bytes = serde_json::to_vec(&settings).map_err(|error| Failure::Failed(error.into()))?;
         settings = parse_settings(path, &bytes, file.given)?;
     }
-    let added = merge(&mut settings, file.command, file.events).map_err(refused)?;
+    let added = merge(&mut settings, file.shape, file.command, file.events).map_err(refused)?;
     let mut set = Vec::new();
     for setting in file.also {
         if set_bool(&mut settings, setting.path, setting.value).map_err(refused)? {
@@ -835,20 +856,37 @@ fn hook_command(cx: &Context, agent: Agent) -> Result<String, Failure> {
         .map_err(|error| Failure::Usage(anyhow!("cannot quote the hook command: {error}")))
 }
 
-/// Whether a hook group already runs exactly `command`.
-fn runs(group: &Value, command: &str) -> bool {
-    group
-        .get("hooks")
-        .and_then(Value::as_array)
-        .is_some_and(|hooks| {
-            hooks
-                .iter()
-                .any(|hook| hook.get("command").and_then(Value::as_str) == Some(command))
-        })
+/// The command a hook of `shape` runs for `event`: the command itself, or for a payload that
+/// does not name its event (Copilot's), the command with the event as its last word.
+fn event_command(shape: HookShape, command: &str, event: &str) -> String {
+    match shape {
+        HookShape::CommandHooks => command.to_string(),
+        HookShape::BashHooks => format!("{command} {event}"),
+    }
+}
+
+/// A new entry of an event's list that runs `command`.
+fn new_entry(shape: HookShape, command: &str) -> Value {
+    match shape {
+        HookShape::CommandHooks => {
+            json!({ "hooks": [ { "type": "command", "command": command } ] })
+        }
+        HookShape::BashHooks => {
+            json!({ "type": "command", "bash": command, "timeoutSec": COPILOT_HOOK_TIMEOUT_SEC })
+        }
+    }
+}
+
+/// Whether an entry of an event's list already runs exactly `command`.
+fn runs(shape: HookShape, entry: &str, command: &str) -> bool {
+    entry_commands(shape, entry)
+        .iter()
+        .any(|runs| runs == command)
 }
 
 /// Whether a hook command is one `hook install` writes, from whichever binary path: a program
-/// named `crash-resume` running `hook <agent>` for an agent it knows, with `--path FILE` or not.
+/// named `crash-resume` running `hook <agent>` (and the event, for Copilot) for an agent it
+/// knows, with `--path FILE` or not.
 fn is_ours(command: &str) -> bool {
     use clap::ValueEnum;
     let Some(words) = shlex::split(command) else {
@@ -858,9 +896,13 @@ fn is_ours(command: &str) -> bool {
         Some((program, rest)) => (program, rest),
         None => return false,
     };
+    let rest = match rest {
+        [flag, _, rest @ ..] if flag == "--path" => rest,
+        rest => rest,
+    };
     let hook = match rest {
         [hook, agent] => Some((hook, agent)),
-        [flag, _, hook, agent] if flag == "--path" => Some((hook, agent)),
+        [hook, agent, _event] if agent == Agent::Copilot.provider() => Some((hook, agent)),
         _ => None,
     };
     Utf8Path::new(program).file_name() == Some("crash-resume")
@@ -872,37 +914,55 @@ fn is_ours(command: &str) -> bool {
         })
 }
 
-/// The command of each hook of a hook group.
-fn group_commands(group: &str) -> Vec<String> {
-    serde_json::from_str::<Value>(group)
-        .ok()
-        .and_then(|group| group.get("hooks").and_then(Value::as_array).cloned())
-        .unwrap_or_default()
+/// The command of each hook of an entry of an event's list: a group's hooks' `command`s, or
+/// the entry's own `bash`.
+fn entry_commands(shape: HookShape, entry: &str) -> Vec<String> {
+    let Ok(entry) = serde_json::from_str::<Value>(entry) else {
+        return Vec::new();
+    };
+    let hooks = match shape {
+        HookShape::CommandHooks => entry
+            .get("hooks")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        HookShape::BashHooks => vec![entry],
+    };
+    let key = match shape {
+        HookShape::CommandHooks => "command",
+        HookShape::BashHooks => "bash",
+    };
+    hooks
         .iter()
-        .filter_map(|hook| hook.get("command").and_then(Value::as_str))
+        .filter_map(|hook| hook.get(key).and_then(Value::as_str))
         .map(str::to_string)
         .collect()
 }
 
-/// Removes every hook of ours but one running exactly `keep`, from every event; returns what
-/// it removed. Only the lists and groups that lose a hook are rewritten (their other members
+/// Removes every hook of ours but those running exactly one of `keep`, from every event;
+/// returns what it removed. Only the lists and groups that lose a hook are rewritten (their other members
 /// kept as written); a group left with no hook is dropped, and so is an event left with no
 /// group.
-fn strip_ours(settings: &mut Members, keep: Option<&str>) -> Result<Vec<Removed>, String> {
+fn strip_ours(
+    settings: &mut Members,
+    shape: HookShape,
+    keep: &[String],
+) -> Result<Vec<Removed>, String> {
     let Some(hooks) = settings.get("hooks") else {
         return Ok(Vec::new());
     };
     let mut hooks: Members =
         serde_json::from_str(hooks).map_err(|_| "`hooks` is not a JSON object".to_string())?;
-    // Uninstall (no `keep`) removes every hook of ours; an install replaces only one that runs
-    // the same arguments from another binary path (installs for other indexes stay).
+    // Uninstall (nothing to keep) removes every hook of ours; an install replaces only one that
+    // runs the same arguments from another binary path (installs for other indexes stay).
     let arguments = |command: &str| shlex::split(command).map(|words| words[1..].to_vec());
     let doomed = |command: &str| {
         is_ours(command)
-            && match keep {
-                None => true,
-                Some(keep) => command != keep && arguments(command) == arguments(keep),
-            }
+            && (keep.is_empty()
+                || keep.iter().all(|keep| command != keep)
+                    && keep
+                        .iter()
+                        .any(|keep| arguments(command) == arguments(keep)))
     };
     let events: Vec<String> = hooks.0.iter().map(|(event, _)| event.clone()).collect();
     let mut removed = Vec::new();
@@ -917,9 +977,17 @@ fn strip_ours(settings: &mut Members, keep: Option<&str>) -> Result<Vec<Removed>
         let before = removed.len();
         let mut kept_groups = Vec::new();
         for group in groups {
-            let commands = group_commands(group.get());
+            let commands = entry_commands(shape, group.get());
             if !commands.iter().any(|command| doomed(command)) {
                 kept_groups.push(Node::Raw(group));
+                continue;
+            }
+            // Copilot's entry is the hook itself: it goes whole.
+            if shape == HookShape::BashHooks {
+                removed.extend(commands.into_iter().map(|command| Removed {
+                    event: event.clone(),
+                    command,
+                }));
                 continue;
             }
             let mut members: Members = serde_json::from_str(group.get())
@@ -971,6 +1039,7 @@ fn strip_ours(settings: &mut Members, keep: Option<&str>) -> Result<Vec<Removed>
 /// the lists that gain an entry are rewritten (their other entries kept as written).
 fn merge(
     settings: &mut Members,
+    shape: HookShape,
     command: &str,
     events: &[&'static str],
 ) -> Result<Vec<&'static str>, String> {
@@ -987,19 +1056,22 @@ fn merge(
                 .map_err(|_| format!("`hooks.{event}` is not a list"))?,
             None => Vec::new(),
         };
-        let present = groups.iter().any(|group| {
-            serde_json::from_str::<Value>(group.get()).is_ok_and(|group| runs(&group, command))
-        });
+        let command = event_command(shape, command, event);
+        let present = groups
+            .iter()
+            .any(|group| runs(shape, group.get(), &command));
         if !present {
             let mut groups: Vec<Node> = groups.into_iter().map(Node::Raw).collect();
-            groups.push(Node::New(
-                json!({ "hooks": [ { "type": "command", "command": command } ] }),
-            ));
+            groups.push(Node::New(new_entry(shape, &command)));
             hooks.set(event, Node::List(groups));
             added.push(event);
         }
     }
     if !added.is_empty() {
+        // Copilot reads a hooks file only with its format's version.
+        if shape == HookShape::BashHooks && settings.get("version").is_none() {
+            settings.set("version", Node::New(json!(1)));
+        }
         settings.set("hooks", Node::Object(hooks));
     }
     Ok(added)

@@ -14,6 +14,9 @@ mod codex_capture;
 #[cfg(feature = "real-cli")]
 mod codex_tui;
 mod concurrency;
+mod copilot;
+#[cfg(feature = "real-cli")]
+mod copilot_tui;
 mod crash_points;
 mod crashes;
 mod gemini;

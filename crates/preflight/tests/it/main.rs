@@ -6,6 +6,8 @@ mod claude_cli;
 #[cfg(feature = "real-cli")]
 mod codex_cli;
 mod codex_layout;
+#[cfg(feature = "real-cli")]
+mod copilot_cli;
 mod folder_names;
 #[cfg(feature = "real-cli")]
 mod gemini_cli;
