@@ -7,40 +7,26 @@
 //! at an exact line of the write path.
 
 mod activity;
-#[cfg(feature = "real-cli")]
-mod agent_tui;
 mod bad_input;
-mod codex_capture;
-#[cfg(feature = "real-cli")]
-mod codex_tui;
 mod concurrency;
 mod crash_points;
 mod crashes;
 mod gemini;
-#[cfg(feature = "real-cli")]
-mod gemini_tui;
 mod harness;
-mod hook_log;
-mod hooks;
+mod hook;
 mod install;
 mod json;
-#[cfg(feature = "live-kitty")]
-mod kitty_restore;
-mod manual;
+mod man;
 mod matrix;
 mod messages;
-mod meta;
-mod paths;
+mod path;
 mod reads;
 mod restore;
 mod resume_cmd;
 mod scenarios;
 mod soak;
 mod tables;
-mod tmux_restore;
 mod traps;
-#[cfg(feature = "live-zellij")]
-mod zellij_restore;
 
 use std::process::{Child, ExitStatus, Output};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,5 +1,5 @@
 //! Capture with the real Gemini CLI 0.61.0 (installed by `cargo xtask gemini-cli install`): its
-//! TUI in tmux panes, offline (`crate::agent_tui::OfflineTmux`, the model API mock on
+//! TUI in tmux panes, offline (`crate::hook::agent_tui::OfflineTmux`, the model API mock on
 //! 127.0.0.1), with the hooks that `crash-resume hook install gemini` writes.
 //!
 //! - Start-up records the session before any prompt (its file exists from start-up).
@@ -17,13 +17,13 @@ use std::path::{Path, PathBuf};
 use test_support::gemini_offline;
 
 use crate::Sandbox;
-use crate::agent_tui::{
-    OfflineTmux, SCREEN_DEADLINE, alive, descendants, enter, entries, hooks_running, keys,
-    screen_shows, wait_for,
-};
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, crash_resume_agent, hook_log, make_dir, plan_by_surface,
     restore, server_name,
+};
+use crate::hook::agent_tui::{
+    OfflineTmux, SCREEN_DEADLINE, alive, descendants, enter, entries, hooks_running, keys,
+    screen_shows, wait_for,
 };
 
 const PANE_A: &str = "gemini:0.0";

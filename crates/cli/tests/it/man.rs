@@ -1,7 +1,11 @@
-//! The manual and `--help`: `crash-resume man` documents every subcommand with each option its
-//! `--help` lists, and examples; `--help` of the main commands shows examples.
+//! `crash-resume man`, `--help`, `--version` and `completions`: what the binary says about
+//! itself. The manual documents every subcommand with each option its `--help` lists, and
+//! examples; `--help` of the main commands shows examples.
 
-use crate::{Sandbox, crash_resume};
+use predicates::prelude::*;
+use predicates::str::{contains, is_empty, starts_with};
+
+use crate::{Sandbox, check, crash_resume};
 
 /// Every subcommand, as typed after `crash-resume`.
 const SUBCOMMANDS: &[&[&str]] = &[
@@ -190,4 +194,58 @@ fn the_man_page_names_the_files_beside_the_index() {
         !page.contains("index.json.lock and"),
         "the lock is index.json.flock"
     );
+}
+
+#[test]
+fn help_version_completions_and_man() {
+    let env = Sandbox::default();
+    check(
+        &env,
+        &["--help"],
+        0,
+        contains("Usage: crash-resume")
+            .and(contains("resume-cmd"))
+            .and(contains("Exit codes")),
+        is_empty(),
+    );
+    check(
+        &env,
+        &["record", "--help"],
+        0,
+        contains("<SURFACE>").and(contains("--cwd")),
+        is_empty(),
+    );
+    check(
+        &env,
+        &["--version"],
+        0,
+        predicate::eq(format!("crash-resume {}\n", env!("CARGO_PKG_VERSION")).as_str()),
+        is_empty(),
+    );
+    check(
+        &env,
+        &["completions", "bash"],
+        0,
+        contains("complete")
+            .and(contains("crash-resume"))
+            .and(contains("resume-cmd")),
+        is_empty(),
+    );
+    check(
+        &env,
+        &["completions", "zsh"],
+        0,
+        starts_with("#compdef crash-resume"),
+        is_empty(),
+    );
+    check(
+        &env,
+        &["man"],
+        0,
+        (starts_with(".TH").or(starts_with(".ie")))
+            .and(contains("crash-resume"))
+            .and(contains("resume\\-cmd")),
+        is_empty(),
+    );
+    assert_eq!(env.index_bytes(), None, "none of these touches the index");
 }

@@ -13,7 +13,7 @@
 //!   marks its session ended, killing the other pane does not, and `restore` offers the killed
 //!   one only, saying why.
 //!
-//! Everything runs in a network namespace with loopback alone (`crate::agent_tui::OfflineTmux`):
+//! Everything runs in a network namespace with loopback alone (`crate::hook::agent_tui::OfflineTmux`):
 //! the tmux server is started in it by `codex_offline.py` (`crates/test-support/src`, which
 //! serves the Responses API mock on 127.0.0.1), so every pane, every Codex process and the daemon
 //! are there too, and the launcher kills each of them by pid when the test lets go of it. The
@@ -26,12 +26,12 @@ use std::time::{Duration, Instant};
 use test_support::codex_offline;
 
 use crate::Sandbox;
-use crate::agent_tui::{
-    OfflineTmux, alive, descendants, enter, entries, hooks_running, keys, screen_shows, wait_for,
-};
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, codex_home, crash_resume_agent, hook_log, make_dir,
     plan_by_surface, restore, server_name,
+};
+use crate::hook::agent_tui::{
+    OfflineTmux, alive, descendants, enter, entries, hooks_running, keys, screen_shows, wait_for,
 };
 
 fn installed_codex() -> PathBuf {
@@ -304,7 +304,7 @@ fn daemon_mode_with_the_title_records_each_pane_also_after_the_first_is_killed()
     prompt(server, pane_c, &format!("hello from {pane_c}"));
     wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
     let session_c = session_of(&env, &format!("hello from {pane_c}"));
-    let entries = crate::agent_tui::entries(&env);
+    let entries = crate::hook::agent_tui::entries(&env);
     assert_eq!(
         entries["tmux:codex:2.0"]["sessionId"],
         session_c.as_str(),

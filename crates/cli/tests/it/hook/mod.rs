@@ -4,6 +4,15 @@
 //! 50 hooks at once; and every way a hook can go wrong, which still exits 0, prints nothing on
 //! stdout and says why in `hook.log`.
 
+#[cfg(feature = "real-cli")]
+mod agent_tui;
+mod codex;
+#[cfg(feature = "real-cli")]
+mod codex_tui;
+#[cfg(feature = "real-cli")]
+mod gemini_tui;
+mod log;
+
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt as _;
@@ -777,7 +786,7 @@ fn codex_notify_payload_as_an_argument_with_thread_id() {
     assert_eq!(entry["config_dir"], json!(codex_home(&env)));
     assert_eq!(entry["repo"], "notify-proj");
     // With its rollout on disk, as Codex writes it, the thread resumes in its dir.
-    crate::codex_capture::write_rollout(
+    codex::write_rollout(
         &codex_home(&env),
         thread,
         r#"{"timestamp":"2026-12-01T07:49:08.000Z","type":"session_meta","payload":{}}"#,

@@ -3,6 +3,12 @@
 //! is reported as held elsewhere and never resumed; a transcript close to Claude Code's
 //! retention cut-off is flagged.
 
+#[cfg(feature = "live-kitty")]
+mod kitty;
+mod tmux;
+#[cfg(feature = "live-zellij")]
+mod zellij;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::process::CommandExt;
