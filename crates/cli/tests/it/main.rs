@@ -6,26 +6,29 @@
 //! dev-dependencies), so `CRASH_RESUME_FAULT=<point>:<action>` can stop, abort or fail a writer
 //! at an exact line of the write path.
 
-mod activity;
 mod bad_input;
 mod concurrency;
 mod crash_points;
 mod crashes;
-mod gemini;
+mod forget;
 mod harness;
 mod hook;
 mod install;
 mod json;
+mod list;
+mod lookup;
 mod man;
 mod matrix;
 mod messages;
 mod path;
+mod preflight;
+mod prune;
 mod reads;
+mod record;
 mod restore;
 mod resume_cmd;
-mod scenarios;
 mod soak;
-mod tables;
+mod touch;
 mod traps;
 
 use std::process::{Child, ExitStatus, Output};

@@ -9,6 +9,7 @@ mod agent_tui;
 mod codex;
 #[cfg(feature = "real-cli")]
 mod codex_tui;
+mod gemini;
 #[cfg(feature = "real-cli")]
 mod gemini_tui;
 mod log;

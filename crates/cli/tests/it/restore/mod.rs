@@ -1,13 +1,10 @@
 //! `crash-resume restore`: the plan after a reboot, from surfaces the real hook bound. A
 //! cleanly ended surface is left out unless `--all`; a session a live agent process still holds
 //! is reported as held elsewhere and never resumed; a transcript close to Claude Code's
-//! retention cut-off is flagged.
-
-#[cfg(feature = "live-kitty")]
-mod kitty;
-mod tmux;
-#[cfg(feature = "live-zellij")]
-mod zellij;
+//! retention cut-off is flagged; a max age counts the transcript's activity; the plan is a table
+//! on a terminal and TSV when piped; two Gemini panes in one dir with the cleanup on are said
+//! before anything starts. `--apply` per multiplexer: `tmux`, `kitty` (feature `live-kitty`),
+//! `zellij` (feature `live-zellij`).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -20,11 +17,19 @@ use predicates::str::{contains, is_empty};
 use serde_json::{Value, json};
 
 use crate::harness::{
-    claude_dir, claude_resume_command, codex_home, crash_resume_agent, git_work_dir,
+    claude_dir, claude_resume_command, codex_home, crash_resume_agent, git_work_dir, make_dir,
     plan_by_surface, restore, run_hook, session_end, session_start, uuid, wait_until,
     write_transcript,
 };
-use crate::{Reaped, Sandbox};
+use crate::list::{check_aligned, check_tsv, on_terminal};
+use crate::preflight::{SESSION_A, SESSION_B, gemini_home, record_gemini};
+use crate::{Reaped, Sandbox, now_millis};
+
+#[cfg(feature = "live-kitty")]
+mod kitty;
+mod tmux;
+#[cfg(feature = "live-zellij")]
+mod zellij;
 
 const HOUR: Duration = Duration::from_secs(3600);
 const DAY: Duration = Duration::from_secs(24 * 3600);
@@ -496,4 +501,166 @@ fn apply_takes_its_backend_from_the_registry_and_says_the_outcome_typed() {
         stderr.contains("tmux, zellij, wezterm, cmux, kitty"),
         "{stderr}"
     );
+}
+
+#[test]
+fn restore_with_a_max_age_keeps_the_surfaces_active_within_it() {
+    let env = three_surfaces();
+    let within = json_list(
+        &env,
+        &["--json", "restore", "--max-age", "2h"],
+        "surfaces",
+        "surface",
+    );
+    assert_eq!(within, ["busy"]);
+    let everything = json_list(&env, &["--json", "restore"], "surfaces", "surface");
+    assert_eq!(everything.len(), 3);
+
+    let none = run_as_agent(&env, &["restore", "--max-age", "1s"]);
+    assert!(none.status.success());
+    assert!(
+        String::from_utf8_lossy(&none.stderr).contains("was active within 1s"),
+        "{}",
+        String::from_utf8_lossy(&none.stderr)
+    );
+    let bad = run_as_agent(&env, &["restore", "--max-age", "soon"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// Binds `surface` to `session` in `cwd` through the real hook, then makes the entry look as
+/// if the hook last ran three hours ago.
+pub fn bind_three_hours_ago(env: &Sandbox, surface: &str, session: &str, cwd: &Path) {
+    bind(env, surface, session, cwd);
+    let mut index = env.index();
+    let entry = &mut index["entries"][surface];
+    let three_hours_ago = now_millis() - 3 * crate::HOUR;
+    entry["captured_at"] = three_hours_ago.into();
+    entry["last_active"] = three_hours_ago.into();
+    env.write_index_bytes(&serde_json::to_vec_pretty(&index).unwrap());
+}
+
+/// Three surfaces that started three hours ago: `busy` (its transcript changed a minute ago),
+/// `idle` (its transcript last changed three hours ago) and `gone` (no transcript).
+pub fn three_surfaces() -> Sandbox {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    for (n, surface, transcript_age) in [
+        (1, "busy", Some(Duration::from_secs(60))),
+        (2, "idle", Some(Duration::from_secs(3 * 3600))),
+        (3, "gone", None),
+    ] {
+        let session = uuid(n);
+        bind_three_hours_ago(&env, surface, &session, &cwd);
+        if let Some(age) = transcript_age {
+            write_transcript(&claude_dir(&env), &cwd, &session, age);
+        }
+    }
+    env
+}
+
+/// The JSON document `args` print, which must succeed; the `field` of each item of `list`.
+pub fn json_list(env: &Sandbox, args: &[&str], list: &str, field: &str) -> Vec<String> {
+    let output = run_as_agent(env, args);
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    document[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item[field].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `crash-resume ARGS` in the agent's environment, stdin closed.
+pub fn run_as_agent(env: &Sandbox, args: &[&str]) -> std::process::Output {
+    crash_resume_agent(env)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn restore_is_a_table_on_a_terminal_and_tsv_when_piped() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    for (n, surface) in [(1, "tmux:main:0.0"), (2, "tmux:ワーク:1.0")] {
+        run_hook(
+            &env,
+            "claude",
+            &[("CRASH_RESUME_SURFACE", surface)],
+            &session_start(&uuid(n), &cwd, "startup"),
+        )
+        .assert_silent_success(surface);
+    }
+    let mut restore = crash_resume_agent(&env);
+    restore.arg("restore");
+    let table = on_terminal(restore);
+    assert!(table.starts_with("SURFACE "), "{table}");
+    assert_eq!(table.lines().count(), 3, "{table}");
+    check_aligned(
+        &table,
+        &["SURFACE", "VERDICT", "SESSION", "ACTIVE", "COMMAND"],
+    );
+
+    let mut restore = crash_resume_agent(&env);
+    restore.arg("restore");
+    check_tsv(
+        restore,
+        &["tmux:main:0.0\tfresh\t-\t", "tmux:ワーク:1.0\tfresh\t-\t"],
+    );
+}
+
+#[test]
+fn restore_says_before_it_starts_two_gemini_panes_in_one_dir_with_the_cleanup_on() {
+    let env = Sandbox::default();
+    let work = make_dir(&env.root().join("work"));
+    let home = gemini_home(&env, &work, &[SESSION_A, SESSION_B]);
+    record_gemini(&env, "tmux:w:0.0", SESSION_A, &work, &home);
+    record_gemini(&env, "tmux:w:0.1", SESSION_B, &work, &home);
+
+    let output = restore(&env, true, &[]);
+    let warned = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        warned.contains("resumes 2 Gemini sessions in")
+            && warned.contains("tmux:w:0.0, tmux:w:0.1")
+            && warned.contains("--retention off"),
+        "{warned}"
+    );
+    let plan = plan_by_surface(&output.stdout);
+    for (surface, session) in [("tmux:w:0.0", SESSION_A), ("tmux:w:0.1", SESSION_B)] {
+        let item = &plan[surface];
+        assert_eq!(item["verdict"], "resume", "{item}");
+        let command = item["command"].as_str().unwrap();
+        assert!(
+            command.ends_with(&format!("gemini --resume {session}")),
+            "{item}"
+        );
+        assert!(
+            item["cleanup"].as_str().unwrap().contains(&session[..8]),
+            "{item}"
+        );
+        assert!(
+            item["why"].as_str().unwrap().starts_with("offered"),
+            "{item}"
+        );
+    }
+
+    // The cleanup off: nothing to say.
+    fs::write(
+        home.join(".gemini/settings.json"),
+        r#"{"general":{"sessionRetention":{"enabled":false}}}"#,
+    )
+    .unwrap();
+    let output = restore(&env, true, &[]);
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("Gemini sessions in"),
+        "{output:?}"
+    );
+    let plan = plan_by_surface(&output.stdout);
+    assert_eq!(plan["tmux:w:0.0"].get("cleanup"), None);
 }

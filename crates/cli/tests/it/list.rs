@@ -1,19 +1,21 @@
-//! `list` and `restore` for people and for scripts: on a terminal (a real pseudo-terminal as
+//! `crash-resume list` for people and for scripts: on a terminal (a real pseudo-terminal as
 //! stdout) an aligned table with a header row, wide characters counted as two columns; piped,
-//! tab-separated values with no header; `--json` the same either way.
+//! tab-separated values with no header; `--json` the same either way; one line per entry and the
+//! age of its latest activity. The terminal helpers are `restore`'s too.
 
 use std::fs::File;
 use std::io::Read;
 use std::process::{Command, Stdio};
 
+use predicates::str::is_empty;
 use unicode_width::UnicodeWidthStr;
 
-use crate::harness::{crash_resume_agent, git_work_dir, run_hook, session_start, uuid};
-use crate::{Sandbox, crash_resume_std, record};
+use crate::restore::{run_as_agent, three_surfaces};
+use crate::{Sandbox, check, crash_resume, crash_resume_std, record};
 
 /// Runs `command` with a pseudo-terminal as its stdout; returns what it printed there (with the
 /// terminal's `\r\n` turned back into `\n`).
-fn on_terminal(mut command: Command) -> String {
+pub fn on_terminal(mut command: Command) -> String {
     use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("open a pty");
     grantpt(&master).unwrap();
@@ -47,7 +49,7 @@ fn on_terminal(mut command: Command) -> String {
 }
 
 /// The TSV `command` prints when piped: no header, the lines starting with `starts`.
-fn check_tsv(command: Command, starts: &[&str]) {
+pub fn check_tsv(command: Command, starts: &[&str]) {
     let tsv = piped(command);
     let lines: Vec<&str> = tsv.lines().collect();
     assert_eq!(lines.len(), starts.len(), "no header: {tsv}");
@@ -56,7 +58,7 @@ fn check_tsv(command: Command, starts: &[&str]) {
     }
 }
 
-fn piped(mut command: Command) -> String {
+pub fn piped(mut command: Command) -> String {
     let output = command.stdin(Stdio::null()).output().unwrap();
     assert!(
         output.status.success(),
@@ -67,7 +69,7 @@ fn piped(mut command: Command) -> String {
 }
 
 /// Each line's cells start at the same display column as the header's labels.
-fn check_aligned(text: &str, labels: &[&str]) {
+pub fn check_aligned(text: &str, labels: &[&str]) {
     let lines: Vec<&str> = text.lines().collect();
     let header = lines[0];
     let starts: Vec<usize> = labels
@@ -139,32 +141,37 @@ fn list_is_a_table_on_a_terminal_and_tsv_when_piped() {
 }
 
 #[test]
-fn restore_is_a_table_on_a_terminal_and_tsv_when_piped() {
+fn list_prints_one_line_per_entry() {
     let env = Sandbox::default();
-    let cwd = git_work_dir(&env, "proj", "");
-    for (n, surface) in [(1, "tmux:main:0.0"), (2, "tmux:ワーク:1.0")] {
-        run_hook(
-            &env,
-            "claude",
-            &[("CRASH_RESUME_SURFACE", surface)],
-            &session_start(&uuid(n), &cwd, "startup"),
-        )
-        .assert_silent_success(surface);
-    }
-    let mut restore = crash_resume_agent(&env);
-    restore.arg("restore");
-    let table = on_terminal(restore);
-    assert!(table.starts_with("SURFACE "), "{table}");
-    assert_eq!(table.lines().count(), 3, "{table}");
-    check_aligned(
-        &table,
-        &["SURFACE", "VERDICT", "SESSION", "ACTIVE", "COMMAND"],
-    );
+    check(&env, &["list"], 0, is_empty(), is_empty());
+    record(&env, "B", "sid-b", "repo-b");
+    crash_resume(&env)
+        .args(["record", "A", "sid-a", "repo-a", "lead"])
+        .assert()
+        .success();
+    let listed = crash_resume(&env).arg("list").assert().success().stderr("");
+    let listed = String::from_utf8(listed.get_output().stdout.clone()).unwrap();
+    let lines: Vec<Vec<&str>> = listed
+        .lines()
+        .map(|line| line.split('\t').collect())
+        .collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert_eq!(lines[0][..4], ["A", "sid-a", "repo-a", "lead"]);
+    assert_eq!(lines[1][..4], ["B", "sid-b", "repo-b", "-"]);
+    assert!(lines[0][4].ends_with(" ago"), "{listed}");
+}
 
-    let mut restore = crash_resume_agent(&env);
-    restore.arg("restore");
-    check_tsv(
-        restore,
-        &["tmux:main:0.0\tfresh\t-\t", "tmux:ワーク:1.0\tfresh\t-\t"],
-    );
+#[test]
+fn list_shows_the_age_of_the_latest_activity() {
+    let env = three_surfaces();
+    let output = run_as_agent(&env, &["list"]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = |surface: &str| {
+        text.lines()
+            .find(|line| line.starts_with(surface))
+            .unwrap_or_else(|| panic!("{surface} in {text}"))
+            .to_string()
+    };
+    assert!(line("busy").contains("1m"), "{text}");
+    assert!(line("idle").contains("3h"), "{text}");
 }

@@ -1,7 +1,10 @@
-//! `crash-resume hook install claude|codex`: merged into Claude Code's settings with every other
-//! setting kept (in its order), idempotent, backed up, `--dry-run` writes nothing, a file it
-//! cannot parse is refused and left byte for byte; installs at once and the agent's own writes
-//! are not lost; a full disk leaves no backup; and the command it installs really records.
+//! `crash-resume hook install|uninstall claude|codex`: merged into Claude Code's settings with
+//! every other setting kept (in its order), idempotent, backed up, `--dry-run` writes nothing, a
+//! file it cannot parse is refused and left byte for byte; installs at once and the agent's own
+//! writes are not lost; a full disk leaves no backup; and the command it installs really
+//! records. Gemini's install: `gemini`.
+
+mod gemini;
 
 use std::fs;
 use std::path::Path;

@@ -1,0 +1,116 @@
+//! `crash-resume preflight`: the preflight of one session through the real binary (Gemini's, whose
+//! session file is found by its content and a stub is named), and the Gemini layout the restore
+//! tests share.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::harness::make_dir;
+use crate::{Sandbox, crash_resume};
+
+/// A Gemini home with one project, `work`, registered as 0.61 registers it, whose sessions are
+/// `sessions` (each a header and one prompt).
+pub fn gemini_home(env: &Sandbox, work: &Path, sessions: &[&str]) -> PathBuf {
+    let home = env.home();
+    let root = make_dir(&home.join(".gemini"));
+    let work = work.canonicalize().unwrap();
+    fs::write(
+        root.join("projects.json"),
+        json!({ "projects": { work.to_str().unwrap(): "work" } }).to_string(),
+    )
+    .unwrap();
+    let project = make_dir(&root.join("tmp/work"));
+    fs::write(project.join(".project_root"), work.to_str().unwrap()).unwrap();
+    let chats = make_dir(&project.join("chats"));
+    for session in sessions {
+        let header = json!({
+            "sessionId": session,
+            "projectHash": "0".repeat(64),
+            "startTime": "2026-12-01T10:00:00.000Z",
+            "lastUpdated": "2026-12-01T10:00:00.000Z",
+            "kind": "main",
+        });
+        let prompt = json!({
+            "id": format!("m-{session}"),
+            "timestamp": "2026-12-01T10:00:01.000Z",
+            "type": "user",
+            "content": [{ "text": "hello" }],
+        });
+        fs::write(
+            chats.join(format!("session-2026-12-01T10-00-{}.jsonl", &session[..8])),
+            format!("{header}\n{prompt}\n"),
+        )
+        .unwrap();
+    }
+    home
+}
+
+pub const SESSION_A: &str = "aaaaaaaa-0000-4000-8000-000000000001";
+
+pub const SESSION_B: &str = "bbbbbbbb-0000-4000-8000-000000000002";
+
+pub fn record_gemini(env: &Sandbox, surface: &str, session: &str, work: &Path, home: &Path) {
+    crash_resume(env)
+        .args([
+            "record",
+            surface,
+            session,
+            "work",
+            "--provider",
+            "gemini",
+            "--cwd",
+        ])
+        .arg(work)
+        .arg("--config-dir")
+        .arg(home)
+        .assert()
+        .success();
+}
+
+#[test]
+fn preflight_provider_gemini_finds_the_session_by_its_content_and_names_a_stub() {
+    let env = Sandbox::default();
+    let work = make_dir(&env.root().join("work"));
+    let home = gemini_home(&env, &work, &[SESSION_A]);
+    let preflight = |session: &str| -> Value {
+        let output = crash_resume(&env)
+            .args([
+                "--json",
+                "preflight",
+                "--provider",
+                "gemini",
+                "--session",
+                session,
+            ])
+            .arg("--cwd")
+            .arg(&work)
+            .env("GEMINI_CLI_HOME", &home)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let outcome = preflight(SESSION_A);
+    assert_eq!(outcome["verdict"], "resume", "{outcome}");
+    let outcome = preflight(SESSION_B);
+    assert_eq!(outcome["verdict"], "fresh", "{outcome}");
+
+    // A stub with A's short id and no prompt: the next start deletes it and A with it.
+    let chats = home.join(".gemini/tmp/work/chats");
+    let stub = format!("session-2026-12-02T09-00-{}.jsonl", &SESSION_A[..8]);
+    let header = json!({ "sessionId": SESSION_A, "projectHash": "0".repeat(64) });
+    fs::write(chats.join(&stub), format!("{header}\n")).unwrap();
+    let outcome = preflight(SESSION_A);
+    assert_eq!(outcome["verdict"], "resume");
+    let cleanup = outcome["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|step| step["id"] == "cleanup")
+        .unwrap_or_else(|| panic!("a cleanup step: {outcome}"));
+    assert!(
+        cleanup["detail"].as_str().unwrap().contains(&stub),
+        "{cleanup}"
+    );
+}
