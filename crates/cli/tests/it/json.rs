@@ -1,4 +1,5 @@
-//! `--json`: every command prints exactly one JSON document on stdout, with `"version": 1`.
+//! `--json`: every command prints exactly one JSON document on stdout, with `"version": 1`. One
+//! table across every command (the promise is the same for each), so it stays one file.
 
 use serde_json::{Value, json};
 
@@ -177,7 +178,7 @@ fn every_failing_command_prints_one_versioned_json_document() {
     test_support::sandbox::mkfifo(&fifo);
     let fifo = fifo.to_str().unwrap();
     // Every command that reads the index: `path` only names it, and the hooks print nothing.
-    for command in crate::matrix::COMMANDS
+    for command in crate::bad_input::matrix::COMMANDS
         .into_iter()
         .filter(|command| !matches!(command[0], "path" | "hook"))
     {

@@ -1,10 +1,12 @@
-//! `crash-resume lookup`: the entry in the JavaScript tool's index format, and a surface that is not
-//! recorded, which finds nothing (exit 4) for every command that takes one.
+//! `crash-resume lookup`: the entry in the JavaScript tool's index format, and a surface that is
+//! not recorded, which finds nothing (exit 4) for every command that takes one, nor does an invalid
+//! id, and neither writes.
 
 use predicates::prelude::*;
 use predicates::str::{contains, is_empty};
 use serde_json::Value;
 
+use crate::bad_input::with_one_entry;
 use crate::{Sandbox, check, crash_resume, record};
 
 #[test]
@@ -105,4 +107,26 @@ fn unknown_surface_gives_nothing() {
         contains("nothing forgotten"),
     );
     assert_eq!(env.index_bytes(), before);
+}
+
+#[test]
+fn lookups_of_invalid_ids_find_nothing_and_write_nothing() {
+    let (env, before) = with_one_entry();
+    for args in [
+        ["lookup", ""],
+        ["lookup", "a\tb"],
+        ["resume-cmd", " "],
+        ["touch", ""],
+        ["forget", "a\nb"],
+    ] {
+        let code = crash_resume(&env)
+            .args(args)
+            .assert()
+            .get_output()
+            .status
+            .code();
+        assert!(matches!(code, Some(2 | 4)), "{args:?}: exit {code:?}");
+        assert_eq!(env.index_bytes().unwrap(), before);
+    }
+    check(&env, &["lookup", "S"], 0, contains("SID"), is_empty());
 }

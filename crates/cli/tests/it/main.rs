@@ -7,9 +7,7 @@
 //! at an exact line of the write path.
 
 mod bad_input;
-mod concurrency;
 mod crash_points;
-mod crashes;
 mod forget;
 mod harness;
 mod hook;
@@ -18,7 +16,6 @@ mod json;
 mod list;
 mod lookup;
 mod man;
-mod matrix;
 mod messages;
 mod path;
 mod preflight;

@@ -1,5 +1,6 @@
 //! Where the index lives: `path`, the default location, and the refusal of volatile
-//! filesystems (`/tmp`, `/dev/shm` where there is one, `$TMPDIR`, tmpfs) that a reboot wipes.
+//! filesystems (`/tmp`, `/dev/shm` where there is one, `$TMPDIR`, tmpfs) that a reboot wipes;
+//! what `path` says without a home, and a control character in the path shown escaped.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -7,6 +8,7 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::*;
 use predicates::str::{contains, is_empty};
 
+use crate::messages::{TERMINAL_CONTROL, once, refused, shown_escaped};
 use crate::{Sandbox, check, crash_resume, record, sandboxed};
 
 /// A directory on a volatile filesystem for one test, removed when the test ends.
@@ -253,4 +255,72 @@ fn an_index_under_tmpdir_is_volatile() {
             .stderr(contains("under the temp dir").and(contains("--allow-volatile")));
     }
     assert_eq!(fs::read_dir(&temp).unwrap().count(), 0, "nothing written");
+}
+
+#[test]
+fn no_home_at_all_is_said_plainly() {
+    // As a user with no passwd entry and no HOME, no XDG dir and no --path, there is nowhere
+    // to put the index. Only root can become such a user; elsewhere HOME is enough to unset
+    // only when the passwd entry has no home, which cannot be arranged.
+    if !rustix::process::geteuid().is_root() {
+        return;
+    }
+    let env = Sandbox::default();
+    let mut command = sandboxed(&env, "setpriv");
+    command
+        .args([
+            "--reuid",
+            "43210",
+            "--regid",
+            "43210",
+            "--clear-groups",
+            "--",
+        ])
+        .arg(crate::BIN)
+        .arg("path")
+        .current_dir("/")
+        .env_remove("HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("CRASH_RESUME_INDEX_PATH");
+    let stderr = refused(assert_cmd::Command::from_std(command), 1);
+    once(&stderr, "cannot find the home directory");
+    once(&stderr, "--path");
+}
+
+#[test]
+fn path_says_a_volatile_index_is_refused_for_reads_too() {
+    let env = Sandbox::default();
+    let assert = crash_resume(&env)
+        .args(["--path", "/dev/shm/crash-resume-never/index.json", "path"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(stdout.contains("reads or writes"), "{stdout}");
+}
+
+#[test]
+fn path_shows_a_control_character_in_the_index_path_escaped() {
+    let env = Sandbox::default();
+    let dir = env.root().join(TERMINAL_CONTROL);
+    fs::create_dir_all(&dir).unwrap();
+    let output = crash_resume(&env)
+        .arg("--path")
+        .arg(dir.join("index.json"))
+        .arg("path")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    shown_escaped(&output.stdout);
+    let json = crash_resume(&env)
+        .args(["--json", "--path"])
+        .arg(dir.join("index.json"))
+        .arg("path")
+        .output()
+        .unwrap();
+    let document: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        document["path"].as_str().map(Path::new),
+        Some(dir.join("index.json").as_path()),
+        "--json stays exact"
+    );
 }

@@ -1,13 +1,16 @@
 //! `crash-resume preflight`: the preflight of one session through the real binary (Gemini's, whose
-//! session file is found by its content and a stub is named), and the Gemini layout the restore
-//! tests share.
+//! session file is found by its content and a stub is named), a huge sparse transcript judged
+//! from its head, and the Gemini layout and Claude binding the restore tests share.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use predicates::prelude::*;
+use predicates::str::contains;
 use serde_json::{Value, json};
 
-use crate::harness::make_dir;
+use crate::harness::{claude_dir, git_work_dir, make_dir, uuid};
 use crate::{Sandbox, crash_resume};
 
 /// A Gemini home with one project, `work`, registered as 0.61 registers it, whose sessions are
@@ -113,4 +116,40 @@ fn preflight_provider_gemini_finds_the_session_by_its_content_and_names_a_stub()
         cleanup["detail"].as_str().unwrap().contains(&stub),
         "{cleanup}"
     );
+}
+
+/// An index entry for `surface` whose session is `session`, run in `cwd` with Claude's config
+/// dir of the sandbox.
+pub fn record_claude(env: &Sandbox, surface: &str, session: &str, cwd: &Path) {
+    crash_resume(env)
+        .args(["record", surface, session, "proj", "--provider", "claude"])
+        .arg("--cwd")
+        .arg(cwd)
+        .arg("--config-dir")
+        .arg(claude_dir(env))
+        .assert()
+        .success();
+}
+
+#[test]
+fn a_huge_sparse_transcript_is_judged_from_its_head() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    let held = uuid(1);
+    let other = uuid(2);
+    let transcript =
+        crate::harness::write_transcript(&claude_dir(&env), &cwd, &held, Duration::ZERO);
+    crate::harness::write_transcript(&claude_dir(&env), &cwd, &other, Duration::ZERO);
+    // The held session's transcript: 2 GiB of holes, then a message line. Only its first MiB is
+    // read, so it holds no conversation; and the recovery scan, which opens the largest file
+    // first, goes on to the other one.
+    let file = fs::File::create(&transcript).unwrap();
+    file.set_len(2 << 30).unwrap();
+    drop(file);
+    record_claude(&env, "S", &held, &cwd);
+    crash_resume(&env)
+        .args(["--json", "preflight", "S"])
+        .assert()
+        .code(0)
+        .stdout(contains("\"recover\"").and(contains(&other)));
 }

@@ -3,8 +3,10 @@
 //! or the session is open already, so `cmd=$(crash-resume resume-cmd S) && eval "$cmd"` is safe.
 //! The command per launcher profile; a max age (here and in `restore --max-age`) is measured from
 //! the later of the entry's `last_active` and its transcript's modification time, since typing
-//! prompts runs no hook that records.
+//! prompts runs no hook that records. Every launcher-config error is one plain line with its
+//! cause once.
 
+use std::fs;
 use std::process::Output;
 use std::time::Duration;
 
@@ -16,6 +18,7 @@ use crate::harness::{
     claude_dir, claude_resume_command, crash_resume_agent, git_work_dir, plan_by_surface, restore,
     uuid, write_transcript,
 };
+use crate::messages::{once, plain, refused};
 use crate::restore::{
     bind, fake_claude_process, run_as_agent, three_surfaces, write_running_session,
 };
@@ -485,4 +488,93 @@ fn an_age_past_the_max_age_is_said_precisely_enough_to_be_past_it() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains(" 0s ago"), "{stderr}");
+}
+
+fn write_launchers(env: &Sandbox, text: &str) -> String {
+    let dir = env.config_home().join("crash-resume");
+    fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("launchers.toml");
+    fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+pub fn resume_cmd_of_s(env: &Sandbox) -> assert_cmd::Command {
+    let mut command = crash_resume(env);
+    command.args(["resume-cmd", "S"]);
+    command
+}
+
+#[test]
+fn every_launcher_config_error_is_one_plain_line_with_its_cause_once() {
+    // (launchers.toml, exit code, pieces, the cause that must appear once)
+    let cases: &[(&str, i32, &[&str], &str)] = &[
+        (
+            "nope = 1",
+            2,
+            &["is invalid at line 1, column 1", "fix the file"],
+            "unknown field `nope`",
+        ),
+        (
+            "[repos.api]\ncommand = \"apiClaude {nope} {session}\"",
+            2,
+            &["`repos.api.command`", "use {session}, {repo}"],
+            "uses an unknown placeholder `{nope}`",
+        ),
+        (
+            "[repos.api]\ncommand = \"apiClaude --continue\"",
+            2,
+            &["`repos.api.command`"],
+            "does not use {session}",
+        ),
+        (
+            "version = 2",
+            2,
+            &["`version`", "upgrade crash-resume"],
+            "this crash-resume reads version 1",
+        ),
+        (
+            "profile = \"nope\"",
+            2,
+            &["known profiles: golems", "(chosen by `profile` in"],
+            "no launcher profile named `nope`",
+        ),
+    ];
+    for (text, code, pieces, cause) in cases {
+        let env = Sandbox::default();
+        record(&env, "S", "SID", "api");
+        let path = write_launchers(&env, text);
+        let stderr = refused(resume_cmd_of_s(&env), *code);
+        once(&stderr, cause);
+        once(&stderr, &path);
+        plain(&stderr);
+        for piece in *pieces {
+            assert!(stderr.contains(piece), "{text}: lacks {piece:?}: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn an_unreadable_launcher_config_is_a_failure_with_its_cause_once() {
+    let env = Sandbox::default();
+    record(&env, "S", "SID", "api");
+    fs::create_dir_all(env.config_home().join("crash-resume/launchers.toml")).unwrap();
+    let stderr = refused(resume_cmd_of_s(&env), 1);
+    once(&stderr, "it is a directory, not a regular file");
+    once(&stderr, "cannot read launcher config");
+    plain(&stderr);
+}
+
+#[test]
+fn an_unknown_profile_reads_the_same_from_the_flag_and_from_the_file() {
+    let env = Sandbox::default();
+    record(&env, "S", "SID", "api");
+    let mut from_flag = resume_cmd_of_s(&env);
+    from_flag.args(["--profile", "nope"]);
+    let from_flag = refused(from_flag, 2);
+    let path = write_launchers(&env, "profile = \"nope\"");
+    let from_file = refused(resume_cmd_of_s(&env), 2);
+    assert_eq!(
+        from_file.replace(&format!(" (chosen by `profile` in {path})"), ""),
+        from_flag
+    );
 }

@@ -1,5 +1,5 @@
-//! `crash-resume touch`: a long-running session stays resumable, and a rewrite keeps the fields of an
-//! entry it does not know.
+//! `crash-resume touch`: a long-running session stays resumable, and a rewrite keeps the fields of
+//! an entry it does not know.
 
 use predicates::prelude::*;
 use predicates::str::{contains, is_empty};

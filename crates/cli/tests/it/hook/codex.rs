@@ -1,8 +1,9 @@
 //! `crash-resume hook codex` and `restore` for Codex, through the real binary: a hook that runs
-//! under Codex's daemon never uses the daemon's environment, records nothing when no pane's
-//! title shows the session and says why once per daemon, and its `SessionEnd` marks nothing
-//! ended; outside it, Codex's `SessionEnd` (always reason `other`) marks the end; `restore` says
-//! why a Codex session is or is not offered. (The same, with the real Codex CLI in tmux panes: `codex_tui.rs`.)
+//! under Codex's daemon never uses the daemon's environment, records nothing when no pane's title
+//! shows the session and says why once per daemon, and its `SessionEnd` marks nothing ended;
+//! outside it, Codex's `SessionEnd` (always reason `other`) marks the end; `restore` says why a
+//! Codex session is or is not offered. (The same, with the real Codex CLI in tmux panes:
+//! `codex_tui.rs`.)
 
 use std::fs;
 use std::path::Path;

@@ -2,25 +2,28 @@
 //! every other setting kept (in its order), idempotent, backed up, `--dry-run` writes nothing, a
 //! file it cannot parse is refused and left byte for byte; installs at once and the agent's own
 //! writes are not lost; a full disk leaves no backup; and the command it installs really
-//! records. Gemini's install: `gemini`.
+//! records; the advice fits what was typed; aborted or failing at each point of the write path, the
+//! settings stay whole. Gemini's install: `gemini`.
 
 mod gemini;
 
 use std::fs;
-use std::path::Path;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use predicates::prelude::*;
 use predicates::str::{contains, is_empty};
+use rustix::process::Signal;
 use serde_json::{Value, json};
 
-use rustix::process::Signal;
-
+use crate::crash_points::POINTS;
 use crate::harness::{
     agent_command, claude_dir, codex_home, crash_resume_agent, git_work_dir, hook_log, make_dir,
     run_with_stdin, session_end, session_start, uuid,
 };
-use crate::{BIN, Reaped, Sandbox, crash_resume_std};
+use crate::messages::{TERMINAL_CONTROL, once, refused, shown_escaped};
+use crate::{BIN, Reaped, Sandbox, crash_resume, crash_resume_std};
 
 /// Settings a user already has: another tool's SessionStart and Stop hooks, and unrelated keys
 /// before and after `hooks`.
@@ -51,12 +54,12 @@ fn install(env: &Sandbox, args: &[&str]) -> assert_cmd::assert::Assert {
 }
 
 /// The backups install made of `path`: `<name>.crash-resume-<ms>.bak` beside it.
-fn backups_of(path: &Path) -> Vec<std::path::PathBuf> {
+fn backups_of(path: &Path) -> Vec<PathBuf> {
     let prefix = format!(
         "{}.crash-resume-",
         path.file_name().unwrap().to_str().unwrap()
     );
-    let mut found: Vec<std::path::PathBuf> = fs::read_dir(path.parent().unwrap())
+    let mut found: Vec<PathBuf> = fs::read_dir(path.parent().unwrap())
         .unwrap()
         .map(|item| item.unwrap().path())
         .filter(|item| {
@@ -69,7 +72,7 @@ fn backups_of(path: &Path) -> Vec<std::path::PathBuf> {
 }
 
 /// The one backup install made of `path`.
-fn backup_of(path: &Path) -> std::path::PathBuf {
+fn backup_of(path: &Path) -> PathBuf {
     let found = backups_of(path);
     assert_eq!(
         found.len(),
@@ -196,7 +199,7 @@ fn dry_run_prints_the_merged_settings_and_writes_nothing() {
         );
     let printed: Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
     assert_eq!(fs::read_to_string(&settings_path).unwrap(), EXISTING);
-    assert_eq!(backups_of(&settings_path), Vec::<std::path::PathBuf>::new());
+    assert_eq!(backups_of(&settings_path), Vec::<PathBuf>::new());
 
     // What it printed is what the real install writes.
     install(&env, &["--settings", settings_arg]).success();
@@ -286,7 +289,7 @@ fn a_missing_settings_file_is_created_with_its_dir() {
     );
     assert_eq!(
         backups_of(&settings_path),
-        Vec::<std::path::PathBuf>::new(),
+        Vec::<PathBuf>::new(),
         "nothing to back up"
     );
 }
@@ -600,7 +603,7 @@ fn a_read_only_settings_file_is_refused() {
                 .and(contains("chmod u+w")),
         );
     assert_eq!(fs::read_to_string(&settings_path).unwrap(), EXISTING);
-    assert_eq!(backups_of(&settings_path), Vec::<std::path::PathBuf>::new());
+    assert_eq!(backups_of(&settings_path), Vec::<PathBuf>::new());
 }
 
 #[cfg(unix)]
@@ -820,7 +823,7 @@ fn uninstall(env: &Sandbox, agent: &str, args: &[&str]) -> assert_cmd::assert::A
 
 /// The binary under test, copied to `dir` (another install of it, as from a second
 /// `cargo install --root`).
-fn second_binary(dir: &Path) -> std::path::PathBuf {
+fn second_binary(dir: &Path) -> PathBuf {
     make_dir(dir);
     let copy = dir.join("crash-resume");
     fs::copy(BIN, &copy).unwrap();
@@ -974,5 +977,131 @@ fn uninstall_takes_only_our_hook_out_of_a_shared_group_for_every_agent() {
             }),
             "{agent}"
         );
+    }
+}
+
+#[test]
+fn settings_advice_fits_what_was_typed() {
+    let env = Sandbox::default();
+    let settings = env.root().join("settings.json");
+    fs::write(&settings, "{ not json").unwrap();
+    let given = refused_install(&env, Some(&settings));
+    assert!(!given.contains("--settings"), "{given}");
+    let default = env.home().join(".claude/settings.json");
+    fs::create_dir_all(default.parent().unwrap()).unwrap();
+    fs::write(&default, "{ not json").unwrap();
+    let not_given = refused_install(&env, None);
+    assert!(not_given.contains("with --settings"), "{not_given}");
+}
+
+fn refused_install(env: &Sandbox, settings: Option<&Path>) -> String {
+    let mut command = crash_resume(env);
+    command.args(["hook", "install", "claude"]);
+    if let Some(settings) = settings {
+        command.arg("--settings").arg(settings);
+    }
+    let stderr = refused(command, 1);
+    once(&stderr, "cannot parse");
+    stderr
+}
+
+#[test]
+fn hook_install_shows_a_control_character_in_the_settings_path_escaped() {
+    let env = Sandbox::default();
+    let dir = env.root().join(TERMINAL_CONTROL);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("s.json"), "{}\n").unwrap();
+    let output = crash_resume(&env)
+        .args(["hook", "install", "claude", "--settings"])
+        .arg(dir.join("s.json"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    shown_escaped(&[output.stdout, output.stderr].concat());
+    let settings = fs::read_to_string(dir.join("s.json")).unwrap();
+    assert!(settings.contains("SessionStart"), "installed: {settings}");
+}
+
+/// `hook install` replaces Claude Code's settings the way the index is written (temp file,
+/// sync, backup, rename, sync), under a lock of its own: the points after `locked` apply. A
+/// failure before the rename leaves the settings as they were and no backup.
+#[test]
+fn hook_install_aborted_or_failing_at_every_point_leaves_whole_settings() {
+    for action in ["abort", "fail"] {
+        for point in POINTS {
+            let context = format!("hook install, {action} at {point}");
+            let env = Sandbox::default();
+            let settings: PathBuf = env.root().join("claude").join("settings.json");
+            fs::create_dir_all(settings.parent().unwrap()).unwrap();
+            let original = b"{\n  \"model\": \"opus\"\n}\n".to_vec();
+            fs::write(&settings, &original).unwrap();
+            let settings_text = settings.to_str().unwrap();
+            let output = crash_resume_std(&env)
+                .args(["hook", "install", "claude", "--settings", settings_text])
+                .env("CRASH_RESUME_FAULT", format!("{point}:{action}"))
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            let after = fs::read(&settings).unwrap();
+            let installed = serde_json::from_slice::<Value>(&after)
+                .unwrap_or_else(|error| panic!("{context}: settings do not parse: {error}"));
+            let replaced = after != original;
+            match (point, action) {
+                // No lock is taken: the point is never reached.
+                ("locked", _) => assert!(output.status.success() && replaced, "{context}"),
+                (_, "abort") => {
+                    assert_eq!(
+                        output.status.signal(),
+                        Some(Signal::ABORT.as_raw()),
+                        "{context}"
+                    );
+                    assert_eq!(replaced, point == "renamed", "{context}");
+                }
+                ("renamed", _) => {
+                    assert_eq!(output.status.code(), Some(1), "{context}");
+                    assert!(replaced, "{context}");
+                    assert!(
+                        stderr.contains(settings_text) && stderr.contains("is in place"),
+                        "{context}: {stderr}"
+                    );
+                }
+                _ => {
+                    assert_eq!(output.status.code(), Some(1), "{context}");
+                    assert_eq!(after, original, "{context}: the settings are as they were");
+                    assert!(
+                        stderr.contains(&format!("injected fault at {point}"))
+                            && stderr.contains(settings.parent().unwrap().to_str().unwrap())
+                            && stderr.contains("left as it was"),
+                        "{context}: {stderr}"
+                    );
+                    assert!(
+                        stderr.contains("--settings")
+                            && !stderr.contains("index")
+                            && !stderr.contains("--path"),
+                        "{context}: said of the settings file: {stderr}"
+                    );
+                    // Neither a temp file nor a backup is left: the backup of a failed install
+                    // is taken away again.
+                    let names: Vec<String> = fs::read_dir(settings.parent().unwrap())
+                        .unwrap()
+                        .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
+                        .filter(|name| name.ends_with(".tmp") || name.ends_with(".bak"))
+                        .collect();
+                    assert_eq!(names, Vec::<String>::new(), "{context}");
+                }
+            }
+            assert_eq!(
+                installed["model"], "opus",
+                "{context}: other settings are kept"
+            );
+            // The next install goes through (or finds the hooks there).
+            crash_resume(&env)
+                .args(["hook", "install", "claude", "--settings", settings_text])
+                .assert()
+                .success();
+            let settings: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
+            assert_eq!(settings["model"], "opus", "{context}");
+            assert!(settings["hooks"]["SessionStart"].is_array(), "{context}");
+        }
     }
 }

@@ -1,29 +1,31 @@
-//! `crash-resume restore`: the plan after a reboot, from surfaces the real hook bound. A
-//! cleanly ended surface is left out unless `--all`; a session a live agent process still holds
-//! is reported as held elsewhere and never resumed; a transcript close to Claude Code's
-//! retention cut-off is flagged; a max age counts the transcript's activity; the plan is a table
-//! on a terminal and TSV when piped; two Gemini panes in one dir with the cleanup on are said
-//! before anything starts. `--apply` per multiplexer: `tmux`, `kitty` (feature `live-kitty`),
-//! `zellij` (feature `live-zellij`).
+//! `crash-resume restore`: the plan after a reboot, from surfaces the real hook bound. A cleanly
+//! ended surface is left out unless `--all`; a session a live agent process still holds is reported
+//! as held elsewhere and never resumed; a transcript close to Claude Code's retention cut-off is
+//! flagged; a max age counts the transcript's activity; the plan is a table on a terminal and TSV
+//! when piped; two Gemini panes in one dir with the cleanup on are said before anything starts;
+//! FIFOs in the agents' dirs never hang it. `--apply` per multiplexer: `tmux`, `kitty` (feature
+//! `live-kitty`), `zellij` (feature `live-zellij`).
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use predicates::prelude::*;
 use predicates::str::{contains, is_empty};
 use serde_json::{Value, json};
 
 use crate::harness::{
     claude_dir, claude_resume_command, codex_home, crash_resume_agent, git_work_dir, make_dir,
-    plan_by_surface, restore, run_hook, session_end, session_start, uuid, wait_until,
+    mkfifo, plan_by_surface, restore, run_hook, session_end, session_start, uuid, wait_until,
     write_transcript,
 };
 use crate::list::{check_aligned, check_tsv, on_terminal};
-use crate::preflight::{SESSION_A, SESSION_B, gemini_home, record_gemini};
-use crate::{Reaped, Sandbox, now_millis};
+use crate::preflight::{SESSION_A, SESSION_B, gemini_home, record_claude, record_gemini};
+use crate::{Reaped, Sandbox, crash_resume, now_millis};
 
 #[cfg(feature = "live-kitty")]
 mod kitty;
@@ -663,4 +665,39 @@ fn restore_says_before_it_starts_two_gemini_panes_in_one_dir_with_the_cleanup_on
     );
     let plan = plan_by_surface(&output.stdout);
     assert_eq!(plan["tmux:w:0.0"].get("cleanup"), None);
+}
+
+#[test]
+fn fifos_in_the_agents_dirs_never_hang_restore_or_preflight() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    let session = uuid(1);
+    let transcript = write_transcript(&claude_dir(&env), &cwd, &session, Duration::ZERO);
+    record_claude(&env, "S", &session, &cwd);
+    // A running session's file and the settings as FIFOs.
+    make_dir(&claude_dir(&env).join("sessions"));
+    mkfifo(&claude_dir(&env).join("sessions").join("4242.json"));
+    mkfifo(&claude_dir(&env).join("settings.json"));
+    crash_resume(&env)
+        .args(["restore"])
+        .assert()
+        .success()
+        .stdout(contains("S").and(contains(&session)));
+    // The transcript continues in a session whose transcript is a FIFO.
+    let next = uuid(2);
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    writeln!(
+        file,
+        "{{\"type\":\"system\",\"continuedInSessionId\":\"{next}\"}}"
+    )
+    .unwrap();
+    mkfifo(&transcript.with_file_name(format!("{next}.jsonl")));
+    crash_resume(&env)
+        .args(["preflight", "S"])
+        .assert()
+        .code(4)
+        .stdout(contains(format!("moved on to {next}")).and(contains("not a regular file")));
 }

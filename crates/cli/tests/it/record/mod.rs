@@ -1,6 +1,11 @@
 //! `crash-resume record` and the JavaScript crash-resume-index's scenarios through the real binary:
 //! capture, re-record, one session bound to one surface, and the index across a reboot and across
-//! processes.
+//! processes, and ids of 512 bytes. The write path that every writer shares is tested through
+//! `record`: writers that die (`crashes`), many at once (`concurrency`), and the lock (`lock`).
+
+mod concurrency;
+mod crashes;
+mod lock;
 
 use std::fs;
 
@@ -164,4 +169,13 @@ fn a_separate_process_with_the_default_path_sees_the_same_index() {
         None,
         "nothing at the sandbox's explicit index path"
     );
+}
+
+#[test]
+fn ids_of_512_bytes_are_accepted() {
+    let env = Sandbox::default();
+    let longest = "é".repeat(256);
+    assert_eq!(longest.len(), 512);
+    record(&env, &longest, &longest, &longest);
+    assert_eq!(env.entry(&longest).unwrap()["sessionId"], longest.as_str());
 }

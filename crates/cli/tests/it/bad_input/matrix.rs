@@ -6,7 +6,7 @@
 //! Two tables: bad arguments (empty, blank, control characters, over-long ids; invalid UTF-8 in
 //! paths and in the environment; over-long paths; bad durations; missing, extra and conflicting
 //! arguments), and indexes that cannot be used as they are (a directory, a symlink elsewhere,
-//! a symlink loop, unreadable, in a read-only directory) for every command. `bad_input.rs` holds
+//! a symlink loop, unreadable, in a read-only directory) for every command. `bad_input` holds
 //! the cases of `record`, `prune` and `resume-cmd` that are not repeated here.
 
 use std::ffi::{OsStr, OsString};
@@ -17,6 +17,8 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use Condition::{Directory, ReadOnlyDir, SymlinkElsewhere, SymlinkLoop, Unreadable};
+use Effect::{Unchanged, Written};
 use test_support::process::spawn_piped;
 use test_support::sandbox::open_to_others;
 
@@ -24,9 +26,6 @@ use crate::{
     BIN, DAY, Sandbox, XorShift, crash_resume_as_nobody, entry, now_millis, parse_index, record,
     sandboxed, seed,
 };
-
-use Condition::{Directory, ReadOnlyDir, SymlinkElsewhere, SymlinkLoop, Unreadable};
-use Effect::{Unchanged, Written};
 
 /// Placeholders in the tables, replaced when a case runs.
 const LONG_ID: &str = "{513 bytes}";

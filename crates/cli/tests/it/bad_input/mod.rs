@@ -1,5 +1,10 @@
-//! Bad input and refused indexes: each is a clear message on stderr, nothing on stdout, the
-//! documented exit code, and the index file left byte for byte as it was.
+//! Bad input and refused indexes, for every command that takes them (so one place, not a copy per
+//! command): each is a clear message on stderr, nothing on stdout, the documented exit code, and
+//! the index file left byte for byte as it was. The matrix of every command against every bad
+//! input, as data: `matrix`. Cases of one command alone are in its file (`lookup`, `forget`,
+//! `record`).
+
+pub mod matrix;
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -8,14 +13,13 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;
-use predicates::str::{contains, is_empty};
-
+use predicates::str::contains;
 use test_support::sandbox::open_to_others;
 
-use crate::{Sandbox, check, crash_resume, crash_resume_as_nobody, record};
+use crate::{Sandbox, crash_resume, crash_resume_as_nobody, record};
 
 /// A sandbox whose index holds one entry, `S`.
-fn with_one_entry() -> (Sandbox, Vec<u8>) {
+pub fn with_one_entry() -> (Sandbox, Vec<u8>) {
     let env = Sandbox::default();
     record(&env, "S", "SID", "REPO");
     let bytes = env.index_bytes().unwrap();
@@ -24,7 +28,13 @@ fn with_one_entry() -> (Sandbox, Vec<u8>) {
 
 /// Runs `args`, expects `code`, empty stdout, a stderr holding every piece of `message`, and the
 /// index unchanged byte for byte (and no new file next to it).
-fn check_refused(env: &Sandbox, index_before: &[u8], args: &[&OsStr], code: i32, message: &[&str]) {
+pub fn check_refused(
+    env: &Sandbox,
+    index_before: &[u8],
+    args: &[&OsStr],
+    code: i32,
+    message: &[&str],
+) {
     let files_before = files_but_the_lock(env);
     let assert = crash_resume(env).args(args).assert();
     let output = assert.get_output();
@@ -59,13 +69,13 @@ fn check_refused(env: &Sandbox, index_before: &[u8], args: &[&OsStr], code: i32,
 
 /// The files in the index dir but the lock sidecar (which any write attempt may create, and
 /// which is never removed).
-fn files_but_the_lock(env: &Sandbox) -> Vec<String> {
+pub fn files_but_the_lock(env: &Sandbox) -> Vec<String> {
     let mut files = env.index_dir_files();
     files.retain(|name| name != "index.json.flock");
     files
 }
 
-fn os(args: &[&str]) -> Vec<OsString> {
+pub fn os(args: &[&str]) -> Vec<OsString> {
     args.iter().map(OsString::from).collect()
 }
 
@@ -331,37 +341,6 @@ fn read_only_index_dir_fails_and_leaves_the_index_untouched() {
 }
 
 #[test]
-fn lookups_of_invalid_ids_find_nothing_and_write_nothing() {
-    let (env, before) = with_one_entry();
-    for args in [
-        ["lookup", ""],
-        ["lookup", "a\tb"],
-        ["resume-cmd", " "],
-        ["touch", ""],
-        ["forget", "a\nb"],
-    ] {
-        let code = crash_resume(&env)
-            .args(args)
-            .assert()
-            .get_output()
-            .status
-            .code();
-        assert!(matches!(code, Some(2 | 4)), "{args:?}: exit {code:?}");
-        assert_eq!(env.index_bytes().unwrap(), before);
-    }
-    check(&env, &["lookup", "S"], 0, contains("SID"), is_empty());
-}
-
-#[test]
-fn ids_of_512_bytes_are_accepted() {
-    let env = Sandbox::default();
-    let longest = "é".repeat(256);
-    assert_eq!(longest.len(), 512);
-    record(&env, &longest, &longest, &longest);
-    assert_eq!(env.entry(&longest).unwrap()["sessionId"], longest.as_str());
-}
-
-#[test]
 fn a_directory_index_path_leaves_no_lock_file_behind() {
     let env = Sandbox::default();
     let dir = env.root().join("a-dir");
@@ -385,7 +364,7 @@ fn a_directory_index_path_leaves_no_lock_file_behind() {
 
 /// Whether `bytes` hold a C0 control other than the newline and the tab of the tables, DEL,
 /// or a C1 control: what a terminal or a line editor would act on.
-fn holds_control(bytes: &[u8]) -> bool {
+pub fn holds_control(bytes: &[u8]) -> bool {
     String::from_utf8_lossy(bytes)
         .chars()
         .any(|c| c.is_control() && c != '\n' && c != '\t')
@@ -506,90 +485,4 @@ fn hostile_values_in_an_index_are_refused_and_never_printed_raw() {
         .unwrap();
     assert_eq!(kept["repo"], "rtl\u{202e}gnp", "{kept}");
     assert_eq!(items.len(), 2, "{plan}");
-}
-
-/// An entry the tool keeps verbatim but cannot use is refused with advice to `forget` it:
-/// `forget` drops it (and says so), and `prune` drops one only when its own readable
-/// timestamps are older than the age; one whose age cannot be read stays.
-#[test]
-fn unusable_entries_can_be_forgotten_and_pruned_by_their_readable_age() {
-    let env = Sandbox::default();
-    let unusable = |surface: &str, last_active: serde_json::Value| {
-        serde_json::json!({
-            "surfaceId": surface,
-            "sessionId": "s",
-            "repo": "r",
-            "role": null,
-            "captured_at": "not a time",
-            "last_active": last_active,
-            "previous_sessions": ["-x"],
-        })
-    };
-    let now = crate::now_millis();
-    env.write_index(&[
-        unusable("t", 2.into()),
-        unusable("old", 2.into()),
-        unusable("recent", now.into()),
-        unusable("ageless", serde_json::Value::Null),
-    ]);
-    check(
-        &env,
-        &["resume-cmd", "t"],
-        1,
-        is_empty(),
-        contains("refused").and(contains("crash-resume forget")),
-    );
-    check(
-        &env,
-        &["forget", "t"],
-        0,
-        contains("forgot t, an entry that could not be used"),
-        contains("entry t is not usable").not(),
-    );
-    assert!(env.entry("t").is_none());
-    check(
-        &env,
-        &["forget", "t"],
-        4,
-        is_empty(),
-        contains("nothing forgotten"),
-    );
-    let pruned = crate::json::json_of(&env, &["prune", "1d"], 0);
-    assert_eq!(pruned["pruned"], serde_json::json!([]));
-    assert_eq!(pruned["pruned_unusable"], serde_json::json!(["old"]));
-    assert!(env.entry("old").is_none());
-    assert!(env.entry("recent").is_some(), "active within the age");
-    assert!(env.entry("ageless").is_some(), "no readable time: kept");
-    let forgotten = crate::json::json_of(&env, &["forget", "ageless"], 0);
-    assert_eq!(forgotten["forgotten"], serde_json::Value::Null);
-    assert_eq!(forgotten["forgotten_unusable"]["surfaceId"], "ageless");
-    assert!(env.entry("ageless").is_none());
-}
-
-/// An entry recorded over an unusable one of the same surface masks it; forgetting the new
-/// entry must not bring the old one back.
-#[test]
-fn forgetting_an_entry_recorded_over_an_unusable_one_leaves_neither() {
-    let env = Sandbox::default();
-    env.write_index(&[serde_json::json!({
-        "surfaceId": "t",
-        "sessionId": "-x",
-        "repo": "r",
-    })]);
-    record(&env, "t", "sid-t", "REPO");
-    check(
-        &env,
-        &["forget", "t"],
-        0,
-        contains("forgot t → sid-t"),
-        predicate::always(),
-    );
-    assert!(env.entry("t").is_none());
-    check(
-        &env,
-        &["resume-cmd", "t"],
-        4,
-        is_empty(),
-        predicate::always(),
-    );
 }
