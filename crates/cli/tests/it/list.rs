@@ -11,6 +11,7 @@ use predicates::str::is_empty;
 use unicode_width::UnicodeWidthStr;
 
 use crate::restore::{run_as_agent, three_surfaces};
+use crate::snapshot::assert_cli_snapshot;
 use crate::{Sandbox, check, crash_resume, crash_resume_std, record};
 
 /// Runs `command` with a pseudo-terminal as its stdout; returns what it printed there (with the
@@ -46,16 +47,6 @@ pub fn on_terminal(mut command: Command) -> String {
         bytes.extend_from_slice(&chunk[..read]);
     }
     String::from_utf8(bytes).unwrap().replace("\r\n", "\n")
-}
-
-/// The TSV `command` prints when piped: no header, the lines starting with `starts`.
-pub fn check_tsv(command: Command, starts: &[&str]) {
-    let tsv = piped(command);
-    let lines: Vec<&str> = tsv.lines().collect();
-    assert_eq!(lines.len(), starts.len(), "no header: {tsv}");
-    for (line, start) in lines.iter().zip(starts) {
-        assert!(line.starts_with(start), "{start:?}: {tsv}");
-    }
 }
 
 pub fn piped(mut command: Command) -> String {
@@ -117,20 +108,12 @@ fn list_is_a_table_on_a_terminal_and_tsv_when_piped() {
     let mut list = crash_resume_std(&env);
     list.arg("list");
     let table = on_terminal(list);
-    let labels = ["SURFACE", "SESSION", "REPO", "ROLE", "ACTIVE"];
-    assert!(table.starts_with("SURFACE "), "{table}");
-    assert_eq!(table.lines().count(), 3, "{table}");
-    check_aligned(&table, &labels);
+    assert_cli_snapshot!(&env, ages, "table_on_a_terminal", &table);
+    check_aligned(&table, &["SURFACE", "SESSION", "REPO", "ROLE", "ACTIVE"]);
 
     let mut list = crash_resume_std(&env);
     list.arg("list");
-    check_tsv(
-        list,
-        &[
-            "p\tsid-😀😀\ta-much-longer-repo-name\t-\t",
-            "pane-日本語\tsid-1\trepo\t-\t",
-        ],
-    );
+    assert_cli_snapshot!(&env, ages, "tsv_when_piped", piped(list));
 
     // --json is the same on a terminal as piped.
     let mut json = crash_resume_std(&env);

@@ -9,6 +9,7 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 
 use crate::resume_cmd::resume_cmd_of_s;
+use crate::snapshot::assert_cli_snapshot;
 use crate::{Sandbox, crash_resume, record};
 
 /// What a refused command printed: its exit code and its stderr.
@@ -63,14 +64,16 @@ fn hold_lock(env: &Sandbox) -> HeldLock {
 fn every_index_store_error_is_one_plain_line_with_its_cause_once() {
     // Volatile: a path under /tmp, refused for reads as for writes.
     let env = Sandbox::default();
-    for args in [&["list"][..], &["touch", "S"]] {
+    for (name, args) in [
+        ("volatile_list", &["list"][..]),
+        ("volatile_touch", &["touch", "S"]),
+    ] {
         let mut command = crash_resume(&env);
         command.args(["--path", "/tmp/crash-resume-never/index.json"]);
         command.args(args);
         let stderr = refused(command, 1);
-        once(&stderr, "which a reboot wipes");
-        once(&stderr, "--allow-volatile");
         plain(&stderr);
+        assert_cli_snapshot!(&env, name, &stderr);
     }
 
     // NotUtf8: the index is a symlink to a name that is not UTF-8.
@@ -84,7 +87,7 @@ fn every_index_store_error_is_one_plain_line_with_its_cause_once() {
     let mut command = crash_resume(&env);
     command.arg("list");
     let stderr = refused(command, 1);
-    once(&stderr, "is not valid UTF-8");
+    assert_cli_snapshot!(&env, "not_utf8", &stderr);
 
     // IsDirectory.
     let env = Sandbox::default();
@@ -92,8 +95,8 @@ fn every_index_store_error_is_one_plain_line_with_its_cause_once() {
     let mut command = crash_resume(&env);
     command.args(["lookup", "S"]);
     let stderr = refused(command, 1);
-    once(&stderr, "is a directory");
     plain(&stderr);
+    assert_cli_snapshot!(&env, "is_a_directory", &stderr);
 
     // Read: the index's dir is a regular file.
     let env = Sandbox::default();
@@ -101,20 +104,13 @@ fn every_index_store_error_is_one_plain_line_with_its_cause_once() {
     let mut command = crash_resume(&env);
     command.args(["--path", "a-file/index.json", "list"]);
     let stderr = refused(command, 1);
-    once(&stderr, "cannot read index at");
-    once(&stderr, "Not a directory");
     plain(&stderr);
+    assert_cli_snapshot!(&env, "read", &stderr);
 
     // Write and NotDurable: the write path failing before and after the rename.
-    for (fault, pieces) in [
-        (
-            "temp-written:fail",
-            &["cannot write", "the index was left as it was"],
-        ),
-        (
-            "renamed:fail",
-            &["could not be synced to disk", "power cut"],
-        ),
+    for (name, fault) in [
+        ("write", "temp-written:fail"),
+        ("not_durable", "renamed:fail"),
     ] {
         let env = Sandbox::default();
         record(&env, "S", "SID", "REPO");
@@ -123,11 +119,8 @@ fn every_index_store_error_is_one_plain_line_with_its_cause_once() {
             .env("CRASH_RESUME_FAULT", fault)
             .args(["touch", "S"]);
         let stderr = refused(command, 1);
-        once(&stderr, "injected fault");
-        for piece in pieces {
-            once(&stderr, piece);
-        }
         plain(&stderr);
+        assert_cli_snapshot!(&env, name, &stderr);
     }
 
     // NewerVersion.
@@ -136,9 +129,9 @@ fn every_index_store_error_is_one_plain_line_with_its_cause_once() {
     let mut command = crash_resume(&env);
     command.arg("list");
     let stderr = refused(command, 1);
-    once(&stderr, "format version 7");
+    assert_cli_snapshot!(&env, "newer_version", &stderr);
 
-    // LockTimeout: another process holds the lock.
+    // LockTimeout: another process holds the lock (this test's; the snapshot filters its pid).
     let env = Sandbox::default();
     record(&env, "S", "SID", "REPO");
     let held = hold_lock(&env);
@@ -146,9 +139,9 @@ fn every_index_store_error_is_one_plain_line_with_its_cause_once() {
     command.args(["--lock-timeout", "50ms", "touch", "S"]);
     let stderr = refused(command, 1);
     drop(held);
-    once(&stderr, "is locked by another process");
     once(&stderr, &format!("pid {}, running", std::process::id()));
     plain(&stderr);
+    assert_cli_snapshot!(&env, "lock_timeout", &stderr);
 
     // LockDirInTheWay: a stale JavaScript lock dir that is not empty.
     let env = Sandbox::default();
@@ -162,10 +155,8 @@ fn every_index_store_error_is_one_plain_line_with_its_cause_once() {
     let mut command = crash_resume(&env);
     command.args(["--lock-timeout", "50ms", "touch", "S"]);
     let stderr = refused(command, 1);
-    once(&stderr, "that is not empty is in the way");
-    once(&stderr, "Directory not empty");
-    once(&stderr, "remove it if no crash-resume-index process runs");
     plain(&stderr);
+    assert_cli_snapshot!(&env, "lock_dir_in_the_way", &stderr);
 
     // Lock: the lock file cannot be opened (it is a directory).
     let env = Sandbox::default();
@@ -176,9 +167,8 @@ fn every_index_store_error_is_one_plain_line_with_its_cause_once() {
     let mut command = crash_resume(&env);
     command.args(["touch", "S"]);
     let stderr = refused(command, 1);
-    once(&stderr, "cannot lock");
-    once(&stderr, "Is a directory");
     plain(&stderr);
+    assert_cli_snapshot!(&env, "lock", &stderr);
 }
 
 #[test]

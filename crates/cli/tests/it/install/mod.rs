@@ -23,6 +23,7 @@ use crate::harness::{
     run_with_stdin, session_end, session_start, uuid,
 };
 use crate::messages::{TERMINAL_CONTROL, once, refused, shown_escaped};
+use crate::snapshot::assert_cli_snapshot;
 use crate::{BIN, Reaped, Sandbox, crash_resume, crash_resume_std};
 
 /// Settings a user already has: another tool's SessionStart and Stop hooks, and unrelated keys
@@ -986,12 +987,12 @@ fn settings_advice_fits_what_was_typed() {
     let settings = env.root().join("settings.json");
     fs::write(&settings, "{ not json").unwrap();
     let given = refused_install(&env, Some(&settings));
-    assert!(!given.contains("--settings"), "{given}");
+    assert_cli_snapshot!(&env, "settings_given_cannot_parse", &given);
     let default = env.home().join(".claude/settings.json");
     fs::create_dir_all(default.parent().unwrap()).unwrap();
     fs::write(&default, "{ not json").unwrap();
     let not_given = refused_install(&env, None);
-    assert!(not_given.contains("with --settings"), "{not_given}");
+    assert_cli_snapshot!(&env, "settings_not_given_cannot_parse", &not_given);
 }
 
 fn refused_install(env: &Sandbox, settings: Option<&Path>) -> String {

@@ -23,8 +23,9 @@ use crate::harness::{
     mkfifo, plan_by_surface, restore, run_hook, session_end, session_start, uuid, wait_until,
     write_transcript,
 };
-use crate::list::{check_aligned, check_tsv, on_terminal};
+use crate::list::{check_aligned, on_terminal, piped};
 use crate::preflight::{SESSION_A, SESSION_B, gemini_home, record_claude, record_gemini};
+use crate::snapshot::assert_cli_snapshot;
 use crate::{Reaped, Sandbox, crash_resume, now_millis};
 
 #[cfg(feature = "live-kitty")]
@@ -602,8 +603,7 @@ fn restore_is_a_table_on_a_terminal_and_tsv_when_piped() {
     let mut restore = crash_resume_agent(&env);
     restore.arg("restore");
     let table = on_terminal(restore);
-    assert!(table.starts_with("SURFACE "), "{table}");
-    assert_eq!(table.lines().count(), 3, "{table}");
+    assert_cli_snapshot!(&env, ages, "table_on_a_terminal", &table);
     check_aligned(
         &table,
         &["SURFACE", "VERDICT", "SESSION", "ACTIVE", "COMMAND"],
@@ -611,10 +611,7 @@ fn restore_is_a_table_on_a_terminal_and_tsv_when_piped() {
 
     let mut restore = crash_resume_agent(&env);
     restore.arg("restore");
-    check_tsv(
-        restore,
-        &["tmux:main:0.0\tfresh\t-\t", "tmux:ワーク:1.0\tfresh\t-\t"],
-    );
+    assert_cli_snapshot!(&env, ages, "tsv_when_piped", piped(restore));
 }
 
 #[test]
