@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::*;
 use predicates::str::{contains, is_empty};
 
-use crate::messages::{TERMINAL_CONTROL, once, refused, shown_escaped};
+use crate::messages::{TERMINAL_CONTROL, refused, shown_escaped};
+use crate::snapshot::assert_cli_snapshot;
 use crate::{Sandbox, check, crash_resume, record, sandboxed};
 
 /// A directory on a volatile filesystem for one test, removed when the test ends.
@@ -283,8 +284,7 @@ fn no_home_at_all_is_said_plainly() {
         .env_remove("XDG_STATE_HOME")
         .env_remove("CRASH_RESUME_INDEX_PATH");
     let stderr = refused(assert_cmd::Command::from_std(command), 1);
-    once(&stderr, "cannot find the home directory");
-    once(&stderr, "--path");
+    assert_cli_snapshot!(&env, "no_home", &stderr);
 }
 
 #[test]
@@ -295,7 +295,7 @@ fn path_says_a_volatile_index_is_refused_for_reads_too() {
         .assert()
         .success();
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
-    assert!(stdout.contains("reads or writes"), "{stdout}");
+    assert_cli_snapshot!(&env, "volatile", &stdout);
 }
 
 #[test]
