@@ -14,7 +14,8 @@
 //!   one only, saying why.
 //!
 //! Everything runs in a network namespace with loopback alone
-//! (`crate::hook::agent_tui::OfflineTmux`): the tmux server is started in it by `codex_offline.py` (`crates/test-support/src`, which
+//! (`crate::hook::agent_tui::OfflineTmux`): the tmux server is started in it by
+//! `codex_offline.py` (`crates/test-support/src`, which
 //! serves the Responses API mock on 127.0.0.1), so every pane, every Codex process and the daemon
 //! are there too, and the launcher kills each of them by pid when the test lets go of it. The
 //! test drives tmux through its socket from outside.

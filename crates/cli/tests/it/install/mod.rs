@@ -1,11 +1,12 @@
 //! `crash-resume hook install|uninstall claude|codex`: merged into Claude Code's settings with
 //! every other setting kept (in its order), idempotent, backed up, `--dry-run` writes nothing, a
 //! file it cannot parse is refused and left byte for byte; installs at once and the agent's own
-//! writes are not lost; a full disk leaves no backup; and the command it installs really
-//! records; the advice fits what was typed; aborted or failing at each point of the write path, the
-//! settings stay whole. Gemini's install: `gemini`.
+//! writes are not lost; a full disk leaves no backup; and the command it installs really records;
+//! the advice fits what was typed; aborted or failing at each point of the write path, the settings
+//! stay whole. Gemini's install: `gemini`; tmux's restore at server start: `tmux`.
 
 mod gemini;
+mod tmux;
 
 use std::fs;
 use std::os::unix::process::ExitStatusExt;

@@ -30,7 +30,7 @@ use crate::{Reaped, Sandbox, crash_resume, now_millis};
 
 #[cfg(feature = "live-kitty")]
 mod kitty;
-mod tmux;
+pub mod tmux;
 #[cfg(feature = "live-zellij")]
 mod zellij;
 

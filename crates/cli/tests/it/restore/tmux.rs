@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::Sandbox;
 use crate::harness::{
@@ -31,7 +31,7 @@ fn surfaces(output: &Output) -> BTreeMap<String, Value> {
 
 /// One run of the stand-in `claude`: where it ran and how it was started.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct ClaudeRun {
+pub struct ClaudeRun {
     surface: String,
     pwd: PathBuf,
     oldpwd: PathBuf,
@@ -42,7 +42,7 @@ struct ClaudeRun {
 }
 
 /// The stand-in's runs so far, each pane id turned into its surface by asking tmux.
-fn runs(server: &TmuxServer, env: &Sandbox) -> Vec<ClaudeRun> {
+pub fn runs(server: &TmuxServer, env: &Sandbox) -> Vec<ClaudeRun> {
     let mut runs: Vec<ClaudeRun> = claude_runs(env)
         .iter()
         .map(|line| {
@@ -72,7 +72,7 @@ fn runs(server: &TmuxServer, env: &Sandbox) -> Vec<ClaudeRun> {
 /// A run of the stand-in in the pane at `place`, started in `cwd` (the pane is respawned in
 /// the recorded dir, so the `cd` of the command leaves `OLDPWD` there too), with the surface
 /// named in its environment.
-fn expected_run(env: &Sandbox, place: &PanePlace, cwd: &Path, session: &str) -> ClaudeRun {
+pub fn expected_run(env: &Sandbox, place: &PanePlace, cwd: &Path, session: &str) -> ClaudeRun {
     ClaudeRun {
         surface: place.surface(),
         pwd: cwd.to_path_buf(),
@@ -85,7 +85,7 @@ fn expected_run(env: &Sandbox, place: &PanePlace, cwd: &Path, session: &str) -> 
 
 /// Records `surface` → `session` of Claude Code in `cwd` with `record`, its transcript written
 /// an hour old where the CLI keeps it.
-fn record_session(env: &Sandbox, surface: &str, session: &str, repo: &str, cwd: &Path) {
+pub fn record_session(env: &Sandbox, surface: &str, session: &str, repo: &str, cwd: &Path) {
     let config = claude_dir(env);
     write_transcript(&config, cwd, session, HOUR);
     let recorded = crash_resume_agent(env)
@@ -660,6 +660,88 @@ fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
     server.kill_and_wait();
 }
 
+/// Values no capture records, written into the index by another tool beside a good entry: a
+/// working dir holding readline's kill-line, a command and a newline, and an option-like session
+/// id, each with an idle shell at its surface. `restore --apply tmux` plans the first as refused
+/// with no command, leaves the second out as not usable, starts nothing in either pane and runs
+/// nothing; the good entry is restored into its pane. (What `record` and the hook say of the
+/// same values: `bad_input`, `hook`.)
+#[test]
+fn refused_entries_start_nothing_in_their_idle_panes() {
+    let env = Sandbox::default();
+    install_claude_stand_in(&env);
+    let config = claude_dir(&env);
+    let ran = env.root().join("ran");
+    let crafted = format!("{}/x\u{15}touch {}\n", env.root().display(), ran.display());
+    let option_like = "--dangerously-skip-permissions";
+    let good_dir = git_work_dir(&env, "good", "");
+    let good_session = uuid(2);
+    write_transcript(&config, &good_dir, &good_session, HOUR);
+    let now = crate::now_millis();
+    let entry = |surface: &str, session: &str, cwd: &str| {
+        json!({
+            "surfaceId": surface,
+            "sessionId": session,
+            "repo": "hostile",
+            "role": null,
+            "captured_at": now,
+            "last_active": now,
+            "provider": "claude",
+            "cwd": cwd,
+            "config_dir": config,
+        })
+    };
+    let good = good_dir.to_str().unwrap();
+    env.write_index(&[
+        entry("tmux:hx:0.0", &uuid(1), &crafted),
+        entry("tmux:hx:0.1", option_like, good),
+        entry("tmux:hx:0.2", &good_session, good),
+    ]);
+    let places: Vec<PanePlace> = (0..3).map(|pane| PanePlace::new("hx", 0, pane)).collect();
+    let layout: Vec<(PanePlace, PathBuf, &str)> = places
+        .iter()
+        .map(|place| (place.clone(), env.home(), PANE_SHELL))
+        .collect();
+    let name = server_name("refused");
+    let server = TmuxServer::start(&env, &name, &layout);
+    for place in &places {
+        wait_for_shell_in(&server, place, &env.home());
+    }
+    let before = pane_pids(&server);
+
+    let output = restore(&env, true, &["--apply", "tmux", "--tmux-socket", &name]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let applied = surfaces(&output);
+    let crafted_item = &applied["tmux:hx:0.0"];
+    assert!(crafted_item["refused"].is_string(), "{crafted_item}");
+    assert_eq!(crafted_item["command"], Value::Null, "{crafted_item}");
+    assert_eq!(crafted_item["applied"], Value::Null, "{crafted_item}");
+    assert!(!applied.contains_key("tmux:hx:0.1"), "{applied:?}");
+    assert!(
+        stderr.contains("entry tmux:hx:0.1 is not usable"),
+        "{stderr}"
+    );
+    assert_eq!(
+        applied["tmux:hx:0.2"]["applied"], "started in the existing pane",
+        "{applied:?}"
+    );
+    wait_until("the stand-in claude to run", || {
+        (claude_runs(&env).len() == 1).then_some(())
+    });
+    assert_eq!(
+        runs(&server, &env),
+        [expected_run(&env, &places[2], &good_dir, &good_session)]
+    );
+    wait_for_shell_in(&server, &places[2], &good_dir);
+    let after = pane_pids(&server);
+    for place in &places[..2] {
+        let surface = place.surface();
+        assert_eq!(before[&surface], after[&surface], "{surface} was acted on");
+    }
+    assert!(!ran.exists(), "the crafted dir's command ran");
+    server.kill_and_wait();
+}
+
 /// 2 and 3 restores at once against an empty tmux server, 20 times each: 9 surfaces over 2
 /// sessions, with several panes per window and a gap in the window indexes. Every surface's
 /// session ends in the pane at its recorded address (the stand-in agent stays there, as
@@ -759,15 +841,20 @@ fn concurrent_restores_on_an_empty_server_rebuild_every_pane_once() {
     }
 }
 
-/// A surface recorded by hand whose tmux session name holds `.` or `:` (which tmux does not
-/// allow in a session name, renaming `a.b` to `a_b`) fails with the reason and creates nothing;
-/// a surface beside it is opened as usual.
+/// A surface recorded by hand whose tmux session name tmux would rewrite (`.` and `:`, which
+/// tmux does not allow in a session name, renaming `a.b` to `a_b`; `$`) fails with the reason
+/// and creates nothing; a surface beside it is opened as usual.
 #[test]
 fn a_session_name_tmux_cannot_hold_fails_and_creates_nothing() {
     let env = Sandbox::default();
     install_claude_stand_in(&env);
     let cwd = git_work_dir(&env, "proj", "");
-    for (n, surface) in [(1, "tmux:a.b:0.0"), (2, "tmux:c:d:0.0"), (3, "tmux:ok:0.0")] {
+    for (n, surface) in [
+        (1, "tmux:a.b:0.0"),
+        (2, "tmux:c:d:0.0"),
+        (3, "tmux:ok:0.0"),
+        (4, "tmux:h$x:0.0"),
+    ] {
         record_session(&env, surface, &uuid(n), "r", &cwd);
     }
     let name = server_name("unnameable");
@@ -778,6 +865,7 @@ fn a_session_name_tmux_cannot_hold_fails_and_creates_nothing() {
     for (surface, session) in [
         ("tmux:a.b:0.0", "session a.b "),
         ("tmux:c:d:0.0", "session c:d "),
+        ("tmux:h$x:0.0", "session h$x "),
     ] {
         let applied = plan[surface]["applied"].as_str().unwrap();
         assert!(
@@ -1317,104 +1405,5 @@ fn a_restore_run_in_a_pane_it_restores_opens_the_others_then_becomes_that_agent(
         );
     }
     assert_eq!(runs(&server, &env), expected, "no second run");
-    server.kill_and_wait();
-}
-
-#[test]
-fn hook_install_tmux_restores_once_when_a_tmux_server_starts_and_uninstalls() {
-    let env = Sandbox::default();
-    install_claude_stand_in(&env);
-    let cwd = git_work_dir(&env, "saved", "");
-    let place = PanePlace::new("saved", 0, 0);
-    record_session(&env, &place.surface(), &uuid(1), "saved", &cwd);
-    let config = env.root().join("tmux.conf");
-    let user = "set -g mouse on\n";
-    fs::write(&config, user).unwrap();
-    let hook = |verb: &str| {
-        let output = crash_resume_agent(&env)
-            .args(["hook", verb, "tmux", "--settings"])
-            .arg(&config)
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "hook {verb} tmux: {output:?}");
-        (
-            String::from_utf8(output.stdout).unwrap(),
-            String::from_utf8(output.stderr).unwrap(),
-        )
-    };
-
-    let (said, next) = hook("install");
-    assert!(
-        said.starts_with(&format!(
-            "installed a restore at tmux server start into {}",
-            config.display()
-        )),
-        "{said}"
-    );
-    assert!(
-        next.starts_with("next: the next tmux server that starts"),
-        "{next}"
-    );
-    let installed = fs::read_to_string(&config).unwrap();
-    assert!(installed.starts_with(user), "{installed}");
-    assert!(
-        installed.contains(&format!("run-shell -b '{} ", crate::BIN))
-            && installed.contains(" restore --apply tmux >> "),
-        "{installed}"
-    );
-    // Idempotent.
-    let (said, _) = hook("install");
-    assert!(said.starts_with("already installed in"), "{said}");
-    assert_eq!(fs::read_to_string(&config).unwrap(), installed);
-
-    // A tmux server starts (after a reboot) reading that config: it restores into itself.
-    let name = server_name("onstart");
-    let server = TmuxServer::named(&env, &name);
-    server.tmux(&[
-        "-f",
-        config.to_str().unwrap(),
-        "new-session",
-        "-d",
-        "-s",
-        "work",
-    ]);
-    wait_until("the restore at server start to run the agent", || {
-        (!claude_runs(&env).is_empty()).then_some(())
-    });
-    assert_eq!(
-        runs(&server, &env),
-        [expected_run(&env, &place, &cwd, &uuid(1))]
-    );
-    assert_eq!(server.tmux(&["show-options", "-gv", "mouse"]), "on");
-    assert_eq!(
-        server.tmux(&["show-options", "-gv", "@crash-resume-restored"]),
-        "1"
-    );
-    let log = env.index_path().parent().unwrap().join("tmux-start.log");
-    wait_until("the restore's log to say where it restored", || {
-        fs::read_to_string(&log).ok().filter(|log| {
-            log.contains(&format!(
-                "restoring into tmux at {}",
-                server.socket_path().display()
-            ))
-        })
-    });
-    // Reading the config again (`source-file`) does not restore again: the server is marked.
-    server.tmux(&["source-file", config.to_str().unwrap()]);
-    assert_eq!(
-        server.tmux(&["show-options", "-gv", "@crash-resume-restored"]),
-        "1"
-    );
-
-    // Uninstall takes the block out and keeps the rest; again, it changes nothing.
-    let (said, _) = hook("uninstall");
-    assert!(
-        said.starts_with("removed crash-resume's restore at tmux server start from"),
-        "{said}"
-    );
-    assert_eq!(fs::read_to_string(&config).unwrap(), user);
-    let (_, said) = hook("uninstall");
-    assert!(said.contains("nothing to remove"), "{said}");
-    assert_eq!(fs::read_to_string(&config).unwrap(), user);
     server.kill_and_wait();
 }
