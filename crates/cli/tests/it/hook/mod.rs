@@ -2,7 +2,8 @@
 //! SessionStart source and SessionEnd reason, with each multiplexer's environment, judged by
 //! the index file on disk; the fields a record takes from the environment and the working dir;
 //! 50 hooks at once; and every way a hook can go wrong, which still exits 0, prints nothing on
-//! stdout and says why in `hook.log`.
+//! stdout and says why in `hook.log`. Per agent: `codex` and `gemini`, and their real TUIs in
+//! tmux, `codex_tui` and `gemini_tui` (feature `real-cli`); the log itself: `log`.
 
 #[cfg(feature = "real-cli")]
 mod agent_tui;

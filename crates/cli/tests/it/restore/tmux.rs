@@ -4,7 +4,9 @@
 //! where and how it was started), nothing started twice by two restores at once, a busy pane
 //! left alone (another program, a script waiting on `read`, a shell running a command), text
 //! half-typed at a prompt never run, a missing pane, window or session created in the
-//! recorded working dir, and 2 and 3 restores at once on an empty server.
+//! recorded working dir, and 2 and 3 restores at once on an empty server; entries no capture
+//! records (a crafted working dir, an option-like session id, a session name tmux rewrites)
+//! start and create nothing.
 
 use std::collections::BTreeMap;
 use std::fs;
