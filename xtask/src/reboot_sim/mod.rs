@@ -13,9 +13,10 @@
 //!    once.
 //! 5. The checks (`checks`): every pane against the ground truth, no conversation resumed
 //!    twice, nothing acknowledged before the crash lost; a table and `N passed, M failed`.
-//! 6. The hostile cases (`hostile`), each with its own index and tmux server: a crafted working
-//!    dir, an option-like session id, a pane busy on `read`, half-typed text at a prompt, and 2
-//!    and 3 restores at once on an empty server.
+//!
+//! The hostile cases (crafted values in the index, busy panes, names tmux rewrites, restores
+//! racing on an empty server) are the CLI's tests (`crates/cli/tests/it/restore/tmux.rs`), each
+//! against its own tmux server; this plays the one end-to-end story.
 //!
 //! With `--real-claude` the resumed process is the real Claude Code CLI, run offline (`real`).
 //! `--real-codex` plays the Codex story instead, with the real Codex CLI in every pane, offline
@@ -29,7 +30,6 @@ mod checks;
 mod codex;
 mod crash;
 mod gemini;
-mod hostile;
 mod kitty;
 mod offline;
 mod real;
@@ -351,10 +351,7 @@ fn simulate(sandbox: &Sandbox, options: &Options, real_cli: Option<&Path>) -> Re
         real_fresh,
         claude_dir: sandbox.claude_dir.to_string_lossy().into_owned(),
     };
-    let mut rows = checks::rows(&truths, &observed, real_cli.is_some());
-    eprintln!("reboot-sim: the hostile cases");
-    rows.extend(hostile::rows(sandbox)?);
-    Ok(rows)
+    Ok(checks::rows(&truths, &observed, real_cli.is_some()))
 }
 
 /// `crash-resume --json list`: the index as the CLI shows it, and what it said on stderr.
