@@ -20,6 +20,7 @@
 
 #![warn(missing_docs)]
 
+pub mod claude_model;
 pub mod claude_offline;
 pub mod codex_offline;
 pub mod fake_mux;
