@@ -32,7 +32,7 @@ use test_support::process::parent_of;
 
 use super::checks::Row;
 use super::sandbox::{Agent, Sandbox};
-use super::stand_in::{self, Event, Kind};
+use test_support::stand_in::{self, Event, Kind};
 
 /// How long an agent, a script or a restore may take here.
 const DEADLINE: Duration = Duration::from_secs(20);
@@ -314,7 +314,7 @@ impl<'a> Hostile<'a> {
             args.extend(shell);
             self.tmux(&args)?;
         }
-        super::wait::wait_until(DEADLINE, "the hostile layout's shells", || {
+        super::wait_until(DEADLINE, "the hostile layout's shells", || {
             let panes = self.panes()?;
             Ok(panes.len() == 6
                 && panes.values().all(|(_, command)| command == "bash")
@@ -326,7 +326,7 @@ impl<'a> Hostile<'a> {
         let script = format!("sh -c 'read line; echo \"$line\" > {}'", answer.display());
         self.tmux(&["send-keys", "-t", "=hx:1.0", "-l", &script])?;
         self.tmux(&["send-keys", "-t", "=hx:1.0", "Enter"])?;
-        super::wait::wait_until(
+        super::wait_until(
             DEADLINE,
             "the script in tmux:hx:1.0 to wait on read",
             || {
@@ -338,7 +338,7 @@ impl<'a> Hostile<'a> {
         )?;
         let half = format!("touch {}", typed.display());
         self.tmux(&["send-keys", "-t", "=hx:1.1", "-l", &half])?;
-        super::wait::wait_until(DEADLINE, "the half-typed text in tmux:hx:1.1", || {
+        super::wait_until(DEADLINE, "the half-typed text in tmux:hx:1.1", || {
             Ok(self
                 .tmux(&["capture-pane", "-p", "-t", "=hx:1.1"])?
                 .contains(&half))
@@ -351,7 +351,7 @@ impl<'a> Hostile<'a> {
             "read -p 'really delete? ' x",
         ])?;
         self.tmux(&["send-keys", "-t", "=hx:2.0", "Enter"])?;
-        super::wait::wait_until(DEADLINE, "the read builtin in tmux:hx:2.0", || {
+        super::wait_until(DEADLINE, "the read builtin in tmux:hx:2.0", || {
             Ok(self.cursor_line("=hx:2.0")?.starts_with("really delete?"))
         })?;
         let before = self.panes()?;
@@ -367,7 +367,7 @@ impl<'a> Hostile<'a> {
                 .find(|item| item["surface"] == surface)
                 .cloned()
         };
-        super::wait::wait_for(DEADLINE, "the agent in tmux:hx:2.1", || {
+        super::wait_for(DEADLINE, "the agent in tmux:hx:2.1", || {
             Ok(self
                 .starts(&["hx"])?
                 .into_iter()
@@ -387,7 +387,7 @@ impl<'a> Hostile<'a> {
         self.tmux(&["send-keys", "-t", "=hx:1.0", "-l", "mine"])?;
         self.tmux(&["send-keys", "-t", "=hx:1.0", "Enter"])?;
         // The shell creates the file before `echo` writes the line: wait for the whole line.
-        let script_got = super::wait::wait_for(DEADLINE, "the script to read our line", || {
+        let script_got = super::wait_for(DEADLINE, "the script to read our line", || {
             Ok(fs::read_to_string(&answer)
                 .ok()
                 .filter(|text| text.ends_with('\n')))
@@ -664,7 +664,7 @@ impl<'a> Hostile<'a> {
             problems.push(format!("opened {opened:?}, not each surface once"));
         }
         let names: Vec<&str> = sessions.iter().map(String::as_str).collect();
-        let started = super::wait::wait_for(DEADLINE, "an agent in every pane", || {
+        let started = super::wait_for(DEADLINE, "an agent in every pane", || {
             let starts = self.starts(&names)?;
             Ok((starts.len() >= places.len()).then_some(starts))
         });

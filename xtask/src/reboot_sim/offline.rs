@@ -17,7 +17,7 @@ use test_support::codex_offline;
 use super::cases::Slot;
 use super::checks::Row;
 use super::sandbox::{Sandbox, sh_quote};
-use super::wait::wait_for;
+use super::wait_for;
 
 /// How long one agent screen may take to appear.
 pub const SCREEN_DEADLINE: Duration = Duration::from_secs(90);
