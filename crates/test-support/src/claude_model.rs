@@ -108,7 +108,9 @@ impl ClaudeCli {
             return Ok(derived);
         }
         if derived.is_dir() {
-            return Err("Failed to resume session: EISDIR: illegal operation on a directory".into());
+            return Err(
+                "Failed to resume session: EISDIR: illegal operation on a directory".into(),
+            );
         }
         let not_found = || format!("No conversation found with session ID: {session}");
         if !looks_like_uuid(session) {
@@ -181,8 +183,14 @@ mod tests {
     #[test]
     fn folder_names_follow_the_documented_vectors() {
         for (path, expected) in [
-            ("/home/u/my_project dir", "-home-u-my-project-dir".to_string()),
-            (r"C:\code\café (old)@2~x", "C--code-caf---old--2-x".to_string()),
+            (
+                "/home/u/my_project dir",
+                "-home-u-my-project-dir".to_string(),
+            ),
+            (
+                r"C:\code\café (old)@2~x",
+                "C--code-caf---old--2-x".to_string(),
+            ),
             ("/x/😀y", "-x---y".to_string()),
             (&"a".repeat(200), "a".repeat(200)),
             (&"a".repeat(201), format!("{}-rkvsv5", "a".repeat(200))),

@@ -208,8 +208,13 @@ pub fn build(target_dir: &Path) -> Result<PathBuf, String> {
         last_access: now,
         last_modification: now,
     };
-    rustix::fs::utimensat(rustix::fs::CWD, &binary, &times, rustix::fs::AtFlags::empty())
-        .map_err(|error| format!("cannot mark {} as built: {error}", binary.display()))?;
+    rustix::fs::utimensat(
+        rustix::fs::CWD,
+        &binary,
+        &times,
+        rustix::fs::AtFlags::empty(),
+    )
+    .map_err(|error| format!("cannot mark {} as built: {error}", binary.display()))?;
     Ok(binary)
 }
 

@@ -75,13 +75,11 @@ pub fn agent_command(env: &Sandbox, program: impl AsRef<std::ffi::OsStr>) -> Com
     command
 }
 
-
 /// Makes `dir` (and its parents).
 pub fn make_dir(dir: &Path) -> PathBuf {
     fs::create_dir_all(dir).unwrap_or_else(|error| panic!("create {}: {error}", dir.display()));
     dir.to_path_buf()
 }
-
 
 /// The file the stand-in `claude` appends one line to each time it runs.
 pub fn claude_runs_path(env: &Sandbox) -> PathBuf {
@@ -133,7 +131,8 @@ pub fn wait_until<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
 
 /// Calls `probe` until it returns `Some`, failing the test after `deadline`.
 pub fn wait_within<T>(deadline: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    poll_for(deadline, what, || Ok::<_, TimedOut>(probe())).unwrap_or_else(|error| panic!("{error}"))
+    poll_for(deadline, what, || Ok::<_, TimedOut>(probe()))
+        .unwrap_or_else(|error| panic!("{error}"))
 }
 
 /// How often a wait looks again.
@@ -192,7 +191,6 @@ pub fn shell_word(word: &str) -> String {
         format!("'{word}'")
     }
 }
-
 
 /// One pane of a tmux layout: `tmux:<session>:<window>.<pane>`, started in `dir`.
 #[derive(Debug, Clone)]

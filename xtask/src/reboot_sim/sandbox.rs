@@ -90,7 +90,8 @@ impl Sandbox {
         }
         // Copies, not links: a rebuild during the run cannot swap the binaries under the panes.
         copy_executable(crash_resume, &sandbox.bin.join("crash-resume"))?;
-        let agent = stand_in::build(&crate::workspace::target_dir()?).map_err(anyhow::Error::msg)?;
+        let agent =
+            stand_in::build(&crate::workspace::target_dir()?).map_err(anyhow::Error::msg)?;
         copy_executable(&agent, &sandbox.stand_in())?;
         sandbox.install_agent(Agent::StandIn)?;
         Ok(sandbox)
@@ -290,4 +291,3 @@ fn set_executable(path: &Path) -> Result<()> {
     fs::set_permissions(path, fs::Permissions::from_mode(0o755))
         .with_context(|| format!("cannot make {} executable", path.display()))
 }
-

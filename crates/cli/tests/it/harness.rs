@@ -225,7 +225,6 @@ pub fn claude_resume_command(env: &Sandbox, cwd: &Path, session: &str) -> String
     )
 }
 
-
 /// [`world::install_claude_stand_in_that_stays`] with the binary under test as the hook.
 pub fn install_claude_stand_in_that_stays(env: &Sandbox) {
     world::install_claude_stand_in_that_stays(env, Path::new(BIN));

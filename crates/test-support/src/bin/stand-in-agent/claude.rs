@@ -224,7 +224,7 @@ impl Agent {
         OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&path)
+            .open(path)
             .and_then(|mut file| file.write_all(text.as_bytes()))
             .with_context(|| format!("cannot append to {}", path.display()))
     }
