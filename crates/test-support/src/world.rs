@@ -394,9 +394,7 @@ impl TmuxServer {
 
     /// The server's socket, as `$TMUX` names it.
     pub fn socket_path(&self) -> PathBuf {
-        self.tmpdir
-            .join(format!("tmux-{}", rustix::process::getuid().as_raw()))
-            .join(&self.name)
+        tmux::socket_path(&self.tmpdir, &self.name)
     }
 
     /// A tmux client command for this server, in the sandbox's agent environment.
@@ -411,9 +409,8 @@ impl TmuxServer {
         command
             .env("TMUX_TMPDIR", &self.tmpdir)
             .env_remove("TMUX")
-            .args(["-L", &self.name, "-f", "/dev/null"])
             .stdin(Stdio::null());
-        command
+        tmux::private(command, &self.name)
     }
 
     /// `tmux ARGS` against this server, which must succeed; its stdout, trimmed.

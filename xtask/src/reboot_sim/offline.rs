@@ -53,10 +53,7 @@ impl Namespace {
             .stderr(Stdio::piped())
             .spawn()
             .context("cannot run unshare (util-linux), which keeps the agent offline")?;
-        let socket = sandbox
-            .volatile
-            .join(format!("tmux-{}", rustix::process::getuid().as_raw()))
-            .join(&sandbox.socket);
+        let socket = test_support::tmux::socket_path(&sandbox.volatile, &sandbox.socket);
         wait_for(
             SCREEN_DEADLINE,
             "the tmux server in the network namespace",

@@ -120,9 +120,7 @@ impl Sandbox {
     }
 
     fn socket_path(&self) -> PathBuf {
-        self.volatile
-            .join(format!("tmux-{}", rustix::process::getuid().as_raw()))
-            .join(&self.socket)
+        test_support::tmux::socket_path(&self.volatile, &self.socket)
     }
 
     pub fn create_volatile(&self) -> Result<()> {
@@ -244,9 +242,9 @@ impl Sandbox {
 
 /// `tmux -L <socket> -f /dev/null ARGS` run from `command` (its environment and dir); its
 /// stdout, trimmed.
-pub fn run_tmux(mut command: Command, socket: &str, args: &[&str]) -> Result<String> {
-    command.args(["-L", socket, "-f", "/dev/null"]);
-    test_support::tmux::run(command, args).map_err(anyhow::Error::msg)
+pub fn run_tmux(command: Command, socket: &str, args: &[&str]) -> Result<String> {
+    let client = test_support::tmux::private(command, socket);
+    test_support::tmux::run(client, args).map_err(anyhow::Error::msg)
 }
 
 /// SIGKILL, by pid (errors ignored: the process may have exited).
