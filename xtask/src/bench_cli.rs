@@ -11,7 +11,7 @@
 //!
 //! Every measurement runs in a sandbox of its own with its own HOME and config dirs (the test
 //! world's, `test_support::sandbox`, under the build dir), the hooks in a pane of the test
-//! world's private tmux server; kitty and zellij run under `target/bench-cli/`.
+//! world's private tmux server; zellij runs under `target/bench-cli/`.
 
 mod zellij_restore;
 
@@ -47,6 +47,7 @@ pub fn run(args: &[String]) -> Result<()> {
             }
             ("--only", Some(what)) if what == "kitty-restore" => {
                 only_kitty_restore = true;
+                words.next();
             }
             ("--only", Some(what)) if what == "zellij-restore" => {
                 only_zellij = true;
@@ -67,7 +68,7 @@ pub fn run(args: &[String]) -> Result<()> {
         return tmux_hooks(&binary, runs);
     }
     if only_kitty_restore {
-        return kitty_restore(&binary, &sandbox, runs.clamp(1, 10));
+        return kitty_restore(&binary, runs.clamp(1, 10));
     }
     if only_zellij {
         return zellij_restore::run(&binary, &sandbox, runs.clamp(1, 5));
@@ -138,15 +139,15 @@ pub fn run(args: &[String]) -> Result<()> {
     );
     plan_growth(&binary, runs.clamp(1, 10))?;
     tmux_hooks(&binary, runs)?;
-    kitty_restore(&binary, &sandbox, runs.clamp(1, 10))
+    kitty_restore(&binary, runs.clamp(1, 10))
 }
 
 /// `restore --apply kitty` into a live kitty (`bench_kitty`), held to its budget beyond
 /// kitty's own start.
-fn kitty_restore(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
+fn kitty_restore(binary: &Utf8Path, runs: usize) -> Result<()> {
     use crate::bench_kitty::{BUDGET, SURFACES};
     let load = load_average();
-    let measured = crate::bench_kitty::measure(binary, sandbox, runs)?;
+    let measured = crate::bench_kitty::measure(binary, runs)?;
     println!(
         "\n`restore --apply kitty` of {SURFACES} surfaces into a live kitty ({runs} runs; load average before: {load}):\n"
     );
