@@ -32,7 +32,7 @@ use super::offline::{
     restore_plan, screen, screen_shows, short,
 };
 use super::sandbox::{Sandbox, create_dir, kill};
-use super::wait::{wait_for, wait_until};
+use super::{wait_for, wait_until};
 
 /// How many panes the story runs.
 pub const PANES: usize = Case::ALL.len();

@@ -5,7 +5,7 @@
 //!    with crash-resume's hooks installed by `crash-resume hook install claude`, and a private
 //!    tmux server. Every process gets a clean environment that points only into it.
 //! 2. N panes (default 8) play the cases users hit (`cases`) through a stand-in agent that
-//!    behaves like Claude Code wherever crash-resume looks (`stand_in`).
+//!    behaves like Claude Code wherever crash-resume looks (test-support's `stand-in-agent`).
 //! 3. The crash (`crash`): `crash-resume record` writers SIGKILLed while they run, the tmux
 //!    server SIGKILLed in the middle of them.
 //! 4. The reboot: everything volatile dropped, the same tmux layout brought back with idle
@@ -34,8 +34,6 @@ mod kitty;
 mod offline;
 mod real;
 mod sandbox;
-mod stand_in;
-mod wait;
 mod zellij;
 
 use std::collections::HashMap;
@@ -47,12 +45,12 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use test_support::process::all_pids;
 use test_support::random::{XorShift, clock_seed};
+use test_support::stand_in::{self, Kind};
+use test_support::world::{poll_for, poll_until};
 
 use self::cases::{Expect, Slot, Truth};
 use self::checks::{Observed, PlanItem, Row};
 use self::sandbox::{Agent, Sandbox};
-use self::stand_in::Kind;
-use self::wait::wait_for;
 
 const USAGE: &str =
     "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex | --real-gemini]
@@ -163,11 +161,6 @@ impl Options {
 }
 
 pub fn run(args: &[String]) -> Result<()> {
-    if let Some((task, rest)) = args.split_first()
-        && task == stand_in::TASK
-    {
-        return stand_in::main(rest);
-    }
     let options = Options::parse(args)?;
     let crash_resume = match &options.crash_resume {
         Some(binary) => binary.clone(),
@@ -552,4 +545,19 @@ fn shut_down(sandbox: &Sandbox) {
     if let Err(error) = sandbox.kill_all(&ours, Duration::from_secs(5)) {
         eprintln!("reboot-sim: {error:#}");
     }
+}
+
+/// Polls `check` until it finds something, at most `deadline` (the test world's wait, its
+/// errors anyhow's).
+fn wait_for<T>(
+    deadline: Duration,
+    what: &str,
+    check: impl FnMut() -> Result<Option<T>>,
+) -> Result<T> {
+    poll_for(deadline, what, check)
+}
+
+/// Polls `check` until it holds, at most `deadline`.
+fn wait_until(deadline: Duration, what: &str, check: impl FnMut() -> Result<bool>) -> Result<()> {
+    poll_until(deadline, what, check)
 }

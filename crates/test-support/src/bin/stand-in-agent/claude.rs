@@ -1,9 +1,10 @@
-//! The stand-in agent: the `claude` the sandbox's panes run. It behaves like Claude Code
-//! wherever crash-resume looks:
+//! The `claude` mode of the stand-in agent: behaves like Claude Code wherever crash-resume
+//! looks.
 //!
-//! - on start it takes a new session id, or with `--resume <sid>` checks the transcript the way
-//!   the real CLI does (docs/preflight.md, "Claude Code: where the transcript is") and, when
-//!   it is not reachable, prints `No conversation found with session ID: <sid>` and exits 1;
+//! - on start it takes a new session id, or with `--resume <sid>` loads the transcript Claude
+//!   Code would load (`test_support::claude_model`: the working dir's project folder, else the
+//!   one other folder holding a UUID's transcript) and, when there is none, prints what the CLI
+//!   prints (`No conversation found with session ID: <sid>`) and exits 1;
 //! - it runs the hooks of `$CLAUDE_CONFIG_DIR/settings.json` (SessionStart with `source`
 //!   startup/resume/clear, SessionEnd with `reason`) with the JSON payload on stdin and the
 //!   pane's own environment (`TMUX`, `TMUX_PANE`);
@@ -20,21 +21,16 @@
 //! With `--real-cli <path>` it drives the real Claude Code CLI instead (see [`run_real`]).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use test_support::claude_model::ClaudeCli;
+use test_support::stand_in::{Event, Kind, LOG_FILE, hex, new_session_id, random_bytes};
 use test_support::transcript::ClaudeLine;
-
-/// The hidden task the `claude` wrapper runs: `xtask reboot-sim stand-in-claude ARGS`.
-pub const TASK: &str = "stand-in-claude";
-
-/// The log, in `$HOME`.
-pub const LOG_FILE: &str = "stand-in.log";
 
 /// How long a hook may run before the stand-in stops waiting for it.
 const HOOK_DEADLINE: Duration = Duration::from_secs(10);
@@ -42,74 +38,7 @@ const HOOK_DEADLINE: Duration = Duration::from_secs(10);
 /// How long the real CLI may take to answer a resume.
 const REAL_CLI_DEADLINE: Duration = Duration::from_secs(45);
 
-/// What the stand-in did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    /// Started; `session` is its id, `loaded` the session `--resume` loaded.
-    Start,
-    /// `--resume` was refused: no conversation found.
-    NotFound,
-    /// A prompt was answered (`text`); the transcript was written.
-    Prompt,
-    /// `/clear`: `session` is the new id.
-    Clear,
-    /// `/fork-bg`: `text` is the background session the conversation continued in.
-    Fork,
-    /// `/exit`.
-    Exit,
-    /// The real CLI answered: `loaded` is the session whose transcript it appended to, `text`
-    /// its exit status and what it printed.
-    Real,
-}
-
-/// One line of the log.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Event {
-    pub pid: u32,
-    pub kind: Kind,
-    /// `tmux:<session>:<window>.<pane>` of the pane it runs in, if any.
-    pub surface: Option<String>,
-    /// Its working dir, resolved (as the CLI sees it).
-    pub cwd: String,
-    pub argv: Vec<String>,
-    pub config_dir: String,
-    pub session: Option<String>,
-    pub loaded: Option<String>,
-    pub text: Option<String>,
-}
-
-/// The events logged from byte `offset` on (a torn last line is skipped), and the offset after
-/// the last complete line.
-pub fn read_events(log: &Path, offset: u64) -> Result<Vec<Event>> {
-    let bytes = match fs::read(log) {
-        Ok(bytes) => bytes,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(error) => return Err(error).with_context(|| format!("cannot read {}", log.display())),
-    };
-    let start = usize::try_from(offset)
-        .unwrap_or(usize::MAX)
-        .min(bytes.len());
-    let complete = bytes[start..]
-        .iter()
-        .rposition(|byte| *byte == b'\n')
-        .map_or(start, |last| start + last + 1);
-    bytes[start..complete]
-        .split(|byte| *byte == b'\n')
-        .filter(|line| !line.is_empty())
-        .map(|line| {
-            serde_json::from_slice(line).with_context(|| {
-                format!(
-                    "{}: not an event: {}",
-                    log.display(),
-                    String::from_utf8_lossy(line)
-                )
-            })
-        })
-        .collect()
-}
-
-/// `xtask reboot-sim stand-in-claude ARGS`: the agent's main.
+/// `stand-in-agent claude [--real-cli PATH] ARGS`: the agent's main.
 pub fn main(args: &[String]) -> Result<()> {
     let mut resume = None;
     let mut real_cli = None;
@@ -143,16 +72,18 @@ struct Agent {
     pid: u32,
     cwd: String,
     config_dir: PathBuf,
-    project_dir: PathBuf,
+    /// Claude Code as measured: where transcripts are and which one `--resume` loads.
+    model: ClaudeCli,
     surface: Option<String>,
     argv: Vec<String>,
     log: PathBuf,
 }
 
-/// The session the agent holds, and the uuid of its last transcript line.
+/// The session the agent holds, its transcript, and the uuid of its last transcript line.
 #[derive(Debug)]
 struct Session {
     id: String,
+    transcript: PathBuf,
     last_uuid: Option<String>,
 }
 
@@ -169,15 +100,13 @@ impl Agent {
             .into_os_string()
             .into_string()
             .map_err(|_| anyhow!("the working dir is not UTF-8"))?;
-        let project_dir = config_dir
-            .join("projects")
-            .join(preflight::claude::project_folder_name(&cwd));
+        let model = ClaudeCli::new(&config_dir, &cwd);
         Ok(Agent {
             pid: std::process::id(),
             surface: surface(),
             cwd,
             config_dir,
-            project_dir,
+            model,
             argv,
             log: home.join(LOG_FILE),
         })
@@ -185,10 +114,11 @@ impl Agent {
 
     fn run(&self, resume: Option<&str>) -> Result<()> {
         let mut session = match resume {
-            Some(held) => match reachability(&self.transcript(held)) {
-                Ok(()) => Session {
+            Some(held) => match self.model.resume(held) {
+                Ok(loaded) => Session {
                     id: held.to_string(),
-                    last_uuid: last_uuid(&self.transcript(held)),
+                    last_uuid: last_uuid(&loaded),
+                    transcript: loaded,
                 },
                 Err(refusal) => {
                     eprintln!("{refusal}");
@@ -197,10 +127,7 @@ impl Agent {
                     std::process::exit(1);
                 }
             },
-            None => Session {
-                id: new_session_id()?,
-                last_uuid: None,
-            },
+            None => self.new_session()?,
         };
         self.write_sessions_file(&session.id)?;
         let source = if resume.is_some() {
@@ -232,10 +159,7 @@ impl Agent {
                 }
                 "/clear" => {
                     self.fire("SessionEnd", &session.id, "reason", "clear");
-                    session = Session {
-                        id: new_session_id()?,
-                        last_uuid: None,
-                    };
+                    session = self.new_session()?;
                     self.write_sessions_file(&session.id)?;
                     self.fire("SessionStart", &session.id, "source", "clear");
                     self.log(Kind::Clear, Some(&session.id), None, None)?;
@@ -257,8 +181,14 @@ impl Agent {
         Ok(())
     }
 
-    fn transcript(&self, session: &str) -> PathBuf {
-        self.project_dir.join(format!("{session}.jsonl"))
+    /// A new session, its transcript in the working dir's project folder.
+    fn new_session(&self) -> Result<Session> {
+        let id = new_session_id()?;
+        Ok(Session {
+            transcript: self.model.transcript(&id),
+            id,
+            last_uuid: None,
+        })
     }
 
     /// Appends the prompt and an answer to the transcript, creating it on the first prompt.
@@ -267,7 +197,7 @@ impl Agent {
         let user = self.line(session, |line| line.user(prompt));
         let answer = format!("(stand-in) noted: {prompt}");
         let assistant = self.line(session, |line| line.assistant(&id, &answer));
-        self.append(&session.id, &[user, assistant])
+        self.append(&session.transcript, &[user, assistant])
     }
 
     /// A transcript line as the CLI writes it (`build` picks its kind), linked to the previous
@@ -286,15 +216,15 @@ impl Agent {
         line
     }
 
-    fn append(&self, session: &str, lines: &[Value]) -> Result<()> {
-        fs::create_dir_all(&self.project_dir)
-            .with_context(|| format!("cannot create {}", self.project_dir.display()))?;
-        let path = self.transcript(session);
+    fn append(&self, path: &Path, lines: &[Value]) -> Result<()> {
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        }
         let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
         OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&path)
+            .open(path)
             .and_then(|mut file| file.write_all(text.as_bytes()))
             .with_context(|| format!("cannot append to {}", path.display()))
     }
@@ -303,10 +233,7 @@ impl Agent {
     /// its own (it ran without a pane, so no hook names a surface for it), and this one ends with
     /// a record saying where the conversation continued. Returns the background session's id.
     fn fork_into_background(&self, session: &mut Session) -> Result<String> {
-        let mut background = Session {
-            id: new_session_id()?,
-            last_uuid: None,
-        };
+        let mut background = self.new_session()?;
         self.answer(&mut background, "(forked) carry on in the background")?;
         let record = json!({
             "type": "system",
@@ -315,7 +242,7 @@ impl Agent {
             "uuid": new_session_id()?,
             "timestamp": rfc3339_now(),
         });
-        self.append(&session.id, &[record])?;
+        self.append(&session.transcript, &[record])?;
         Ok(background.id)
     }
 
@@ -344,7 +271,7 @@ impl Agent {
     fn fire(&self, event: &str, session: &str, key: &str, value: &str) {
         let mut payload = json!({
             "session_id": session,
-            "transcript_path": self.transcript(session),
+            "transcript_path": self.model.transcript(session),
             "cwd": self.cwd,
             "hook_event_name": event,
         });
@@ -504,40 +431,6 @@ fn surface() -> Option<String> {
     })
 }
 
-/// Whether `--resume` finds a conversation at `path`, as the real CLI decides (written apart
-/// from the preflight's own check, so that the simulation tests it rather than repeats it):
-/// a regular file holding a complete JSON line of type `user` or `assistant`. The error is
-/// what the CLI prints.
-fn reachability(path: &Path) -> Result<(), String> {
-    let session = path
-        .file_stem()
-        .map(|stem| stem.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let not_found = || format!("No conversation found with session ID: {session}");
-    match fs::metadata(path) {
-        Ok(metadata) if metadata.is_dir() => {
-            return Err(
-                "Failed to resume session: EISDIR: illegal operation on a directory".into(),
-            );
-        }
-        Ok(metadata) if metadata.is_file() => {}
-        _ => return Err(not_found()),
-    }
-    let file = File::open(path).map_err(|_| not_found())?;
-    let holds_conversation = BufReader::new(file)
-        .split(b'\n')
-        .map_while(Result::ok)
-        .any(|line| {
-            serde_json::from_slice::<Value>(&line)
-                .is_ok_and(|value| value["type"] == "user" || value["type"] == "assistant")
-        });
-    if holds_conversation {
-        Ok(())
-    } else {
-        Err(not_found())
-    }
-}
-
 /// The `uuid` of the transcript's last line that has one.
 fn last_uuid(path: &Path) -> Option<String> {
     let text = fs::read_to_string(path).ok()?;
@@ -592,34 +485,6 @@ fn wait_with_deadline(
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-}
-
-/// A random (version 4) UUID, as the CLI's session ids are.
-pub fn new_session_id() -> Result<String> {
-    let mut bytes = random_bytes::<16>()?;
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let text = hex(&bytes);
-    Ok(format!(
-        "{}-{}-{}-{}-{}",
-        &text[..8],
-        &text[8..12],
-        &text[12..16],
-        &text[16..20],
-        &text[20..]
-    ))
-}
-
-pub fn random_bytes<const N: usize>() -> Result<[u8; N]> {
-    let mut bytes = [0u8; N];
-    File::open("/dev/urandom")
-        .and_then(|mut file| file.read_exact(&mut bytes))
-        .context("cannot read /dev/urandom")?;
-    Ok(bytes)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// Now as `2026-01-05T09:30:00.000Z`.
