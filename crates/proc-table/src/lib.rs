@@ -106,7 +106,10 @@ impl Table {
     /// Those of `pids` that exist, in no particular order.
     pub fn processes_of(self, pids: &[u32], deadline: Instant) -> Vec<Process> {
         match self {
-            Table::Proc => pids.iter().filter_map(|pid| procfs::process(*pid)).collect(),
+            Table::Proc => pids
+                .iter()
+                .filter_map(|pid| procfs::process(*pid))
+                .collect(),
             Table::Ps => ps::processes_of(pids, deadline),
         }
     }
@@ -127,7 +130,10 @@ impl Table {
             Table::Ps => {
                 let listing = ps::processes(deadline);
                 ancestry_by(pid, limit, |wanted| {
-                    listing.iter().find(|process| process.pid == wanted).cloned()
+                    listing
+                        .iter()
+                        .find(|process| process.pid == wanted)
+                        .cloned()
                 })
             }
         }
@@ -152,7 +158,9 @@ impl Table {
         let mut queue = vec![pid];
         while let Some(parent) = queue.pop() {
             for process in &listing {
-                if process.parent == parent && process.pid != parent && !found.contains(&process.pid)
+                if process.parent == parent
+                    && process.pid != parent
+                    && !found.contains(&process.pid)
                 {
                     found.push(process.pid);
                     queue.push(process.pid);
@@ -232,11 +240,7 @@ pub fn exists(pid: u32) -> bool {
 }
 
 /// The ancestry of `pid`, each process read by `read`.
-fn ancestry_by(
-    pid: u32,
-    limit: usize,
-    read: impl Fn(u32) -> Option<Process>,
-) -> Option<Ancestry> {
+fn ancestry_by(pid: u32, limit: usize, read: impl Fn(u32) -> Option<Process>) -> Option<Ancestry> {
     let process = read(pid)?;
     let mut ancestors: Vec<Process> = Vec::new();
     let mut current = process.parent;

@@ -178,7 +178,10 @@ mod tests {
             .iter()
             .map(|process| (process.pid, process.name.to_str().unwrap()))
             .collect();
-        assert_eq!(ancestors, [(30, "node my tool"), (20, "-zsh"), (10, "cmux")]);
+        assert_eq!(
+            ancestors,
+            [(30, "node my tool"), (20, "-zsh"), (10, "cmux")]
+        );
         assert!(
             crate::ancestry_by(99, 64, |pid| {
                 processes.iter().find(|process| process.pid == pid).cloned()
@@ -197,6 +200,16 @@ mod tests {
         assert_eq!(lines[0].0, 500);
         assert_eq!(lines[0].1.len(), 5);
         assert_eq!(lines[0].1[4], "--managed-daemon");
-        assert_eq!(lines[1], (601, vec!["/usr/local/bin/crash-resume".into(), "hook".into(), "codex".into()]));
+        assert_eq!(
+            lines[1],
+            (
+                601,
+                vec![
+                    "/usr/local/bin/crash-resume".into(),
+                    "hook".into(),
+                    "codex".into()
+                ]
+            )
+        );
     }
 }

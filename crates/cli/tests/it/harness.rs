@@ -196,24 +196,18 @@ pub fn uuid(n: u32) -> String {
 /// the lock within its 2 s hands its record to one): the processes whose environment marks
 /// them as a retry (`CRASH_RESUME_HOOK_RETRY`) on this index.
 pub fn wait_for_hook_retries(env: &Sandbox) {
-    let index = format!("CRASH_RESUME_INDEX_PATH={}", env.index_path().display());
-    let is_retry = |environ: &[u8]| {
-        let mut marked = false;
-        let mut ours = false;
-        for variable in environ.split(|byte| *byte == 0) {
-            marked |= variable == b"CRASH_RESUME_HOOK_RETRY=1";
-            ours |= variable == index.as_bytes();
-        }
-        marked && ours
+    let mut index = OsString::from("CRASH_RESUME_INDEX_PATH=");
+    index.push(env.index_path());
+    let is_retry = |environ: &[OsString]| {
+        environ
+            .iter()
+            .any(|variable| variable == "CRASH_RESUME_HOOK_RETRY=1")
+            && environ.contains(&index)
     };
     wait_until("the hooks' background retries to finish", || {
-        let running = fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter(|item| item.file_name().to_string_lossy().parse::<u32>().is_ok())
-            .any(|item| {
-                fs::read(item.path().join("environ")).is_ok_and(|environ| is_retry(&environ))
-            });
+        let running = test_support::process::all_pids().into_iter().any(|pid| {
+            test_support::process::environment(pid).is_some_and(|environ| is_retry(&environ))
+        });
         (!running).then_some(())
     });
 }
@@ -519,16 +513,13 @@ impl TmuxServer {
     /// too.
     pub fn wait_for_idle_shell(&self, target: &str) {
         wait_until("the pane to be an idle shell at its prompt", || {
-            let pid = self.display(target, "#{pane_pid}");
-            let output = Command::new("ps")
-                .args(["-o", "args=", "-p", &pid])
-                .output()
-                .ok()?;
+            let pid = self.display(target, "#{pane_pid}").trim().parse().ok()?;
+            let arguments = test_support::process::command_line(pid)?;
+            let arguments: Vec<&str> = arguments.iter().filter_map(|word| word.to_str()).collect();
             let row = self.display(target, "#{cursor_y}");
             let line = self.tmux(&["capture-pane", "-p", "-t", target, "-S", &row, "-E", &row]);
-            (String::from_utf8_lossy(&output.stdout).trim() == PANE_SHELL
-                && line.trim_end().ends_with(['$', '#']))
-            .then_some(())
+            (arguments.join(" ") == PANE_SHELL && line.trim_end().ends_with(['$', '#']))
+                .then_some(())
         });
     }
 

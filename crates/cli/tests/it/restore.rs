@@ -183,14 +183,10 @@ pub fn fake_claude_process() -> Reaped {
             .expect("spawn sleep"),
     );
     // Right after the spawn, under load, the kernel may not show the new command line yet.
-    let cmdline = format!("/proc/{}/cmdline", process.pid());
-    if Path::new("/proc").is_dir() {
-        wait_until("the fake agent's command line", || {
-            fs::read(&cmdline)
-                .ok()
-                .filter(|bytes| bytes.starts_with(b"claude"))
-        });
-    }
+    wait_until("the fake agent's command line", || {
+        test_support::process::command_line(process.pid())
+            .filter(|words| words.first().is_some_and(|first| first == "claude"))
+    });
     process
 }
 

@@ -29,7 +29,13 @@ struct PsRow {
 
 fn ps_row(pid: u32) -> Option<PsRow> {
     let output = Command::new("ps")
-        .args(["-ww", "-o", "pid=,ppid=,stat=,comm=,args=", "-p", &pid.to_string()])
+        .args([
+            "-ww",
+            "-o",
+            "pid=,ppid=,stat=,comm=,args=",
+            "-p",
+            &pid.to_string(),
+        ])
         .output()
         .expect("ps runs");
     let text = String::from_utf8(output.stdout).expect("ps prints UTF-8 here");
@@ -154,7 +160,11 @@ fn the_ancestors_and_the_terminal_agree() {
         expected.push(pid);
         pid = expected_parent(pid);
     }
-    let pids: Vec<u32> = from_proc.ancestors.iter().map(|process| process.pid).collect();
+    let pids: Vec<u32> = from_proc
+        .ancestors
+        .iter()
+        .map(|process| process.pid)
+        .collect();
     assert_eq!(pids, expected);
     let nearest = Table::Proc.ancestry(me, 1, deadline()).expect("read");
     assert_eq!(nearest.ancestors.len(), expected.len().min(1));
@@ -178,13 +188,32 @@ fn a_child_tree_its_children_and_descendants() {
     for table in TABLES {
         assert_eq!(table_row(table, sleep_pid), ps_row(sleep_pid), "{table:?}");
         assert_eq!(table_row(table, shell_pid), ps_row(shell_pid), "{table:?}");
-        assert_eq!(table.children(shell_pid, deadline()), [sleep_pid], "{table:?}");
-        assert!(table.children(sleep_pid, deadline()).is_empty(), "{table:?}");
+        assert_eq!(
+            table.children(shell_pid, deadline()),
+            [sleep_pid],
+            "{table:?}"
+        );
+        assert!(
+            table.children(sleep_pid, deadline()).is_empty(),
+            "{table:?}"
+        );
         let below = table.descendants(me, deadline());
-        assert!(below.contains(&shell_pid) && below.contains(&sleep_pid), "{table:?}: {below:?}");
-        assert_eq!(table.descendants(shell_pid, deadline()), [sleep_pid], "{table:?}");
+        assert!(
+            below.contains(&shell_pid) && below.contains(&sleep_pid),
+            "{table:?}: {below:?}"
+        );
+        assert_eq!(
+            table.descendants(shell_pid, deadline()),
+            [sleep_pid],
+            "{table:?}"
+        );
         let ancestry = table.ancestry(sleep_pid, 64, deadline()).expect("read");
-        let nearest: Vec<u32> = ancestry.ancestors.iter().take(2).map(|process| process.pid).collect();
+        let nearest: Vec<u32> = ancestry
+            .ancestors
+            .iter()
+            .take(2)
+            .map(|process| process.pid)
+            .collect();
         assert_eq!(nearest, [shell_pid, me], "{table:?}");
         let lines = table.command_lines(&[shell_pid, sleep_pid, u32::MAX], deadline());
         let mut pids: Vec<u32> = lines.iter().map(|(pid, _)| *pid).collect();
@@ -211,7 +240,11 @@ fn a_stopped_an_ended_and_a_vanished_process() {
     // Returns once the child has stopped.
     rustix::process::waitpid(Some(raw), rustix::process::WaitOptions::UNTRACED).unwrap();
     for table in TABLES {
-        assert_eq!(table.process(pid, deadline()).unwrap().state, 'T', "{table:?}");
+        assert_eq!(
+            table.process(pid, deadline()).unwrap().state,
+            'T',
+            "{table:?}"
+        );
     }
     assert_eq!(ps_row(pid).unwrap().state, 'T');
     // Killed and not reaped: a zombie, listed but ended, its command line empty.
@@ -238,7 +271,10 @@ fn a_stopped_an_ended_and_a_vanished_process() {
         assert_eq!(table.command_line(pid, deadline()), None, "{table:?}");
         assert_eq!(table.environment(pid, deadline()), None, "{table:?}");
         assert_eq!(table.ancestry(pid, 64, deadline()), None, "{table:?}");
-        assert!(table.processes_of(&[pid], deadline()).is_empty(), "{table:?}");
+        assert!(
+            table.processes_of(&[pid], deadline()).is_empty(),
+            "{table:?}"
+        );
         assert!(table.children(pid, deadline()).is_empty(), "{table:?}");
     }
 }
@@ -305,13 +341,18 @@ fn the_holders_of_a_flock_and_of_a_posix_lock() {
     drop(flock);
     waiter.wait().unwrap();
     // A record lock, as `fcntl(F_SETLK)` takes it.
-    let mut posix = Spawned::new(Command::new("python3").arg("-c").arg(
-        "import fcntl, sys\n\
+    let mut posix = Spawned::new(
+        Command::new("python3")
+            .arg("-c")
+            .arg(
+                "import fcntl, sys\n\
          f = open(sys.argv[1], 'a')\n\
          fcntl.lockf(f, fcntl.LOCK_EX)\n\
          print('locked', flush=True)\n\
          sys.stdin.read()",
-    ).arg(&file));
+            )
+            .arg(&file),
+    );
     assert_eq!(posix.line(), "locked");
     assert_eq!(
         Table::Proc.lock_holders(device, inode),
