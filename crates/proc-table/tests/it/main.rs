@@ -333,12 +333,10 @@ fn the_holders_of_a_flock_and_of_a_posix_lock() {
             .args(["-c", "echo locked; read x"]),
     );
     assert_eq!(flock.line(), "locked");
+    let held_by = |pid, kind| [LockHolder { pid, kind }];
     assert_eq!(
         Table::Proc.lock_holders(device, inode),
-        [LockHolder {
-            pid: flock.pid(),
-            kind: LockKind::Flock
-        }]
+        held_by(flock.pid(), LockKind::Flock)
     );
     // A waiter for the same lock is not a holder.
     let mut waiter = Command::new("flock")
@@ -354,9 +352,10 @@ fn the_holders_of_a_flock_and_of_a_posix_lock() {
             .any(|line| line.contains("->") && line.contains(&format!(" {} ", waiter.id())))
             .then_some(())
     });
-    let holders = Table::Proc.lock_holders(device, inode);
-    assert_eq!(holders.len(), 1, "{holders:?}");
-    assert_eq!(holders[0].pid, flock.pid());
+    assert_eq!(
+        Table::Proc.lock_holders(device, inode),
+        held_by(flock.pid(), LockKind::Flock)
+    );
     drop(flock);
     waiter.wait().unwrap();
     // A record lock, as `fcntl(F_SETLK)` takes it.
@@ -365,20 +364,17 @@ fn the_holders_of_a_flock_and_of_a_posix_lock() {
             .arg("-c")
             .arg(
                 "import fcntl, sys\n\
-         f = open(sys.argv[1], 'a')\n\
-         fcntl.lockf(f, fcntl.LOCK_EX)\n\
-         print('locked', flush=True)\n\
-         sys.stdin.read()",
+                 f = open(sys.argv[1], 'a')\n\
+                 fcntl.lockf(f, fcntl.LOCK_EX)\n\
+                 print('locked', flush=True)\n\
+                 sys.stdin.read()",
             )
             .arg(&file),
     );
     assert_eq!(posix.line(), "locked");
     assert_eq!(
         Table::Proc.lock_holders(device, inode),
-        [LockHolder {
-            pid: posix.pid(),
-            kind: LockKind::Posix
-        }]
+        held_by(posix.pid(), LockKind::Posix)
     );
     assert!(Table::Ps.lock_holders(device, inode).is_empty());
     drop(posix);
