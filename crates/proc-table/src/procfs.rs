@@ -97,11 +97,10 @@ pub fn lock_holders(device: u64, inode: u64) -> Vec<LockHolder> {
     let Some(locks) = read_capped("/proc/locks", READ_CAP) else {
         return Vec::new();
     };
-    let wanted = (
-        u64::from(rustix::fs::major(device)),
-        u64::from(rustix::fs::minor(device)),
-        inode,
-    );
+    // Linux's encoding of a device number (glibc's `gnu_dev_major` and `gnu_dev_minor`).
+    let major = ((device & 0x0000_0000_000f_ff00) >> 8) | ((device & 0xffff_f000_0000_0000) >> 32);
+    let minor = (device & 0xff) | ((device & 0x0000_0fff_fff0_0000) >> 12);
+    let wanted = (major, minor, inode);
     String::from_utf8_lossy(&locks)
         .lines()
         .filter_map(|line| {
