@@ -198,14 +198,10 @@ pub fn fake_claude_process() -> Reaped {
             .expect("spawn sleep"),
     );
     // Right after the spawn, under load, the kernel may not show the new command line yet.
-    let cmdline = format!("/proc/{}/cmdline", process.pid());
-    if Path::new("/proc").is_dir() {
-        wait_until("the fake agent's command line", || {
-            fs::read(&cmdline)
-                .ok()
-                .filter(|bytes| bytes.starts_with(b"claude"))
-        });
-    }
+    wait_until("the fake agent's command line", || {
+        test_support::process::command_line(process.pid())
+            .filter(|words| words.first().is_some_and(|first| first == "claude"))
+    });
     process
 }
 
@@ -743,10 +739,8 @@ fn restore_offers_a_copilot_session_with_its_home_says_why_and_not_one_a_running
         .unwrap();
     // Until it has exec'd, its command line is still this test's.
     wait_until("the stand-in copilot to run", || {
-        fs::read(format!("/proc/{}/cmdline", copilot.id()))
-            .is_ok_and(|cmdline| {
-                cmdline.starts_with(bin.join("copilot").to_str().unwrap().as_bytes())
-            })
+        test_support::process::command_line(copilot.id())
+            .is_some_and(|words| words.first() == Some(&bin.join("copilot").into_os_string()))
             .then_some(())
     });
     fs::write(held_dir.join(format!("inuse.{}.lock", copilot.id())), "").unwrap();
