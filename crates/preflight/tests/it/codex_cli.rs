@@ -89,8 +89,8 @@ impl CodexCase {
         case
     }
 
-    /// The offline run of `codex <args>` in the project dir, with a clean environment.
-    pub fn command(&self, cli: &Path, args: &[&str]) -> Command {
+    /// The offline run of `codex <args>` in `dir`, with a clean environment.
+    pub fn command(&self, cli: &Path, dir: &Utf8Path, args: &[&str]) -> Command {
         let mut command = clean_command("unshare");
         command
             .arg("-n")
@@ -102,7 +102,7 @@ impl CodexCase {
             .arg("--")
             .arg(cli)
             .args(args)
-            .current_dir(&self.project)
+            .current_dir(dir)
             .env("HOME", &self.home)
             .env("CODEX_HOME", &self.codex_home)
             .env("MOCK_API_KEY", "dummy")
@@ -117,8 +117,13 @@ impl CodexCase {
 
     /// Runs `codex <args>` offline to its end (bounded by the deadline).
     pub fn run(&self, cli: &Path, args: &[&str]) -> Run {
+        self.run_in(cli, &self.project, args)
+    }
+
+    /// [`Self::run`] in `dir`.
+    pub fn run_in(&self, cli: &Path, dir: &Utf8Path, args: &[&str]) -> Run {
         let mut child = self
-            .command(cli, args)
+            .command(cli, dir, args)
             .spawn()
             .expect("cannot run unshare (util-linux), which isolates every Codex run");
         let mut stderr = child.stderr.take().unwrap();
@@ -169,13 +174,18 @@ impl CodexCase {
     }
 
     pub fn preflight(&self, session: &str) -> preflight::Outcome {
-        preflight(&Input {
+        preflight(&self.input(session))
+    }
+
+    /// The preflight's input for `session` of this case.
+    pub fn input(&self, session: &str) -> Input {
+        Input {
             provider: Some("codex".into()),
             session: Some(session.into()),
             cwd: Some(self.project.to_string()),
             config_dir: Some(self.codex_home.to_string()),
             ..Input::default()
-        })
+        }
     }
 }
 
@@ -402,4 +412,46 @@ fn storage_is_as_measured() {
     assert_eq!(first["payload"]["cli_version"], CODEX_VERSION);
     assert!(case.codex_home.join("thread_history_1.sqlite").is_file());
     assert_eq!(case.requests(), vec!["POST /v1/responses".to_string()]);
+}
+
+/// The session's working dir deleted, Codex run from the home dir (where a restore starts it):
+/// the preflight, told the home dir, says `resume` exactly when `codex exec resume` resumes.
+#[test]
+fn a_deleted_working_dir_run_from_the_home_dir() {
+    let cli = installed_cli();
+    let case = CodexCase::new("cwd-deleted");
+    let session = case.new_session(&cli);
+    let rollout = codex::thread_row(&case.codex_home, &session)
+        .unwrap()
+        .expect("codex exec wrote a threads row")
+        .rollout_path;
+    fs::remove_dir_all(&case.project).unwrap();
+    let outcome = preflight(&Input {
+        home: Some(case.home.clone()),
+        ..case.input(&session)
+    });
+    assert!(
+        outcome
+            .steps
+            .iter()
+            .any(|step| step.id == preflight::StepId::WorkingDir && !step.ok),
+        "the preflight says the working dir is gone: {:#?}",
+        outcome.steps
+    );
+    let run = case.run_in(
+        &cli,
+        &case.home,
+        &["exec", "--skip-git-repo-check", "resume", &session, PROBE],
+    );
+    let appended = fs::read_to_string(&rollout).is_ok_and(|text| text.contains(PROBE));
+    let resumed = run.code == Some(0) && appended;
+    assert_eq!(
+        outcome.verdict == Verdict::Resume,
+        resumed,
+        "preflight says {:?} ({:#?}), Codex {}: {run:?}",
+        outcome.verdict,
+        outcome.steps,
+        if resumed { "resumed" } else { "did not resume" },
+    );
+    assert!(resumed, "Codex 0.171 resumes by id from any dir: {run:?}");
 }
