@@ -22,6 +22,7 @@ mod crashes;
 mod gemini;
 #[cfg(feature = "real-cli")]
 mod gemini_tui;
+mod gone_dir;
 mod harness;
 mod hook_log;
 mod hooks;
