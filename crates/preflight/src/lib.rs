@@ -574,7 +574,14 @@ pub fn open_layout<'a>(input: &Input, cache: &'a Cache) -> Option<Box<dyn Layout
     let agent = Agent::from_name(non_empty(&input.provider)?)?;
     let config_dir = paths::expand_home(non_empty(&input.config_dir)?, home);
     let start = start_dir(input);
-    layout::open(agent, config_dir, start_cwd(input, start.as_ref()), home, cache).ok()
+    layout::open(
+        agent,
+        config_dir,
+        start_cwd(input, start.as_ref()),
+        home,
+        cache,
+    )
+    .ok()
 }
 
 /// The transcript path a Claude session would be resumed from, for messages and tests.

@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use crate::Sandbox;
 use crate::harness::{
-    PANE_SHELL, PanePlace, TmuxServer, claude_dir, claude_runs, crash_resume_agent,
-    git_work_dir, install_claude_stand_in, plan_by_surface, restore, run_hook, server_name,
-    session_start, shell_word, uuid, wait_until, write_transcript,
+    PANE_SHELL, PanePlace, TmuxServer, claude_dir, claude_runs, crash_resume_agent, git_work_dir,
+    install_claude_stand_in, plan_by_surface, restore, run_hook, server_name, session_start,
+    shell_word, uuid, wait_until, write_transcript,
 };
 
 const AN_HOUR: std::time::Duration = std::time::Duration::from_millis(crate::HOUR);
@@ -100,7 +100,10 @@ fn the_plan_preflight_and_resume_cmd_start_the_agent_in_the_home_dir() {
         .output()
         .unwrap();
     assert_eq!(resume_cmd.status.code(), Some(0), "{resume_cmd:?}");
-    assert_eq!(String::from_utf8_lossy(&resume_cmd.stdout), format!("{expected}\n"));
+    assert_eq!(
+        String::from_utf8_lossy(&resume_cmd.stdout),
+        format!("{expected}\n")
+    );
     let stderr = String::from_utf8_lossy(&resume_cmd.stderr);
     assert!(
         stderr.contains(&format!(

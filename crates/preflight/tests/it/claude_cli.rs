@@ -420,7 +420,10 @@ fn prepare(base: &Utf8Path, index: usize, case: &'static Case) -> Prepared {
     // Where the CLI looks first: the folder of the dir it runs in.
     let located = claude::locate(
         &config,
-        &claude::project_dir(&config, &claude::resolve_working_dir(run_in.as_str(), Some(&home))),
+        &claude::project_dir(
+            &config,
+            &claude::resolve_working_dir(run_in.as_str(), Some(&home)),
+        ),
         &session,
     );
     let reachability = located.reachability;

@@ -174,18 +174,14 @@ impl CodexCase {
     }
 
     pub fn preflight(&self, session: &str) -> preflight::Outcome {
-        preflight(&self.input(session))
-    }
-
-    /// The preflight's input for `session` of this case.
-    pub fn input(&self, session: &str) -> Input {
-        Input {
+        preflight(&Input {
             provider: Some("codex".into()),
             session: Some(session.into()),
             cwd: Some(self.project.to_string()),
             config_dir: Some(self.codex_home.to_string()),
+            home: Some(self.home.clone()),
             ..Input::default()
-        }
+        })
     }
 }
 
@@ -215,6 +211,8 @@ enum State {
     SessionMetaMissing,
     Empty,
     Archived,
+    /// The working dir deleted; Codex runs from the home dir, where a restore starts it.
+    CwdDeleted,
 }
 
 /// Puts the session in `state`; returns the rollout path the check looks at afterwards.
@@ -255,6 +253,7 @@ fn put_in_state(case: &CodexCase, cli: &Path, session: &str, state: State) -> Ut
             assert!(row.archived, "codex archive set `archived`");
             return row.rollout_path;
         }
+        State::CwdDeleted => fs::remove_dir_all(&case.project).unwrap(),
     }
     rollout
 }
@@ -280,8 +279,13 @@ fn check(state: State, expected: Reachability, refusal: Option<&str>) {
     let outcome = case.preflight(&session);
 
     let before = lines(&rollout);
-    let run = case.run(
+    let run_in = match state {
+        State::CwdDeleted => &case.home,
+        _ => &case.project,
+    };
+    let run = case.run_in(
         &cli,
+        run_in,
         &["exec", "--skip-git-repo-check", "resume", &session, PROBE],
     );
     let appended = fs::read_to_string(&rollout).is_ok_and(|text| text.contains(PROBE));
@@ -414,44 +418,7 @@ fn storage_is_as_measured() {
     assert_eq!(case.requests(), vec!["POST /v1/responses".to_string()]);
 }
 
-/// The session's working dir deleted, Codex run from the home dir (where a restore starts it):
-/// the preflight, told the home dir, says `resume` exactly when `codex exec resume` resumes.
 #[test]
-fn a_deleted_working_dir_run_from_the_home_dir() {
-    let cli = installed_cli();
-    let case = CodexCase::new("cwd-deleted");
-    let session = case.new_session(&cli);
-    let rollout = codex::thread_row(&case.codex_home, &session)
-        .unwrap()
-        .expect("codex exec wrote a threads row")
-        .rollout_path;
-    fs::remove_dir_all(&case.project).unwrap();
-    let outcome = preflight(&Input {
-        home: Some(case.home.clone()),
-        ..case.input(&session)
-    });
-    assert!(
-        outcome
-            .steps
-            .iter()
-            .any(|step| step.id == preflight::StepId::WorkingDir && !step.ok),
-        "the preflight says the working dir is gone: {:#?}",
-        outcome.steps
-    );
-    let run = case.run_in(
-        &cli,
-        &case.home,
-        &["exec", "--skip-git-repo-check", "resume", &session, PROBE],
-    );
-    let appended = fs::read_to_string(&rollout).is_ok_and(|text| text.contains(PROBE));
-    let resumed = run.code == Some(0) && appended;
-    assert_eq!(
-        outcome.verdict == Verdict::Resume,
-        resumed,
-        "preflight says {:?} ({:#?}), Codex {}: {run:?}",
-        outcome.verdict,
-        outcome.steps,
-        if resumed { "resumed" } else { "did not resume" },
-    );
-    assert!(resumed, "Codex 0.171 resumes by id from any dir: {run:?}");
+fn a_deleted_working_dir_resumes_from_the_home_dir() {
+    check(State::CwdDeleted, Reachability::Reachable, None);
 }

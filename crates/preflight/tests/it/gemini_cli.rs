@@ -219,7 +219,7 @@ fn check(state: State) -> Option<i32> {
     let outcome = case.preflight(&session, cwd.as_str());
     let run_in = match state {
         State::CwdDeletedRunFromHome => case.home(),
-        _ => cwd.clone(),
+        _ => cwd,
     };
     let code = case.resume(&session, run_in.as_std_path());
     assert_eq!(

@@ -466,7 +466,10 @@ fn a_working_dir_that_is_gone_is_resumed_from_the_home_dir_without_a_cd() {
         assert_eq!(item.starts_in.as_deref(), Some(home.as_str()), "{item:#?}");
         assert_eq!(item.usable_dir(), Some(home.as_str()), "{item:#?}");
         let command = item.command.as_deref().unwrap();
-        assert!(!command.contains("cd "), "no cd into a dir that is gone: {command}");
+        assert!(
+            !command.contains("cd "),
+            "no cd into a dir that is gone: {command}"
+        );
     }
     let config = world.config_dir("claude");
     assert_eq!(
