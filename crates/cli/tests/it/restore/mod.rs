@@ -3,8 +3,9 @@
 //! as held elsewhere and never resumed; a transcript close to Claude Code's retention cut-off is
 //! flagged; a max age counts the transcript's activity; the plan is a table on a terminal and TSV
 //! when piped; two Gemini panes in one dir with the cleanup on are said before anything starts;
-//! FIFOs in the agents' dirs never hang it. `--apply` per multiplexer: `tmux`, `kitty` (feature
-//! `live-kitty`), `zellij` (feature `live-zellij`).
+//! FIFOs in the agents' dirs never hang it; a working dir gone since the crash (`gone_dir`).
+//! `--apply` per multiplexer: `tmux`, `kitty` (feature `live-kitty`), `zellij` (feature
+//! `live-zellij`).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -29,6 +30,7 @@ use crate::preflight::{SESSION_A, SESSION_B, gemini_home, record_claude, record_
 use crate::snapshot::assert_cli_snapshot;
 use crate::{Reaped, Sandbox, crash_resume, now_millis};
 
+mod gone_dir;
 #[cfg(feature = "live-kitty")]
 mod kitty;
 pub mod tmux;
