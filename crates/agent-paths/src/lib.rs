@@ -11,7 +11,7 @@
 use camino::{Utf8Path, Utf8PathBuf};
 
 /// An agent CLI crash-resume knows: the one typed list every crate matches on, so that adding
-/// an agent is one variant and one [`ProviderFacts`] in [`PROVIDERS`].
+/// an agent is one variant and one [`AgentFacts`] in [`AGENTS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Agent {
     /// Anthropic's Claude Code (`claude`).
@@ -25,17 +25,17 @@ pub enum Agent {
 }
 
 impl Agent {
-    /// Every agent, in [`PROVIDERS`]' order.
+    /// Every agent, in [`AGENTS`]' order.
     pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Copilot];
 
     /// The agent the index names `name` (`claude`, `codex`, `gemini`, `copilot`), if it is one.
     pub fn from_name(name: &str) -> Option<Agent> {
-        provider(name).map(|facts| facts.agent)
+        facts_of(name).map(|facts| facts.agent)
     }
 
     /// Its facts.
-    pub fn facts(self) -> &'static ProviderFacts {
-        &PROVIDERS[self as usize]
+    pub fn facts(self) -> &'static AgentFacts {
+        &AGENTS[self as usize]
     }
 
     /// Its name as the index records it.
@@ -113,7 +113,7 @@ pub struct EndWords {
 
 /// What is known of one agent CLI: where it keeps its files, its hooks, and how it resumes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProviderFacts {
+pub struct AgentFacts {
     /// The agent.
     pub agent: Agent,
     /// The provider's name as the index records it: `claude`, `codex`, `gemini`, `copilot`.
@@ -140,7 +140,7 @@ pub struct ProviderFacts {
     pub launcher: &'static str,
 }
 
-impl ProviderFacts {
+impl AgentFacts {
     /// The config dir the agent runs with: `variable` (the value of [`Self::config_env`]) when
     /// it is set and not blank, else the default under `home`; `None` when neither is known.
     pub fn config_dir(
@@ -161,8 +161,8 @@ impl ProviderFacts {
 }
 
 /// The agents crash-resume knows, in [`Agent`]'s order.
-pub const PROVIDERS: [ProviderFacts; 4] = [
-    ProviderFacts {
+pub const AGENTS: [AgentFacts; 4] = [
+    AgentFacts {
         agent: Agent::Claude,
         name: "claude",
         config_env: "CLAUDE_CONFIG_DIR",
@@ -180,7 +180,7 @@ pub const PROVIDERS: [ProviderFacts; 4] = [
         },
         launcher: "claude --resume {session}",
     },
-    ProviderFacts {
+    AgentFacts {
         agent: Agent::Codex,
         name: "codex",
         config_env: "CODEX_HOME",
@@ -199,7 +199,7 @@ pub const PROVIDERS: [ProviderFacts; 4] = [
         },
         launcher: "codex resume {session}",
     },
-    ProviderFacts {
+    AgentFacts {
         agent: Agent::Gemini,
         name: "gemini",
         // Gemini CLI's variable names a home dir: its files are in `$GEMINI_CLI_HOME/.gemini`.
@@ -218,7 +218,7 @@ pub const PROVIDERS: [ProviderFacts; 4] = [
         },
         launcher: "gemini --resume {session}",
     },
-    ProviderFacts {
+    AgentFacts {
         agent: Agent::Copilot,
         name: "copilot",
         config_env: "COPILOT_HOME",
@@ -240,11 +240,11 @@ pub const PROVIDERS: [ProviderFacts; 4] = [
 ];
 
 /// The provider assumed when a session has none recorded (the JavaScript tool knew only Claude).
-pub const DEFAULT_PROVIDER: &str = "claude";
+pub const DEFAULT_AGENT: &str = "claude";
 
-/// The facts of the provider named `name`, if it is one of [`PROVIDERS`].
-pub fn provider(name: &str) -> Option<&'static ProviderFacts> {
-    PROVIDERS.iter().find(|facts| facts.name == name)
+/// The facts of the provider named `name`, if it is one of [`AGENTS`].
+pub fn facts_of(name: &str) -> Option<&'static AgentFacts> {
+    AGENTS.iter().find(|facts| facts.name == name)
 }
 
 /// Replaces a leading `~` (the whole path) or `~/` by `home`.
@@ -291,7 +291,7 @@ mod tests {
             assert_eq!(Agent::from_name(agent.name()), Some(agent));
         }
         assert_eq!(Agent::from_name("aider"), None);
-        assert_eq!(Agent::from_name(DEFAULT_PROVIDER), Some(Agent::Claude));
+        assert_eq!(Agent::from_name(DEFAULT_AGENT), Some(Agent::Claude));
     }
 
     fn check(input: &str, home: Option<&str>, expected: &str) {

@@ -61,7 +61,7 @@ pub enum Command {
     /// Capture: bind a surface to a session (a locked, durable write)
     #[command(after_help = "Examples:
   crash-resume record cmux-pane-42 01J-orc-lead-xyz orchestrator lead --cwd ~/code/orchestrator
-  crash-resume record tmux:main:0.1 3f2c9a0e-... api --provider codex --config-dir ~/.codex-work")]
+  crash-resume record tmux:main:0.1 3f2c9a0e-... api --agent codex --config-dir ~/.codex-work")]
     Record(RecordArgs),
     /// Print a surface's entry as JSON (`null` and exit 4 when there is none)
     #[command(after_help = "Examples:
@@ -160,13 +160,13 @@ pub struct RecordArgs {
     pub repo: String,
     /// The session's role, such as lead or reviewer (empty: none)
     pub role: Option<String>,
-    /// The agent provider: claude, codex, gemini, copilot, ...
-    #[arg(long, value_name = "NAME")]
-    pub provider: Option<String>,
+    /// The agent: claude, codex, gemini, copilot, ... (`--provider` is its older name)
+    #[arg(long, value_name = "NAME", visible_alias = "provider")]
+    pub agent: Option<String>,
     /// The working dir the session runs in
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
-    /// The provider's config dir (CLAUDE_CONFIG_DIR, CODEX_HOME, COPILOT_HOME; for gemini the home dir that holds .gemini, GEMINI_CLI_HOME)
+    /// The agent's config dir (CLAUDE_CONFIG_DIR, CODEX_HOME, COPILOT_HOME; for gemini the home dir that holds .gemini, GEMINI_CLI_HOME)
     #[arg(long, value_name = "DIR")]
     pub config_dir: Option<String>,
 }
@@ -176,7 +176,7 @@ pub struct RecordArgs {
 #[command(group(clap::ArgGroup::new("from").required(true).args(["surface", "cwd"])))]
 pub struct PreflightArgs {
     /// The surface whose index entry to check
-    #[arg(conflicts_with_all = ["session", "cwd", "config_dir", "provider", "history_session"])]
+    #[arg(conflicts_with_all = ["session", "cwd", "config_dir", "agent", "history_session"])]
     pub surface: Option<String>,
     /// The session id the spawn would resume
     #[arg(long, value_name = "ID")]
@@ -184,12 +184,12 @@ pub struct PreflightArgs {
     /// The session's working dir
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
-    /// The provider's config dir [default: $CLAUDE_CONFIG_DIR, else ~/.claude; $CODEX_HOME, else ~/.codex; gemini: $GEMINI_CLI_HOME, else ~, the home dir that holds .gemini; copilot: $COPILOT_HOME, else ~/.copilot]
+    /// The agent's config dir [default: $CLAUDE_CONFIG_DIR, else ~/.claude; $CODEX_HOME, else ~/.codex; gemini: $GEMINI_CLI_HOME, else ~, the home dir that holds .gemini; copilot: $COPILOT_HOME, else ~/.copilot]
     #[arg(long, value_name = "DIR")]
     pub config_dir: Option<String>,
-    /// The provider: claude, codex, gemini, copilot, ...
-    #[arg(long, value_name = "NAME", default_value = agent_paths::DEFAULT_PROVIDER)]
-    pub provider: String,
+    /// The agent: claude, codex, gemini, copilot, ... (`--provider` is its older name)
+    #[arg(long, value_name = "NAME", visible_alias = "provider", default_value = agent_paths::DEFAULT_AGENT)]
+    pub agent: String,
     /// The session the pane shows, when no id is held
     #[arg(long, value_name = "ID")]
     pub history_session: Option<String>,
@@ -368,12 +368,12 @@ impl Agent {
     }
 
     /// The registry's facts of this agent.
-    pub fn facts(self) -> &'static agent_paths::ProviderFacts {
+    pub fn facts(self) -> &'static agent_paths::AgentFacts {
         self.agent().facts()
     }
 
-    /// The provider name the index records for this agent.
-    pub fn provider(self) -> &'static str {
+    /// The name the index records for this agent.
+    pub fn name(self) -> &'static str {
         self.agent().name()
     }
 }

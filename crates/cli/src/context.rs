@@ -53,7 +53,7 @@ impl Context {
     /// The config dir `agent` runs with: its variable, else its default under the home dir.
     pub fn config_dir(&self, agent: crate::args::Agent) -> anyhow::Result<String> {
         self.env
-            .config_dir(agent.provider())?
+            .config_dir(agent.name())?
             .ok_or_else(|| anyhow!("cannot find the home directory"))
     }
 

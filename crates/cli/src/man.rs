@@ -89,6 +89,10 @@ fn argument(page: &mut Roff, arg: &Arg) {
     match arg.get_long() {
         Some(long) => {
             head.push(bold(format!("--{long}")));
+            for alias in arg.get_visible_aliases().unwrap_or_default() {
+                head.push(roman(", "));
+                head.push(bold(format!("--{alias}")));
+            }
             if takes_value {
                 head.push(roman(" "));
                 head.push(italic(value_names.join(" ")));
@@ -209,7 +213,7 @@ fn closing_sections(page: &mut Roff) {
             ),
             (
                 "$XDG_CONFIG_HOME/crash-resume/launchers.toml",
-                "launchers of your own: per provider, per repo, profiles",
+                "launchers of your own: per agent, per repo, profiles",
             ),
             (
                 "~/.claude/settings.json, ~/.codex/hooks.json",

@@ -26,8 +26,8 @@ pub enum IdKind {
     Repo,
     /// A role.
     Role,
-    /// A provider name.
-    Provider,
+    /// An agent's name.
+    Agent,
     /// The working dir a session runs in (not an id, but held to the same character rule).
     WorkingDir,
     /// An agent's config dir (likewise).
@@ -41,7 +41,7 @@ impl fmt::Display for IdKind {
             IdKind::Session => "session id",
             IdKind::Repo => "repo",
             IdKind::Role => "role",
-            IdKind::Provider => "provider",
+            IdKind::Agent => "agent",
             IdKind::WorkingDir => "working dir",
             IdKind::ConfigDir => "config dir",
         })
@@ -234,7 +234,8 @@ id_type!(
     IdKind::Role
 );
 id_type!(
-    /// The agent provider: `claude`, `codex`, `gemini`, or another name.
-    Provider,
-    IdKind::Provider
+    /// An agent's name: `claude`, `codex`, `gemini`, `copilot`, or another name (the index
+    /// file's `provider` field).
+    AgentName,
+    IdKind::Agent
 );

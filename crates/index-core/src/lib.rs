@@ -18,7 +18,7 @@ pub mod title;
 use std::collections::{HashMap, HashSet};
 
 pub use ids::{
-    IdKind, InvalidId, MAX_ID_BYTES, Provider, Repo, Role, SessionId, SurfaceId, validate_dir,
+    AgentName, IdKind, InvalidId, MAX_ID_BYTES, Repo, Role, SessionId, SurfaceId, validate_dir,
 };
 pub use serde_json::{Map, Value};
 
@@ -43,11 +43,11 @@ pub struct Entry {
     pub captured_at: Millis,
     /// Bumped by every record and touch; absent in some older files.
     pub last_active: Option<Millis>,
-    /// The agent CLI, such as `claude` or `codex`, if recorded.
-    pub provider: Option<Provider>,
+    /// The agent CLI, such as `claude` or `codex`, if recorded (`provider` in the index file).
+    pub agent: Option<AgentName>,
     /// The working dir the session was launched in, as recorded (unexpanded).
     pub cwd: Option<String>,
-    /// The provider's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`) when it was recorded.
+    /// The agent's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`) when it was recorded.
     pub config_dir: Option<String>,
     /// Ids this surface held before the current one, oldest first, newest last.
     pub previous_sessions: Vec<SessionId>,
@@ -127,11 +127,11 @@ pub struct Record {
     pub repo: Repo,
     /// The session's role, such as `lead`, if one was given.
     pub role: Option<Role>,
-    /// The agent CLI, such as `claude` or `codex`, if recorded.
-    pub provider: Option<Provider>,
+    /// The agent CLI, such as `claude` or `codex`, if recorded (`provider` in the index file).
+    pub agent: Option<AgentName>,
     /// The working dir, if recorded.
     pub cwd: Option<String>,
-    /// The provider's config dir, if recorded.
+    /// The agent's config dir, if recorded.
     pub config_dir: Option<String>,
     /// The layout of the surface's window, if recorded ([`Entry::window_layout`]).
     pub window_layout: Option<String>,
@@ -145,7 +145,7 @@ impl Record {
             session,
             repo,
             role: None,
-            provider: None,
+            agent: None,
             cwd: None,
             config_dir: None,
             window_layout: None,
@@ -286,7 +286,7 @@ impl Index {
                 }
                 entry.repo = record.repo;
                 entry.role = record.role.or(entry.role);
-                entry.provider = record.provider.or(entry.provider);
+                entry.agent = record.agent.or(entry.agent);
                 entry.cwd = record.cwd.or(entry.cwd);
                 entry.config_dir = record.config_dir.or(entry.config_dir);
                 entry.window_layout = record.window_layout.or(entry.window_layout);
@@ -304,7 +304,7 @@ impl Index {
                     role: record.role,
                     captured_at: now,
                     last_active: Some(now),
-                    provider: record.provider,
+                    agent: record.agent,
                     cwd: record.cwd,
                     config_dir: record.config_dir,
                     previous_sessions: Vec::new(),

@@ -12,7 +12,7 @@
 //! keeps every field it does not know (top level and per entry), and keeps an entry it cannot
 //! use as it was, so a rewrite never drops anything.
 
-use index_core::{Entry, Index, Map, Millis, Provider, Repo, Role, SessionId, SurfaceId, Value};
+use index_core::{AgentName, Entry, Index, Map, Millis, Repo, Role, SessionId, SurfaceId, Value};
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -371,8 +371,8 @@ fn read_fields(surface: &str, object: &Map<String, Value>) -> Result<Entry, Stri
         captured_at: optional_millis(object, field::CAPTURED_AT)?
             .ok_or_else(|| format!("`{}` is missing", field::CAPTURED_AT))?,
         last_active: optional_millis(object, field::LAST_ACTIVE)?,
-        provider: optional_str(object, field::PROVIDER)?
-            .map(Provider::new)
+        agent: optional_str(object, field::PROVIDER)?
+            .map(AgentName::new)
             .transpose()
             .map_err(|error| error.to_string())?,
         cwd: optional_str(object, field::CWD)?.map(str::to_string),
@@ -489,7 +489,7 @@ impl<'a> From<&'a Entry> for EntryV1<'a> {
             role: entry.role.as_ref().map(Role::as_str),
             captured_at: entry.captured_at,
             last_active: entry.last_seen(),
-            provider: entry.provider.as_ref().map(Provider::as_str),
+            provider: entry.agent.as_ref().map(AgentName::as_str),
             cwd: entry.cwd.as_deref(),
             config_dir: entry.config_dir.as_deref(),
             previous_sessions: entry
@@ -547,7 +547,7 @@ pub fn serialize(document: &Document) -> Vec<u8> {
 mod fast {
     use std::collections::HashSet;
 
-    use index_core::{Entry, Map, Provider, Repo, Role, SessionId, SurfaceId, Value};
+    use index_core::{AgentName, Entry, Map, Repo, Role, SessionId, SurfaceId, Value};
     use serde::Deserialize;
     use serde_json::value::RawValue;
 
@@ -596,8 +596,8 @@ mod fast {
                 },
                 captured_at: self.captured_at,
                 last_active: self.last_active,
-                provider: match self.provider {
-                    Some(provider) => Some(Provider::new(provider).ok()?),
+                agent: match self.provider {
+                    Some(provider) => Some(AgentName::new(provider).ok()?),
                     None => None,
                 },
                 cwd: self.cwd,

@@ -11,7 +11,7 @@ fn bench(c: &mut Criterion) {
         home: Some(Utf8PathBuf::from("/home/u")),
     };
     let target = Target {
-        provider: Some("claude"),
+        agent: Some("claude"),
         session: "4f6c2a1e-0000-4d7b-9a55-0b1c2d3e4f50",
         repo: Some("orchestrator"),
         cwd: Some("~/code/my project"),

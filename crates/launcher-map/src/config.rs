@@ -7,7 +7,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use serde::Deserialize;
 
 use crate::error::{ConfigError, toml_key};
-use crate::launcher::{Launcher, Profile, ProviderDefault};
+use crate::launcher::{AgentDefault, Launcher, Profile};
 use crate::template::{Template, is_shell_name};
 
 /// A launcher config, read and validated; the registry applies it
@@ -16,8 +16,8 @@ use crate::template::{Template, is_shell_name};
 pub(crate) struct ConfigFile {
     /// The file it was read from, for errors.
     pub(crate) origin: Utf8PathBuf,
-    /// Provider defaults, each to be merged over the one of the same name.
-    pub(crate) providers: Vec<(String, ProviderPatch)>,
+    /// AgentName defaults, each to be merged over the one of the same name.
+    pub(crate) providers: Vec<(String, AgentPatch)>,
     /// Repo launchers, keyed by repo name trimmed and lower-cased.
     pub(crate) repos: BTreeMap<String, Launcher>,
     /// Profiles, each replacing the one of the same name.
@@ -29,7 +29,7 @@ pub(crate) struct ConfigFile {
 /// A provider default as a file gives it: fields left out keep the values of the provider it
 /// overrides.
 #[derive(Debug)]
-pub(crate) struct ProviderPatch {
+pub(crate) struct AgentPatch {
     origin: Utf8PathBuf,
     label: String,
     template: Option<Template>,
@@ -38,13 +38,13 @@ pub(crate) struct ProviderPatch {
     cd: Option<bool>,
 }
 
-impl ProviderPatch {
+impl AgentPatch {
     /// The provider default this patch makes over `overridden` (the provider of the same name
     /// so far, if any).
     pub(crate) fn merge(
         self,
-        overridden: Option<&ProviderDefault>,
-    ) -> Result<ProviderDefault, ConfigError> {
+        overridden: Option<&AgentDefault>,
+    ) -> Result<AgentDefault, ConfigError> {
         let template = match (self.template, overridden) {
             (Some(template), _) => template,
             (None, Some(overridden)) => overridden.launcher.template.clone(),
@@ -58,7 +58,7 @@ impl ProviderPatch {
                 });
             }
         };
-        Ok(ProviderDefault {
+        Ok(AgentDefault {
             launcher: Launcher {
                 label: self.label,
                 template,
@@ -66,7 +66,7 @@ impl ProviderPatch {
                     .cd
                     .or(overridden.map(|overridden| overridden.launcher.cd))
                     .unwrap_or(true),
-                provider: None,
+                agent: None,
             },
             config_env: self
                 .config_env
@@ -87,7 +87,7 @@ struct File {
     version: Option<u32>,
     profile: Option<String>,
     #[serde(default)]
-    providers: BTreeMap<String, ProviderEntry>,
+    providers: BTreeMap<String, AgentEntry>,
     #[serde(default)]
     repos: BTreeMap<String, LauncherEntry>,
     #[serde(default)]
@@ -96,7 +96,7 @@ struct File {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ProviderEntry {
+struct AgentEntry {
     command: Option<String>,
     config_env: Option<String>,
     default_config_dir: Option<String>,
@@ -108,7 +108,9 @@ struct ProviderEntry {
 struct LauncherEntry {
     command: String,
     cd: Option<bool>,
-    provider: Option<String>,
+    /// The agent the launcher is for (`provider` in `launchers.toml`).
+    #[serde(rename = "provider")]
+    agent: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -138,7 +140,7 @@ pub(crate) fn parse(text: &str, origin: &Utf8Path) -> Result<ConfigFile, ConfigE
     let providers = file
         .providers
         .into_iter()
-        .map(|(name, entry)| Ok((name.clone(), cx.provider(&name, entry)?)))
+        .map(|(name, entry)| Ok((name.clone(), cx.agent(&name, entry)?)))
         .collect::<Result<_, ConfigError>>()?;
     let repos = cx.repos("repos", file.repos)?;
     let profiles = file
@@ -198,11 +200,14 @@ impl Origin<'_> {
     }
 
     /// A provider default as the file gives it; fields left out are filled from the provider
-    /// it overrides when it is applied ([`ProviderPatch::merge`]).
-    fn provider(self, name: &str, entry: ProviderEntry) -> Result<ProviderPatch, ConfigError> {
+    /// it overrides when it is applied ([`AgentPatch::merge`]).
+    fn agent(self, name: &str, entry: AgentEntry) -> Result<AgentPatch, ConfigError> {
         let key = format!("providers.{}", toml_key(name));
         if name.trim().is_empty() {
-            return Err(self.invalid(key, "is not a provider name; name the provider".to_owned()));
+            return Err(self.invalid(
+                key,
+                "is not an agent name; name the agent".to_owned(),
+            ));
         }
         if let Some(env) = entry
             .config_env
@@ -217,7 +222,7 @@ impl Origin<'_> {
                 ),
             ));
         }
-        Ok(ProviderPatch {
+        Ok(AgentPatch {
             template: entry
                 .command
                 .map(|command| self.template(&key, &command))
@@ -231,16 +236,16 @@ impl Origin<'_> {
     }
 
     fn launcher(self, key: String, entry: LauncherEntry) -> Result<Launcher, ConfigError> {
-        if let Some(provider) = entry.provider.as_deref().filter(|p| p.trim().is_empty()) {
+        if let Some(agent_name) = entry.agent.as_deref().filter(|p| p.trim().is_empty()) {
             return Err(self.invalid(
                 format!("{key}.provider"),
-                format!("is `{provider}`, not a provider name; name one, such as \"claude\", or leave the key out"),
+                format!("is `{agent_name}`, not an agent name; name one, such as \"claude\", or leave the key out"),
             ));
         }
         Ok(Launcher {
             template: self.template(&key, &entry.command)?,
             cd: entry.cd.unwrap_or(true),
-            provider: entry.provider,
+            agent: entry.agent,
             label: key,
         })
     }

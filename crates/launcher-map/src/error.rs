@@ -110,14 +110,14 @@ pub enum TemplateError {
 /// A session for which no command can be rendered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RenderError {
-    /// No repo or profile launcher applies and the provider has no default.
+    /// No repo or profile launcher applies and the agent has no default.
     #[error(
-        "no launcher for provider `{provider}`; add a [providers.{provider}] launcher (or a \
+        "no launcher for agent `{agent}`; add a [providers.{agent}] launcher (or a \
          [repos.<repo>] one) to launchers.toml"
     )]
     NoLauncher {
-        /// The provider that has no launcher.
-        provider: String,
+        /// The agent that has no launcher.
+        agent: String,
     },
     /// A value contains a NUL byte, which no shell word can hold.
     #[error(

@@ -18,12 +18,12 @@ pub(crate) struct Launcher {
     /// Prefix `cd <cwd> &&` when the working dir is known.
     pub(crate) cd: bool,
     /// Used only for sessions of this provider; `None` for any.
-    pub(crate) provider: Option<String>,
+    pub(crate) agent: Option<String>,
 }
 
 impl Launcher {
-    pub(crate) fn applies_to(&self, provider: &str) -> bool {
-        self.provider.as_deref().is_none_or(|only| only == provider)
+    pub(crate) fn applies_to(&self, agent_name: &str) -> bool {
+        self.agent.as_deref().is_none_or(|only| only == agent_name)
     }
 
     /// The whole line: `[cd <cwd> && ][<env>=<config dir> ]<command>`.
@@ -52,7 +52,7 @@ impl Launcher {
 
 /// A provider's default launcher and how it finds its config dir.
 #[derive(Debug, Clone)]
-pub(crate) struct ProviderDefault {
+pub(crate) struct AgentDefault {
     pub(crate) launcher: Launcher,
     /// The environment variable that points the provider at a config dir.
     pub(crate) config_env: Option<String>,
@@ -60,7 +60,7 @@ pub(crate) struct ProviderDefault {
     pub(crate) default_config_dir: Option<String>,
 }
 
-impl ProviderDefault {
+impl AgentDefault {
     /// The variable to set, when the session's config dir is known and not the default one.
     pub(crate) fn config_env_for(
         &self,

@@ -98,7 +98,7 @@ mod target;
 mod template;
 
 pub use error::{ConfigError, RenderError, TemplateError};
-pub use registry::{DEFAULT_PROVIDER, Registry};
+pub use registry::{DEFAULT_AGENT, Registry};
 pub use target::{RenderContext, Target};
 
 /// The examples of the crate's README.md, compiled and run as doc tests so they stay true.

@@ -8,12 +8,12 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::config::{self, ConfigFile};
 use crate::error::{ConfigError, RenderError};
-use crate::launcher::{Launcher, Profile, ProviderDefault};
+use crate::launcher::{AgentDefault, Launcher, Profile};
 use crate::target::{RenderContext, Target};
 use crate::template::Values;
 
 /// The provider assumed when a session has none recorded (the JavaScript tool knew only Claude).
-pub const DEFAULT_PROVIDER: &str = agent_paths::DEFAULT_PROVIDER;
+pub const DEFAULT_AGENT: &str = agent_paths::DEFAULT_AGENT;
 
 /// The built-in launchers, in the `launchers.toml` format.
 const BUILTIN: &str = include_str!("builtin.toml");
@@ -29,7 +29,7 @@ const BUILTIN: &str = include_str!("builtin.toml");
 /// 4. the provider's default.
 #[derive(Debug, Clone)]
 pub struct Registry {
-    pub(crate) providers: BTreeMap<String, ProviderDefault>,
+    pub(crate) providers: BTreeMap<String, AgentDefault>,
     /// Keyed by repo name, trimmed and lower-cased.
     pub(crate) repos: BTreeMap<String, Launcher>,
     pub(crate) profiles: BTreeMap<String, Profile>,
@@ -49,7 +49,7 @@ impl Registry {
         };
         // Each agent's default launcher, from the agent registry, then the profiles.
         let mut builtin = String::new();
-        for facts in &agent_paths::PROVIDERS {
+        for facts in &agent_paths::AGENTS {
             builtin.push_str(&format!(
                 "[providers.{}]\ncommand = \"{}\"\n\n",
                 facts.name, facts.launcher
@@ -59,7 +59,7 @@ impl Registry {
         config::parse(&builtin, Utf8Path::new("<built-in launchers>"))
             .and_then(|file| registry.apply(file))
             .expect("the built-in launchers are a valid launcher config");
-        for facts in agent_paths::PROVIDERS {
+        for facts in agent_paths::AGENTS {
             if let Some(default) = registry.providers.get_mut(facts.name) {
                 default.config_env = Some(facts.config_env.to_owned());
                 default.default_config_dir = Some(facts.default_config_dir.to_owned());
@@ -146,11 +146,11 @@ impl Registry {
     /// The one shell line that resumes `target`. Every value in it is shell-quoted; recorded
     /// paths have a leading `~` expanded to `cx.home`.
     pub fn render(&self, target: &Target<'_>, cx: &RenderContext) -> Result<String, RenderError> {
-        let provider = target
-            .provider
+        let agent_name = target
+            .agent
             .map(str::trim)
-            .filter(|provider| !provider.is_empty())
-            .unwrap_or(DEFAULT_PROVIDER);
+            .filter(|agent_name| !agent_name.is_empty())
+            .unwrap_or(DEFAULT_AGENT);
         let repo = target.repo.map(str::trim).filter(|repo| !repo.is_empty());
         let home = cx.home.as_deref();
         let expand = |path: Option<&str>| {
@@ -166,26 +166,26 @@ impl Registry {
             home,
         };
 
-        if let Some(launcher) = self.launcher_for(provider, repo) {
+        if let Some(launcher) = self.launcher_for(agent_name, repo) {
             return launcher.render(&values, None);
         }
         let default = self
             .providers
-            .get(provider)
+            .get(agent_name)
             .ok_or_else(|| RenderError::NoLauncher {
-                provider: provider.to_owned(),
+                agent: agent_name.to_owned(),
             })?;
         let config_env = default.config_env_for(values.config_dir.as_deref(), home);
         default.launcher.render(&values, config_env)
     }
 
     /// The profile or repo launcher for a session, if one applies (steps 1 to 3 of the order).
-    fn launcher_for(&self, provider: &str, repo: Option<&str>) -> Option<&Launcher> {
+    fn launcher_for(&self, agent_name: &str, repo: Option<&str>) -> Option<&Launcher> {
         let profile = self
             .profile
             .as_ref()
             .and_then(|name| self.profiles.get(name));
-        let applies = |launcher: &&Launcher| launcher.applies_to(provider);
+        let applies = |launcher: &&Launcher| launcher.applies_to(agent_name);
         let Some(repo) = repo else {
             return profile
                 .and_then(|profile| profile.no_repo.as_ref())

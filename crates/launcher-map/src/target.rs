@@ -7,15 +7,15 @@ use camino::Utf8PathBuf;
 /// crate without `index-core`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Target<'a> {
-    /// The agent CLI, such as `claude` or `codex`; `None` (or blank) means [`DEFAULT_PROVIDER`](crate::DEFAULT_PROVIDER).
-    pub provider: Option<&'a str>,
+    /// The agent CLI, such as `claude` or `codex`; `None` (or blank) means [`DEFAULT_AGENT`](crate::DEFAULT_AGENT).
+    pub agent: Option<&'a str>,
     /// The session id to resume.
     pub session: &'a str,
     /// The repo the session works in; used to choose a launcher. Blank counts as `None`.
     pub repo: Option<&'a str>,
     /// The working dir the session ran in, as recorded (`~` is expanded). Empty counts as `None`.
     pub cwd: Option<&'a str>,
-    /// The provider's config dir, as recorded (`~` is expanded). Empty counts as `None`.
+    /// The agent's config dir, as recorded (`~` is expanded). Empty counts as `None`.
     pub config_dir: Option<&'a str>,
 }
 

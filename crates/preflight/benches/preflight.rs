@@ -58,7 +58,7 @@ fn folder(root: &Utf8Path, size: usize) -> Folder {
 
 fn input(folder: &Folder, held: &str) -> Input {
     Input {
-        provider: Some("claude".into()),
+        agent: Some("claude".into()),
         session: Some(held.into()),
         cwd: Some(folder.cwd.to_string()),
         config_dir: Some(folder.config.to_string()),

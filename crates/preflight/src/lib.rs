@@ -10,7 +10,7 @@
 //! use preflight::{Input, Verdict, preflight};
 //!
 //! let outcome = preflight(&Input {
-//!     provider: Some("claude".into()),
+//!     agent: Some("claude".into()),
 //!     session: Some("3f2c...".into()),
 //!     cwd: Some("/home/u/project".into()),
 //!     config_dir: Some("/home/u/.claude".into()),
@@ -45,9 +45,9 @@ pub const MAX_CHAIN_HOPS: usize = 16;
 /// or from flags.
 #[derive(Debug, Clone, Default)]
 pub struct Input {
-    /// The provider: `claude`, `codex`, `gemini`, `copilot`, or another name. `None` (or blank): it cannot
-    /// resume by id.
-    pub provider: Option<String>,
+    /// The agent: `claude`, `codex`, `gemini`, `copilot`, or another name. `None` (or blank): it
+    /// cannot resume by id.
+    pub agent: Option<String>,
     /// The id the next spawn would attempt to `--resume` ("held"), if any.
     pub session: Option<String>,
     /// The session's working dir as recorded; `~` and symlinks are resolved here. `None` (or
@@ -106,8 +106,9 @@ impl std::fmt::Display for Verdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StepId {
-    /// Whether the provider can resume by id.
-    Provider,
+    /// Whether the agent can resume by id (`provider` on the wire, its first name).
+    #[serde(rename = "provider")]
+    Agent,
     /// The held id.
     SessionId,
     /// The session the pane shows, when no id is held.
@@ -130,7 +131,7 @@ impl StepId {
     /// The step's label for people.
     pub fn label(self) -> &'static str {
         match self {
-            StepId::Provider => "Checking provider",
+            StepId::Agent => "Checking agent",
             StepId::SessionId => "Resolving session id",
             StepId::History => "Continuing this pane's conversation",
             StepId::Chain => "Checking the agent's conversation",
@@ -276,24 +277,24 @@ fn non_empty(value: &Option<String>) -> Option<&str> {
 
 fn decide(input: &Input, trail: &mut Trail, cache: &Cache) -> Decision {
     let home = input.home.as_deref();
-    let Some(provider) = non_empty(&input.provider) else {
+    let Some(agent_name) = non_empty(&input.agent) else {
         trail.step(
-            StepId::Provider,
+            StepId::Agent,
             false,
-            "this provider cannot resume a session by id",
+            "this agent cannot resume a session by id",
         );
         return Decision::new(Verdict::Unknown, None);
     };
-    let Some(agent) = Agent::from_name(provider) else {
+    let Some(agent) = Agent::from_name(agent_name) else {
         trail.step(
-            StepId::Provider,
+            StepId::Agent,
             false,
-            format!("{provider}: no known transcript layout to check a resume against"),
+            format!("{agent_name}: no known transcript layout to check a resume against"),
         );
         return Decision::new(Verdict::Unknown, None);
     };
     let Some(config_dir) = non_empty(&input.config_dir) else {
-        trail.step(StepId::Provider, true, provider);
+        trail.step(StepId::Agent, true, agent_name);
         trail.step(
             StepId::Transcript,
             false,
@@ -307,7 +308,7 @@ fn decide(input: &Input, trail: &mut Trail, cache: &Cache) -> Decision {
     let disk = match layout::open(agent, config_dir, cwd, home, cache) {
         Ok(layout) => layout,
         Err(NoLayout::NoWorkingDir) => {
-            trail.step(StepId::Provider, true, provider);
+            trail.step(StepId::Agent, true, agent_name);
             trail.step(
                 StepId::Transcript,
                 false,
@@ -318,9 +319,9 @@ fn decide(input: &Input, trail: &mut Trail, cache: &Cache) -> Decision {
     };
     let disk = disk.as_ref();
     trail.step(
-        StepId::Provider,
+        StepId::Agent,
         true,
-        format!("{provider}, transcripts in {}", disk.describe()),
+        format!("{agent_name}, transcripts in {}", disk.describe()),
     );
     match &start {
         Some(StartDir::Home { gone, home }) => trail.step(
@@ -571,7 +572,7 @@ pub fn transcript_modified(input: &Input) -> Option<std::time::SystemTime> {
 /// working dir.
 pub fn open_layout<'a>(input: &Input, cache: &'a Cache) -> Option<Box<dyn Layout + 'a>> {
     let home = input.home.as_deref();
-    let agent = Agent::from_name(non_empty(&input.provider)?)?;
+    let agent = Agent::from_name(non_empty(&input.agent)?)?;
     let config_dir = paths::expand_home(non_empty(&input.config_dir)?, home);
     let start = start_dir(input);
     layout::open(

@@ -83,7 +83,7 @@ impl Environment {
             home: home.filter(|home| !home.as_os_str().is_empty()),
             xdg_config_home: absolute("XDG_CONFIG_HOME"),
             xdg_state_home: absolute("XDG_STATE_HOME"),
-            config_vars: agent_paths::PROVIDERS
+            config_vars: agent_paths::AGENTS
                 .iter()
                 .filter_map(|facts| Some((facts.config_env, lookup(facts.config_env)?)))
                 .collect(),
@@ -99,8 +99,8 @@ impl Environment {
 
     /// The config dir `provider` runs with: its variable, else its default under the home dir.
     /// `Ok(None)` for a provider whose config dir is not known, or when there is no home dir.
-    pub fn config_dir(&self, provider: &str) -> Result<Option<String>, LocationError> {
-        let Some(facts) = agent_paths::provider(provider) else {
+    pub fn config_dir(&self, agent_name: &str) -> Result<Option<String>, LocationError> {
+        let Some(facts) = agent_paths::facts_of(agent_name) else {
             return Ok(None);
         };
         let variable = match self.config_vars.get(facts.config_env) {

@@ -4,7 +4,7 @@
 use agent_paths::CleanEnd;
 use camino::Utf8Path;
 use index_core::capture::{HookEvent, HookPayload};
-use index_core::{Index, InvalidId, Millis, Provider, Record, Repo, Role, SessionId, SurfaceId};
+use index_core::{AgentName, Index, InvalidId, Millis, Record, Repo, Role, SessionId, SurfaceId};
 
 /// What a hook event does to its surface's entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,13 +28,13 @@ pub enum IndexOp {
 /// that still exists (the caller refuses a vanished pane before), so it is taken as the end.
 /// An unknown provider's end counts by its reason, as Claude Code's.
 pub fn index_op(
-    provider: &str,
+    agent_name: &str,
     event: &HookEvent,
     held: Option<&SessionId>,
     session: &str,
 ) -> IndexOp {
     let clean_end =
-        agent_paths::provider(provider).map_or(CleanEnd::ByReason, |facts| facts.clean_end);
+        agent_paths::facts_of(agent_name).map_or(CleanEnd::ByReason, |facts| facts.clean_end);
     match (event, clean_end) {
         // A `/clear` ends one conversation to start the next in the same pane: not an end of
         // the pane's work (its SessionStart records the next one).
@@ -84,7 +84,7 @@ impl std::fmt::Display for Done {
 /// Returns what was done.
 pub fn apply_event(
     index: &mut Index,
-    provider: &str,
+    agent_name: &str,
     event: &HookEvent,
     record: Record,
     now: Millis,
@@ -92,7 +92,7 @@ pub fn apply_event(
     let surface = record.surface.clone();
     let session = record.session.clone();
     let held = index.lookup(surface.as_str()).map(|entry| &entry.session);
-    match index_op(provider, event, held, session.as_str()) {
+    match index_op(agent_name, event, held, session.as_str()) {
         IndexOp::End if index.end(surface.as_str(), session.as_str(), now) => Done::EndedCleanly,
         IndexOp::End => Done::EndOfUnknownSession,
         IndexOp::Touch if index.touch(surface.as_str(), now) => Done::Touched,
@@ -109,7 +109,7 @@ pub fn apply_event(
 /// a control character, a relative `cwd` (an agent always sends an absolute one; a relative one
 /// would resume in whatever dir the restore runs in), and ids that are not valid.
 pub fn record(
-    provider: &str,
+    agent_name: &str,
     surface: &str,
     payload: &HookPayload,
     cwd: &Utf8Path,
@@ -131,7 +131,7 @@ pub fn record(
         .filter(|role| !role.trim().is_empty())
         .map(Role::new)
         .transpose()?;
-    record.provider = Some(Provider::new(provider)?);
+    record.agent = Some(AgentName::new(agent_name)?);
     record.config_dir = Some(config_dir);
     record.cwd = Some(cwd.to_string());
     Ok(record)
@@ -154,12 +154,12 @@ pub fn repo_name(cwd: &Utf8Path) -> String {
 mod tests {
     use super::*;
 
-    fn check(provider: &str, event: &HookEvent, held: Option<&str>, expected: IndexOp) {
+    fn check(agent_name: &str, event: &HookEvent, held: Option<&str>, expected: IndexOp) {
         let held = held.map(|id| SessionId::new(id).unwrap());
         assert_eq!(
-            index_op(provider, event, held.as_ref(), "s1"),
+            index_op(agent_name, event, held.as_ref(), "s1"),
             expected,
-            "{provider} {event:?} {held:?}"
+            "{agent_name} {event:?} {held:?}"
         );
     }
 

@@ -5,17 +5,17 @@
 use std::collections::BTreeSet;
 use std::time::UNIX_EPOCH;
 
-use index_core::{Entry, Index, Millis, Provider, SessionId};
+use index_core::{AgentName, Entry, Index, Millis, SessionId};
 
 use crate::Environment;
 
 /// The provider an entry was recorded with; an entry without one is Claude's (the JavaScript
 /// tool knew only Claude).
-pub fn provider_of(entry: &Entry) -> &str {
+pub fn agent_of(entry: &Entry) -> &str {
     entry
-        .provider
+        .agent
         .as_ref()
-        .map_or(agent_paths::DEFAULT_PROVIDER, Provider::as_str)
+        .map_or(agent_paths::DEFAULT_AGENT, AgentName::as_str)
 }
 
 /// Every session bound in the index, but `own`.
@@ -55,15 +55,15 @@ pub fn preflight_input_excluding(
 /// (else the provider's default; one that cannot be told, its variable not UTF-8, counts as
 /// unknown) and home; no chain, nothing excluded.
 pub fn entry_input(entry: &Entry, env: &Environment) -> preflight::Input {
-    let provider = provider_of(entry);
+    let agent_name = agent_of(entry);
     preflight::Input {
-        provider: Some(provider.to_string()),
+        agent: Some(agent_name.to_string()),
         session: Some(entry.session.to_string()),
         cwd: entry.cwd.clone(),
         config_dir: entry
             .config_dir
             .clone()
-            .or_else(|| env.config_dir(provider).ok().flatten()),
+            .or_else(|| env.config_dir(agent_name).ok().flatten()),
         home: env.home(),
         ..preflight::Input::default()
     }

@@ -30,8 +30,8 @@ pub struct PlanItem {
     pub surface: String,
     /// The entry's repo.
     pub repo: String,
-    /// The entry's provider (`claude` when none was recorded).
-    pub provider: String,
+    /// The entry's agent (`claude` when none was recorded); `provider` in `--json`.
+    pub agent: String,
     /// The session the index holds for the surface.
     pub held_session: String,
     /// Whether the session ended on purpose (a clean exit), as its hook reported.
@@ -176,7 +176,7 @@ impl<'a> Planner<'a> {
         let outcome = preflight::preflight_with(&input, &self.cache);
         self.excluded = std::mem::take(&mut input.excluded);
         self.excluded.extend(own);
-        let provider = input.provider.clone().unwrap_or_default();
+        let agent = input.agent.clone().unwrap_or_default();
         let session = resume::resumed_session(entry, &outcome);
         let layout = preflight::open_layout(&input, &self.cache);
         let held_elsewhere = session
@@ -204,7 +204,7 @@ impl<'a> Planner<'a> {
             }
             _ => None,
         };
-        let why = Agent::from_name(&provider)
+        let why = Agent::from_name(&agent)
             .filter(|agent| agent.facts().clean_end == CleanEnd::FromOpenPane)
             .and_then(UnclearEnd::of)
             .map(|agent| end_evidence(agent, entry, &outcome));
@@ -216,7 +216,7 @@ impl<'a> Planner<'a> {
         let item = PlanItem {
             surface: entry.surface.to_string(),
             repo: entry.repo.to_string(),
-            provider,
+            agent,
             held_session: entry.session.to_string(),
             ended_cleanly: entry.ended_at.is_some(),
             verdict: outcome.verdict,
@@ -273,7 +273,7 @@ pub fn shared_cleanup_dirs(plan: &[PlanItem]) -> Vec<(String, Vec<String>)> {
         .filter(|item| item.resumable() && item.cleanup.is_some())
     {
         let Some(cwd) = &item.cwd else { continue };
-        dirs.entry((item.provider.clone(), cwd.clone()))
+        dirs.entry((item.agent.clone(), cwd.clone()))
             .or_default()
             .push(item.surface.clone());
     }

@@ -3,7 +3,7 @@
 //! gone), and the rule that refuses an entry whose values are not inert text.
 
 use camino::{Utf8Path, Utf8PathBuf};
-use index_core::{Entry, Provider};
+use index_core::{AgentName, Entry};
 use launcher_map::{Registry, RenderError, Target};
 use preflight::paths::StartDir;
 use preflight::{Outcome, Verdict};
@@ -33,7 +33,7 @@ pub fn start_dir(entry: &Entry, home: Option<&Utf8Path>) -> Option<StartDir> {
 /// preflight recovered), with the working dir recorded.
 pub fn target<'a>(entry: &'a Entry, session: &'a str) -> Target<'a> {
     Target {
-        provider: entry.provider.as_ref().map(Provider::as_str),
+        agent: entry.agent.as_ref().map(AgentName::as_str),
         session,
         repo: Some(entry.repo.as_str()),
         cwd: entry.cwd.as_deref(),

@@ -17,7 +17,8 @@ use crate::reasons::{EndEvidence, HeldElsewhere, Refusal};
 pub(crate) struct PlanItemV1 {
     surface: String,
     repo: String,
-    provider: String,
+    #[serde(rename = "provider")]
+    agent: String,
     held_session: String,
     ended_cleanly: bool,
     verdict: Verdict,
@@ -58,7 +59,7 @@ impl From<PlanItem> for PlanItemV1 {
         let PlanItem {
             surface,
             repo,
-            provider,
+            agent,
             held_session,
             ended_cleanly,
             verdict,
@@ -80,7 +81,7 @@ impl From<PlanItem> for PlanItemV1 {
         PlanItemV1 {
             surface,
             repo,
-            provider,
+            agent,
             held_session,
             ended_cleanly,
             verdict,
@@ -110,7 +111,7 @@ impl From<PlanItemV1> for PlanItem {
         let PlanItemV1 {
             surface,
             repo,
-            provider,
+            agent,
             held_session,
             ended_cleanly,
             verdict,
@@ -135,7 +136,7 @@ impl From<PlanItemV1> for PlanItem {
         PlanItem {
             surface,
             repo,
-            provider,
+            agent,
             held_session,
             ended_cleanly,
             verdict,

@@ -187,7 +187,7 @@ fn run_hook(cx: &Context, agent: Agent, payload_arg: Option<&str>, event: Option
             cx,
             &format!(
                 "hook {} ({}): {log_line}",
-                agent.provider(),
+                agent.name(),
                 millis_text(elapsed)
             ),
         );
@@ -288,7 +288,7 @@ fn capture(
     let session = payload.session.clone();
     let updated = match store.update(|index| {
         locked.set(Some(started.elapsed()));
-        resume_plan::hook::apply_event(index, agent.provider(), &payload.event, record, now)
+        resume_plan::hook::apply_event(index, agent.name(), &payload.event, record, now)
     }) {
         // Many agents starting at once can keep the lock busy past the hook's short wait: the
         // record is handed to a detached copy of this hook that waits longer, so it is not lost
@@ -436,7 +436,7 @@ fn spawn_retry(
     }
     command
         .args(["--lock-timeout", &lock_timeout.as_millis().to_string()])
-        .args(["hook", agent.provider()])
+        .args(["hook", agent.name()])
         .env("CRASH_RESUME_SURFACE", surface)
         .env(RETRY_VARIABLE, "1")
         .env_remove("CRASH_RESUME_LOCK_TIMEOUT")
@@ -491,7 +491,7 @@ fn build_record(
             .map_err(|_| anyhow!("the working dir is not valid UTF-8"))?,
     };
     Ok(resume_plan::hook::record(
-        agent.provider(),
+        agent.name(),
         surface,
         payload,
         &cwd,

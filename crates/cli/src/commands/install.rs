@@ -132,7 +132,7 @@ pub fn run(
         (_, Some(_)) => {
             return Err(Failure::Usage(anyhow!(
                 "--retention is Gemini's setting; {} has no start-up cleanup to turn off",
-                agent.provider()
+                agent.name()
             )));
         }
     };
@@ -851,7 +851,7 @@ fn hook_command(cx: &Context, agent: Agent) -> Result<String, Failure> {
             .map_err(|_| Failure::Usage(anyhow!("the index path is not valid UTF-8")))?;
         words.extend(["--path".to_string(), absolute]);
     }
-    words.extend(["hook".to_string(), agent.provider().to_string()]);
+    words.extend(["hook".to_string(), agent.name().to_string()]);
     shlex::try_join(words.iter().map(String::as_str))
         .map_err(|error| Failure::Usage(anyhow!("cannot quote the hook command: {error}")))
 }
@@ -902,7 +902,7 @@ fn is_ours(command: &str) -> bool {
     };
     let hook = match rest {
         [hook, agent] => Some((hook, agent)),
-        [hook, agent, _event] if agent == Agent::Copilot.provider() => Some((hook, agent)),
+        [hook, agent, _event] if agent == Agent::Copilot.name() => Some((hook, agent)),
         _ => None,
     };
     Utf8Path::new(program).file_name() == Some("crash-resume")
@@ -910,7 +910,7 @@ fn is_ours(command: &str) -> bool {
             hook == "hook"
                 && Agent::value_variants()
                     .iter()
-                    .any(|known| known.provider() == agent)
+                    .any(|known| known.name() == agent)
         })
 }
 

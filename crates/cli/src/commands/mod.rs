@@ -64,7 +64,7 @@ pub fn run(cli: Cli) -> Outcome {
             Some(agent) if codex_title && agent.facts().dialect != agent_paths::Dialect::Codex => {
                 Err(Failure::Usage(anyhow!(
                     "--codex-title is Codex's setting; {} has no daemon to find panes for",
-                    agent.provider()
+                    agent.name()
                 )))
             }
             Some(agent) => {

@@ -31,7 +31,7 @@ pub fn run(cx: &Context, args: PreflightArgs) -> Outcome {
             preflight::Input {
                 config_dir: args
                     .config_dir
-                    .or_else(|| cx.env().config_dir(&args.provider).ok().flatten()),
+                    .or_else(|| cx.env().config_dir(&args.agent).ok().flatten()),
                 excluded: resume_plan::input::excluded_ids(
                     &index,
                     session.as_ref().map(SessionId::as_str),
@@ -39,7 +39,7 @@ pub fn run(cx: &Context, args: PreflightArgs) -> Outcome {
                 session: session.map(SessionId::into_string),
                 history_session: history.map(SessionId::into_string),
                 cwd,
-                provider: Some(args.provider),
+                agent: Some(args.agent),
                 chain: Vec::new(),
                 home: cx.home(),
             }

@@ -1,7 +1,7 @@
 //! `crash-resume record`: binds a surface to a session (a locked, durable write).
 
 use index_core::text::escape;
-use index_core::{Provider, Record, Repo, Role, SessionId, SurfaceId};
+use index_core::{AgentName, Record, Repo, Role, SessionId, SurfaceId};
 
 use crate::args::RecordArgs;
 use crate::context::{self, Context, Outcome};
@@ -22,7 +22,7 @@ pub fn run(cx: &Context, args: RecordArgs) -> Outcome {
         .filter(|role| !role.is_empty())
         .map(Role::new)
         .transpose()?;
-    record.provider = args.provider.map(Provider::new).transpose()?;
+    record.agent = args.agent.map(AgentName::new).transpose()?;
     record.cwd = args
         .cwd
         .as_deref()

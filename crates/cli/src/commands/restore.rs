@@ -292,7 +292,7 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
             }
             if let Some(risk) = &item.retention {
                 // The agent's own words for itself and its files, from the registry.
-                let words = agent_paths::Agent::from_name(&item.provider)
+                let words = agent_paths::Agent::from_name(&item.agent)
                     .unwrap_or(agent_paths::Agent::Claude)
                     .facts()
                     .end_words;

@@ -182,7 +182,7 @@ fn provider_overrides_keep_the_keys_they_leave_out() {
         "claude-beta --resume s1",
     );
     let codex = Target {
-        provider: Some("codex"),
+        agent: Some("codex"),
         cwd: Some("/w"),
         ..S
     };
@@ -215,7 +215,7 @@ fn new_providers_can_be_added() {
         "#,
     );
     let aider = Target {
-        provider: Some("aider"),
+        agent: Some("aider"),
         cwd: Some("/w"),
         ..S
     };
@@ -253,7 +253,7 @@ fn a_repo_launcher_serves_an_unknown_provider() {
     check_in(
         &file,
         Target {
-            provider: Some("aider"),
+            agent: Some("aider"),
             repo: Some("api"),
             ..S
         },
@@ -263,13 +263,13 @@ fn a_repo_launcher_serves_an_unknown_provider() {
         render_in(
             &file,
             Target {
-                provider: Some("aider"),
+                agent: Some("aider"),
                 repo: Some("web"),
                 ..S
             }
         ),
         Err(RenderError::NoLauncher {
-            provider: "aider".into()
+            agent: "aider".into()
         })
     );
 }
@@ -294,7 +294,7 @@ fn a_launcher_for_one_provider_lets_the_others_through() {
     check_in(
         &file,
         Target {
-            provider: Some("codex"),
+            agent: Some("codex"),
             repo: Some("api"),
             ..S
         },
@@ -677,7 +677,7 @@ fn meaningless_settings_are_refused() {
     check_invalid(
         "[repos.api]\ncommand = \"a {session}\"\nprovider = \"\"",
         "repos.api.provider",
-        "not a provider name",
+        "not an agent name",
     );
 }
 

@@ -121,7 +121,7 @@ fn no_cd_and_no_config_dir() {
     );
     check(
         Target {
-            provider: Some("claude"),
+            agent: Some("claude"),
             repo: Some("orchestrator"),
             ..S
         },
@@ -133,7 +133,7 @@ fn no_cd_and_no_config_dir() {
 fn other_providers_keep_their_defaults() {
     check(
         Target {
-            provider: Some("codex"),
+            agent: Some("codex"),
             repo: Some("golems"),
             cwd: Some("/w"),
             ..S
@@ -142,7 +142,7 @@ fn other_providers_keep_their_defaults() {
     );
     check(
         Target {
-            provider: Some("gemini"),
+            agent: Some("gemini"),
             ..S
         },
         "gemini --resume s1",

@@ -14,7 +14,7 @@ const HOME: &str = "/home/u";
 
 /// A Claude session with nothing else known; tests fill in the rest with `..S`.
 const S: Target<'static> = Target {
-    provider: None,
+    agent: None,
     session: "s1",
     repo: None,
     cwd: None,

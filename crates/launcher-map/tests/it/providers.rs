@@ -1,4 +1,4 @@
-//! Provider defaults: the command, the `cd`, and the config-dir assignment.
+//! AgentName defaults: the command, the `cd`, and the config-dir assignment.
 
 use launcher_map::{Registry, RenderContext, RenderError, Target};
 
@@ -9,21 +9,21 @@ fn claude_is_the_default_provider() {
     check(S, "claude --resume s1");
     check(
         Target {
-            provider: Some("claude"),
+            agent: Some("claude"),
             ..S
         },
         "claude --resume s1",
     );
     check(
         Target {
-            provider: Some(""),
+            agent: Some(""),
             ..S
         },
         "claude --resume s1",
     );
     check(
         Target {
-            provider: Some(" claude "),
+            agent: Some(" claude "),
             ..S
         },
         "claude --resume s1",
@@ -208,7 +208,7 @@ fn a_cwd_that_looks_like_an_option_is_not_one() {
 #[test]
 fn codex_defaults() {
     let codex = Target {
-        provider: Some("codex"),
+        agent: Some("codex"),
         ..S
     };
     check(codex, "codex resume s1");
@@ -254,7 +254,7 @@ fn codex_defaults() {
 #[test]
 fn gemini_defaults() {
     let gemini = Target {
-        provider: Some("gemini"),
+        agent: Some("gemini"),
         ..S
     };
     check(gemini, "gemini --resume s1");
@@ -301,7 +301,7 @@ fn an_unknown_provider_has_no_launcher() {
     let error = render_in(
         &Registry::builtin(),
         Target {
-            provider: Some("aider"),
+            agent: Some("aider"),
             ..S
         },
     )
@@ -309,7 +309,7 @@ fn an_unknown_provider_has_no_launcher() {
     assert_eq!(
         error,
         RenderError::NoLauncher {
-            provider: "aider".into()
+            agent: "aider".into()
         }
     );
     let message = error.to_string();

@@ -428,7 +428,7 @@ fn prepare(base: &Utf8Path, index: usize, case: &'static Case) -> Prepared {
     );
     let reachability = located.reachability;
     let outcome = preflight::preflight(&Input {
-        provider: Some("claude".into()),
+        agent: Some("claude".into()),
         session: Some(session.clone()),
         cwd: Some(cwd.to_string()),
         config_dir: Some(config.to_string()),

@@ -175,7 +175,7 @@ impl CodexCase {
 
     pub fn preflight(&self, session: &str) -> preflight::Outcome {
         preflight(&Input {
-            provider: Some("codex".into()),
+            agent: Some("codex".into()),
             session: Some(session.into()),
             cwd: Some(self.project.to_string()),
             config_dir: Some(self.codex_home.to_string()),

@@ -309,7 +309,7 @@ fn the_preflight_gives_codex_verdicts_with_the_reason() {
     let path = codex_home.rollout("2026/12/01", &format!("{MESSAGE}\n"));
     codex_home.row(&path, false);
     let outcome = preflight(&Input {
-        provider: Some("codex".into()),
+        agent: Some("codex".into()),
         session: Some(SESSION.into()),
         cwd: Some("/w".into()),
         config_dir: Some(codex_home.home.to_string()),

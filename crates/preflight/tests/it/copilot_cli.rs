@@ -75,7 +75,7 @@ impl Case {
 
     fn preflight(&self, session: &str) -> preflight::Outcome {
         preflight(&Input {
-            provider: Some("copilot".into()),
+            agent: Some("copilot".into()),
             session: Some(session.into()),
             cwd: Some(self.project.to_string()),
             config_dir: Some(self.copilot.copilot_home.display().to_string()),

@@ -89,7 +89,7 @@ impl Case {
 
     fn preflight(&self, session: &str, cwd: &str) -> preflight::Outcome {
         preflight(&Input {
-            provider: Some("gemini".into()),
+            agent: Some("gemini".into()),
             session: Some(session.into()),
             cwd: Some(cwd.into()),
             config_dir: Some(self.home().to_string()),

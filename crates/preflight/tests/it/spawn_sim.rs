@@ -32,7 +32,7 @@ const MAX_HOPS: usize = 16;
 /// Plays the spawn path for Claude against the filesystem: the verdict and the session that would
 /// actually load.
 fn simulate(input: &Input) -> (Verdict, Option<String>) {
-    let Some(provider) = non_empty(input.provider.as_deref()) else {
+    let Some(provider) = non_empty(input.agent.as_deref()) else {
         return (Verdict::Unknown, None);
     };
     assert_eq!(provider, "claude", "the simulator plays Claude Code only");
@@ -558,7 +558,7 @@ fn lay_out(scenario: &Scenario) -> World {
         chain.push(POOL[held].to_owned());
     }
     let input = Input {
-        provider: (!scenario.provider_empty).then(|| "claude".to_owned()),
+        agent: (!scenario.provider_empty).then(|| "claude".to_owned()),
         session: scenario.held.map(|index| POOL[index].to_owned()),
         cwd: Some(cwd),
         config_dir: config_input,

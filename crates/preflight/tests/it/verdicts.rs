@@ -51,7 +51,7 @@ impl Sandbox {
 
     fn input(&self, held: Option<&str>) -> Input {
         Input {
-            provider: Some("claude".into()),
+            agent: Some("claude".into()),
             session: held.map(str::to_string),
             cwd: Some(self.cwd().into_string()),
             config_dir: Some(self.config().into_string()),
@@ -83,11 +83,11 @@ fn row_1_a_provider_without_resume_by_id_is_unknown() {
     sandbox.conversation("S", 1);
     for provider in ["", "aider"] {
         let input = Input {
-            provider: Some(provider.into()),
+            agent: Some(provider.into()),
             ..sandbox.input(Some("S"))
         };
         let outcome = check(&input, Verdict::Unknown, None);
-        assert_eq!(step_ids(&outcome), [StepId::Provider]);
+        assert_eq!(step_ids(&outcome), [StepId::Agent]);
         assert!(!outcome.steps[0].ok);
     }
 }
@@ -101,7 +101,7 @@ fn row_1b_no_config_dir_is_unknown_and_silent() {
             ..sandbox.input(Some("S"))
         };
         let outcome = check(&input, Verdict::Unknown, None);
-        assert_eq!(step_ids(&outcome), [StepId::Provider, StepId::Transcript]);
+        assert_eq!(step_ids(&outcome), [StepId::Agent, StepId::Transcript]);
     }
 }
 
@@ -113,7 +113,7 @@ fn row_2_a_held_reachable_transcript_resumes() {
     let outcome = check(&sandbox.input(Some("S")), Verdict::Resume, Some("S"));
     assert_eq!(
         step_ids(&outcome),
-        [StepId::Provider, StepId::SessionId, StepId::Transcript]
+        [StepId::Agent, StepId::SessionId, StepId::Transcript]
     );
     assert!(outcome.steps.iter().all(|step| step.ok));
 }
@@ -131,7 +131,7 @@ fn row_3_a_missing_transcript_recovers_the_largest_other_session() {
     assert_eq!(
         step_ids(&outcome),
         [
-            StepId::Provider,
+            StepId::Agent,
             StepId::SessionId,
             StepId::Transcript,
             StepId::Recovery
@@ -182,7 +182,7 @@ fn row_5_no_id_held_but_the_pane_history_is_reachable_resumes_it() {
     let outcome = check(&input, Verdict::Resume, Some("H"));
     assert_eq!(
         step_ids(&outcome),
-        [StepId::Provider, StepId::SessionId, StepId::History]
+        [StepId::Agent, StepId::SessionId, StepId::History]
     );
 }
 
@@ -201,7 +201,7 @@ fn row_6_no_id_held_is_fresh_and_reports_what_is_on_disk() {
     assert_eq!(
         step_ids(&outcome),
         [
-            StepId::Provider,
+            StepId::Agent,
             StepId::SessionId,
             StepId::History,
             StepId::Scan
@@ -341,7 +341,7 @@ fn codex_resumes_a_present_rollout_and_never_recovers() {
     codex_rollout(&home, "2026/11/30", "abc", "{\"type\":\"session_meta\"}\n");
     codex_rollout(&home, "2026/11/29", "empty", "");
     let input = |held: &str| Input {
-        provider: Some("codex".into()),
+        agent: Some("codex".into()),
         session: Some(held.into()),
         cwd: Some("/anywhere".into()),
         config_dir: Some(home.to_string()),
@@ -492,7 +492,7 @@ fn a_shared_cache_answers_a_batch_as_each_input_alone() {
         ] {
             for excluded in [BTreeSet::new(), BTreeSet::from([uuid(2)])] {
                 inputs.push(Input {
-                    provider: Some("claude".into()),
+                    agent: Some("claude".into()),
                     session: Some(held.clone()),
                     cwd: Some(dir.to_string()),
                     config_dir: Some(config.to_string()),

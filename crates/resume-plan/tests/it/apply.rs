@@ -57,7 +57,7 @@ impl Setup {
             .map(|(n, surface)| PlanItem {
                 surface: surface.clone(),
                 repo: "repo".to_string(),
-                provider: "claude".to_string(),
+                agent: "claude".to_string(),
                 held_session: format!("session-{n}"),
                 ended_cleanly: false,
                 verdict: Verdict::Resume,

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use camino::Utf8PathBuf;
-use index_core::{Index, Provider, Record, Repo, SessionId, SurfaceId};
+use index_core::{AgentName, Index, Record, Repo, SessionId, SurfaceId};
 use launcher_map::Registry;
 use preflight::Verdict;
 use resume_plan::Environment;
@@ -63,7 +63,7 @@ impl World {
             SessionId::new(session).unwrap(),
             Repo::new("repo").unwrap(),
         );
-        record.provider = Some(Provider::new(provider).unwrap());
+        record.agent = Some(AgentName::new(provider).unwrap());
         record.cwd = Some(self.cwd().into_string());
         record.config_dir = Some(self.config_dir(provider).into_string());
         self.index.record(record, 1_000);

@@ -76,9 +76,9 @@ const ARGUMENTS: &[ArgumentCase] = &[
     (&["preflight", "--history-session", " ", "--cwd", "/x"], &[], 2, "", &["session id is only whitespace"]),
     (&["preflight", "--cwd", ""], &[], 2, "", &["--cwd is empty"]),
     (&["preflight", "--cwd", "  "], &[], 2, "", &["--cwd is empty"]),
-    (&["record", "T", "s", "r", "--provider", " "], &[], 2, "", &["provider is only whitespace"]),
-    (&["record", "T", "s", "r", "--provider", "a\nb"], &[], 2, "", &["provider contains a control character (U+000A)"]),
-    (&["record", "T", "s", "r", "--provider", LONG_ID], &[], 2, "", &["provider is 513 bytes long"]),
+    (&["record", "T", "s", "r", "--provider", " "], &[], 2, "", &["agent is only whitespace"]),
+    (&["record", "T", "s", "r", "--provider", "a\nb"], &[], 2, "", &["agent contains a control character (U+000A)"]),
+    (&["record", "T", "s", "r", "--provider", LONG_ID], &[], 2, "", &["agent is 513 bytes long"]),
     // The preflight's inputs may be empty (docs/preflight.md): no provider that resumes by id,
     // no config dir known. Both are a verdict of `unknown`, not a usage error.
     (&["preflight", "--session", "s", "--cwd", "/x", "--provider", ""], &[], 0, "unknown", &[]),

@@ -108,7 +108,8 @@ const INVALID_INPUT: &[(&[&str], i32, &[&str])] = &[
     (&["record", TOO_LONG, "s", "r"], 2, &["surface id is 513 bytes long", "at most 512"]),
     (&["record", "T", TOO_LONG, "r"], 2, &["session id is 513 bytes long"]),
     (&["record", "T", "s", TOO_LONG], 2, &["repo is 513 bytes long"]),
-    (&["record", "T", "s", "r", "--provider", ""], 2, &["provider is empty"]),
+    (&["record", "T", "s", "r", "--provider", ""], 2, &["agent is empty"]),
+    (&["record", "T", "s", "r", "--agent", ""], 2, &["agent is empty"]),
     (&["record", "T", "s", "r", "--cwd", ""], 2, &["--cwd is empty"]),
     (&["record", "T", "s", "r", "--config-dir", " "], 2, &["--config-dir is empty"]),
     // Bad max ages.
