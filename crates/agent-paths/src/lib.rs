@@ -116,7 +116,7 @@ pub struct EndWords {
 pub struct AgentFacts {
     /// The agent.
     pub agent: Agent,
-    /// The provider's name as the index records it: `claude`, `codex`, `gemini`, `copilot`.
+    /// The agent's name as the index records it: `claude`, `codex`, `gemini`, `copilot`.
     pub name: &'static str,
     /// The environment variable that points the agent at a config dir (for Gemini, a home dir
     /// that holds `.gemini`).
@@ -239,10 +239,10 @@ pub const AGENTS: [AgentFacts; 4] = [
     },
 ];
 
-/// The provider assumed when a session has none recorded (the JavaScript tool knew only Claude).
+/// The agent assumed when a session has none recorded (the JavaScript tool knew only Claude).
 pub const DEFAULT_AGENT: &str = "claude";
 
-/// The facts of the provider named `name`, if it is one of [`AGENTS`].
+/// The facts of the agent named `name`, if it is one of [`AGENTS`].
 pub fn facts_of(name: &str) -> Option<&'static AgentFacts> {
     AGENTS.iter().find(|facts| facts.name == name)
 }

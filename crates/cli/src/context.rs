@@ -37,7 +37,7 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 pub const RETRY_VARIABLE: &str = "CRASH_RESUME_HOOK_RETRY";
 
 impl Context {
-    /// Reads the environment once: the home dir, the XDG dirs and the providers' config-dir
+    /// Reads the environment once: the home dir, the XDG dirs and the agents' config-dir
     /// variables.
     pub fn new(flags: Global) -> Context {
         let env =

@@ -1,4 +1,4 @@
-//! Validated identifiers: a surface, a session, a repo, a role, a provider.
+//! Validated identifiers: a surface, a session, a repo, a role, an agent.
 //!
 //! Each is checked once, where it enters the program, and carried as a newtype from then on, so
 //! the index never holds an empty, blank, control-character or over-long id, nor a session id

@@ -37,11 +37,11 @@ pub mod field {
     pub const CAPTURED_AT: &str = "captured_at";
     /// When the session was last seen active.
     pub const LAST_ACTIVE: &str = "last_active";
-    /// The provider.
+    /// The agent.
     pub const PROVIDER: &str = "provider";
     /// The working dir.
     pub const CWD: &str = "cwd";
-    /// The provider's config dir.
+    /// The agent's config dir.
     pub const CONFIG_DIR: &str = "config_dir";
     /// The surface's earlier session ids, oldest first.
     pub const PREVIOUS_SESSIONS: &str = "previous_sessions";
@@ -455,7 +455,7 @@ pub struct EntryV1<'a> {
     /// When the session was last seen active.
     pub last_active: Millis,
     #[serde(skip_serializing_if = "Option::is_none")]
-    /// The provider, if recorded.
+    /// The agent, if recorded.
     pub provider: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     /// The working dir, if recorded.

@@ -1,4 +1,4 @@
-//! Rendering a resume command: the built-in provider default and the golems profile.
+//! Rendering a resume command: the built-in agent default and the golems profile.
 
 use std::hint::black_box;
 

@@ -26,7 +26,7 @@ pub(crate) struct ConfigFile {
     pub(crate) profile: Option<String>,
 }
 
-/// A provider default as a file gives it: fields left out keep the values of the provider it
+/// An agent default as a file gives it: fields left out keep the values of the agent it
 /// overrides.
 #[derive(Debug)]
 pub(crate) struct AgentPatch {
@@ -39,7 +39,7 @@ pub(crate) struct AgentPatch {
 }
 
 impl AgentPatch {
-    /// The provider default this patch makes over `overridden` (the provider of the same name
+    /// The agent default this patch makes over `overridden` (the agent of the same name
     /// so far, if any).
     pub(crate) fn merge(
         self,
@@ -199,7 +199,7 @@ impl Origin<'_> {
         })
     }
 
-    /// A provider default as the file gives it; fields left out are filled from the provider
+    /// An agent default as the file gives it; fields left out are filled from the agent
     /// it overrides when it is applied ([`AgentPatch::merge`]).
     fn agent(self, name: &str, entry: AgentEntry) -> Result<AgentPatch, ConfigError> {
         let key = format!("providers.{}", toml_key(name));

@@ -1,5 +1,5 @@
 //! The pieces a registry is made of: a launcher (a command template, run in the session's dir
-//! or not), a provider's default launcher with its config-dir variable, and a profile.
+//! or not), an agent's default launcher with its config-dir variable, and a profile.
 
 use std::collections::BTreeMap;
 
@@ -17,7 +17,7 @@ pub(crate) struct Launcher {
     pub(crate) template: Template,
     /// Prefix `cd <cwd> &&` when the working dir is known.
     pub(crate) cd: bool,
-    /// Used only for sessions of this provider; `None` for any.
+    /// Used only for sessions of this agent; `None` for any.
     pub(crate) agent: Option<String>,
 }
 
@@ -50,13 +50,13 @@ impl Launcher {
     }
 }
 
-/// A provider's default launcher and how it finds its config dir.
+/// An agent's default launcher and how it finds its config dir.
 #[derive(Debug, Clone)]
 pub(crate) struct AgentDefault {
     pub(crate) launcher: Launcher,
-    /// The environment variable that points the provider at a config dir.
+    /// The environment variable that points the agent at a config dir.
     pub(crate) config_env: Option<String>,
-    /// The config dir the provider uses when `config_env` is unset, as written (`~/.claude`).
+    /// The config dir the agent uses when `config_env` is unset, as written (`~/.claude`).
     pub(crate) default_config_dir: Option<String>,
 }
 

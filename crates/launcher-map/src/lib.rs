@@ -21,11 +21,11 @@
 //!
 //! # Rendering
 //!
-//! A provider's default launcher renders as `cd <cwd> && <ENV>=<config dir> <command>`: the
+//! An agent's default launcher renders as `cd <cwd> && <ENV>=<config dir> <command>`: the
 //! `cd` only when the working dir is known, the assignment only when the config dir is known and
-//! is not the provider's default one (compared after `~` expansion, ignoring a trailing `/`).
+//! is not the agent's default one (compared after `~` expansion, ignoring a trailing `/`).
 //! Built in: `claude --resume <id>` (`CLAUDE_CONFIG_DIR`, default `~/.claude`; also used when no
-//! provider is recorded), `codex resume <id>` (`CODEX_HOME`, default `~/.codex`),
+//! agent is recorded), `codex resume <id>` (`CODEX_HOME`, default `~/.codex`),
 //! `gemini --resume <id>` (`GEMINI_CLI_HOME`, a home dir holding `.gemini`, default `~`) and
 //! `copilot --resume=<id>` (`COPILOT_HOME`, default `~/.copilot`), from
 //! the agent registry (`agent-paths`). Repo and profile launchers get the `cd` (unless `cd = false`) but no
@@ -39,7 +39,7 @@
 //! The built-in `golems` profile reproduces the JavaScript crash-resume-index exactly:
 //! `<repo lower-cased>Claude --resume <id>`, `orcClaude` for the `orchestrator` repo and
 //! `repoGolem --resume <id>` without a repo, with no `cd` and no config dir (for Claude
-//! sessions; others get their provider's default).
+//! sessions; others get their agent's default).
 //!
 //! # `launchers.toml`
 //!
@@ -50,15 +50,15 @@
 //! version = 1                  # the format version; 1 is the only one
 //! profile = "golems"           # the profile used when none is chosen on the command line
 //!
-//! # A provider default: overrides a built-in one (keys left out keep the built-in values)
-//! # or adds a provider (then `command` is required).
+//! # An agent default: overrides a built-in one (keys left out keep the built-in values)
+//! # or adds an agent (then `command` is required).
 //! [providers.claude]
 //! command = "claude --resume {session}"
 //! config_env = "CLAUDE_CONFIG_DIR"     # the variable that points it at a config dir
 //! default_config_dir = "~/.claude"     # where it looks when that variable is unset
 //! cd = true                            # prefix `cd <cwd> &&` when the working dir is known
 //!
-//! # A launcher for one repo: wins over the provider default.
+//! # A launcher for one repo: wins over the agent default.
 //! [repos.my-repo]
 //! command = "myClaude --resume {session}"
 //! cd = true                            # default true
@@ -85,7 +85,7 @@
 //! Repo names match ignoring case and surrounding spaces, and a blank repo counts as none.
 //! A launcher is chosen in this order, first match wins: the selected profile's launcher for
 //! the repo, the `[repos]` launcher for the repo, the selected profile's `fallback` (or
-//! `no_repo`), the provider's default. A profile defined in the file replaces a built-in one of
+//! `no_repo`), the agent's default. A profile defined in the file replaces a built-in one of
 //! the same name.
 
 #![deny(missing_docs)]

@@ -1,4 +1,4 @@
-//! The launcher registry: provider defaults, repo launchers and profiles, and the rule that picks
+//! The launcher registry: agent defaults, repo launchers and profiles, and the rule that picks
 //! one of them for a session and renders it.
 
 use std::collections::BTreeMap;
@@ -12,7 +12,7 @@ use crate::launcher::{AgentDefault, Launcher, Profile};
 use crate::target::{RenderContext, Target};
 use crate::template::Values;
 
-/// The provider assumed when a session has none recorded (the JavaScript tool knew only Claude).
+/// The agent assumed when a session has none recorded (the JavaScript tool knew only Claude).
 pub const DEFAULT_AGENT: &str = agent_paths::DEFAULT_AGENT;
 
 /// The built-in launchers, in the `launchers.toml` format.
@@ -21,12 +21,12 @@ const BUILTIN: &str = include_str!("builtin.toml");
 /// Which command resumes which session: the built-in defaults, plus a `launchers.toml` if any.
 ///
 /// A launcher is chosen in this order, first match wins (a launcher with a `provider` key only
-/// matches sessions of that provider):
+/// matches sessions of that agent):
 ///
 /// 1. the selected profile's launcher for the session's repo,
 /// 2. the config's `[repos]` launcher for the repo,
 /// 3. the selected profile's `fallback` (sessions with a repo) or `no_repo` (sessions without),
-/// 4. the provider's default.
+/// 4. the agent's default.
 #[derive(Debug, Clone)]
 pub struct Registry {
     pub(crate) providers: BTreeMap<String, AgentDefault>,
@@ -95,7 +95,7 @@ impl Registry {
         }
     }
 
-    /// Applies a validated launcher config on top of this registry: its providers override
+    /// Applies a validated launcher config on top of this registry: its agents override
     /// (field by field) the ones of the same name, its repo launchers are added, its profiles
     /// replace those of the same name, and its `profile` is selected. Nothing is changed when
     /// the file is refused.

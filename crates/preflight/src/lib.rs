@@ -53,7 +53,7 @@ pub struct Input {
     /// The session's working dir as recorded; `~` and symlinks are resolved here. `None` (or
     /// blank): not known.
     pub cwd: Option<String>,
-    /// The provider's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `COPILOT_HOME`; for Gemini the home dir
+    /// The agent's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `COPILOT_HOME`; for Gemini the home dir
     /// that holds `.gemini`, `GEMINI_CLI_HOME`). Empty: nothing to check.
     pub config_dir: Option<String>,
     /// The session whose conversation the pane shows, when no id is held.
@@ -78,7 +78,7 @@ pub enum Verdict {
     Recover,
     /// The spawn starts a blank conversation.
     Fresh,
-    /// Nothing to check against: the provider cannot resume by id, or no config dir is known.
+    /// Nothing to check against: the agent cannot resume by id, or no config dir is known.
     Unknown,
 }
 
@@ -558,7 +558,7 @@ fn chain_head(input: &Input, disk: &dyn Layout, candidate: &str) -> String {
 
 /// When the transcript `input.session` would be resumed from was last modified: the time the
 /// conversation last changed (a prompt, an answer). `None` when no transcript is known: no
-/// session, an unknown provider, no config dir, or no file. For Claude Code it is the file
+/// session, an unknown agent, no config dir, or no file. For Claude Code it is the file
 /// [`claude::locate`] finds (the working dir's project folder first, as the CLI looks); for
 /// Codex the rollout file; for Gemini the session file `--resume` would load.
 pub fn transcript_modified(input: &Input) -> Option<std::time::SystemTime> {
@@ -567,8 +567,8 @@ pub fn transcript_modified(input: &Input) -> Option<std::time::SystemTime> {
     layout.last_change(non_empty(&input.session)?)
 }
 
-/// The layout `input`'s provider keeps for its working dir, reading through `cache`; `None`
-/// for a provider with no known layout, no config dir, or, where the layout depends on it, no
+/// The layout `input`'s agent keeps for its working dir, reading through `cache`; `None`
+/// for an agent with no known layout, no config dir, or, where the layout depends on it, no
 /// working dir.
 pub fn open_layout<'a>(input: &Input, cache: &'a Cache) -> Option<Box<dyn Layout + 'a>> {
     let home = input.home.as_deref();

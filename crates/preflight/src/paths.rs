@@ -1,6 +1,6 @@
 //! Recorded paths as the agent will meet them: the home-dir expansion that the preflight and the
 //! resume command share, so both look in the same place (it lives in `agent-paths`, with the
-//! providers' config-dir facts, and is re-exported here), and [`start_dir`], the one rule for
+//! agents' config-dir facts, and is re-exported here), and [`start_dir`], the one rule for
 //! where a restore starts an agent whose recorded working dir is gone.
 
 use camino::{Utf8Path, Utf8PathBuf};

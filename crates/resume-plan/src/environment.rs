@@ -1,4 +1,4 @@
-//! Where the files live and which config dir each provider uses, from values the caller read
+//! Where the files live and which config dir each agent uses, from values the caller read
 //! from its environment: this crate reads no environment variable itself.
 
 use std::collections::BTreeMap;
@@ -12,7 +12,7 @@ use launcher_map::{ConfigError, Registry};
 const APP_DIR: &str = "crash-resume";
 
 /// What is known of the environment a command runs in: the home dir, the XDG base dirs and each
-/// known provider's config-dir variable, as values. Build it with [`Environment::from_lookup`]
+/// known agent's config-dir variable, as values. Build it with [`Environment::from_lookup`]
 /// from the process environment, or fill it in (tests, a program with its own settings).
 #[derive(Debug, Clone, Default)]
 pub struct Environment {
@@ -22,7 +22,7 @@ pub struct Environment {
     pub xdg_config_home: Option<PathBuf>,
     /// `$XDG_STATE_HOME`; ignored unless absolute.
     pub xdg_state_home: Option<PathBuf>,
-    /// The values of the providers' config-dir variables (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`),
+    /// The values of the agents' config-dir variables (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`),
     /// keyed by variable name; unset variables are absent.
     pub config_vars: BTreeMap<&'static str, OsString>,
 }
@@ -98,7 +98,7 @@ impl Environment {
     }
 
     /// The config dir `provider` runs with: its variable, else its default under the home dir.
-    /// `Ok(None)` for a provider whose config dir is not known, or when there is no home dir.
+    /// `Ok(None)` for an agent whose config dir is not known, or when there is no home dir.
     pub fn config_dir(&self, agent_name: &str) -> Result<Option<String>, LocationError> {
         let Some(facts) = agent_paths::facts_of(agent_name) else {
             return Ok(None);

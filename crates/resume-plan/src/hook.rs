@@ -26,7 +26,7 @@ pub enum IndexOp {
 /// and SIGTERM alike; Gemini with `exit`, a `/quit` and SIGHUP, SIGTERM, SIGINT alike; a killed
 /// pane sends nothing): its `SessionEnd` that reaches the index came from the agent in a pane
 /// that still exists (the caller refuses a vanished pane before), so it is taken as the end.
-/// An unknown provider's end counts by its reason, as Claude Code's.
+/// An unknown agent's end counts by its reason, as Claude Code's.
 pub fn index_op(
     agent_name: &str,
     event: &HookEvent,
@@ -105,7 +105,7 @@ pub fn apply_event(
 }
 
 /// The record a hook makes for `surface`: the payload's session in `cwd` (its repo is the git
-/// top-level's name), with the provider, its config dir and the role. Refuses a dir that holds
+/// top-level's name), with the agent, its config dir and the role. Refuses a dir that holds
 /// a control character, a relative `cwd` (an agent always sends an absolute one; a relative one
 /// would resume in whatever dir the restore runs in), and ids that are not valid.
 pub fn record(

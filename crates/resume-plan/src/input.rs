@@ -1,5 +1,5 @@
-//! An index entry to a [`preflight::Input`]: its provider, working dir, config dir (else the
-//! provider's default), held id and chain; the sessions of other surfaces are excluded from
+//! An index entry to a [`preflight::Input`]: its agent, working dir, config dir (else the
+//! agent's default), held id and chain; the sessions of other surfaces are excluded from
 //! recovery, so that one conversation is never offered to two panes.
 
 use std::collections::BTreeSet;
@@ -9,7 +9,7 @@ use index_core::{AgentName, Entry, Index, Millis, SessionId};
 
 use crate::Environment;
 
-/// The provider an entry was recorded with; an entry without one is Claude's (the JavaScript
+/// The agent an entry was recorded with; an entry without one is Claude's (the JavaScript
 /// tool knew only Claude).
 pub fn agent_of(entry: &Entry) -> &str {
     entry
@@ -51,8 +51,8 @@ pub fn preflight_input_excluding(
     }
 }
 
-/// An entry's own part of the preflight's input: provider, held id, working dir, config dir
-/// (else the provider's default; one that cannot be told, its variable not UTF-8, counts as
+/// An entry's own part of the preflight's input: agent, held id, working dir, config dir
+/// (else the agent's default; one that cannot be told, its variable not UTF-8, counts as
 /// unknown) and home; no chain, nothing excluded.
 pub fn entry_input(entry: &Entry, env: &Environment) -> preflight::Input {
     let agent_name = agent_of(entry);

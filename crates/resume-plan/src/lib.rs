@@ -2,7 +2,7 @@
 //! the `crash-resume` binary only parses its arguments, calls these and prints.
 //!
 //! - [`Environment`]: where the files live (the index, `launchers.toml`, `hook.log`) and each
-//!   provider's config dir, from values the caller read from its environment.
+//!   agent's config dir, from values the caller read from its environment.
 //! - [`input`]: an index entry to a [`preflight::Input`].
 //! - [`resume`]: a verdict to the session it resumes and the command that resumes it.
 //! - [`live`]: which sessions running agents hold.

@@ -60,7 +60,7 @@ pub fn render(
     registry.render(&target, &launcher_map::RenderContext { home })
 }
 
-/// Like [`render`], but a provider without a launcher gives no command instead of an error.
+/// Like [`render`], but an agent without a launcher gives no command instead of an error.
 pub fn command(
     registry: &Registry,
     entry: &Entry,

@@ -76,7 +76,7 @@ pub fn run(cx: &Context, surface: &str, max_age: Option<&str>) -> Outcome {
     let found = match decided {
         Ok(_) => match &item.command {
             Some(command) => Ok(command.clone()),
-            // A provider with no launcher: the registry says so.
+            // An agent with no launcher: the registry says so.
             None => Err(no_command(cx, &entry, &item)?),
         },
         Err(message) => Err(message),
@@ -163,7 +163,7 @@ fn decide(item: &PlanItem) -> Result<Option<String>, String> {
     }
 }
 
-/// Why a resumable item has no command: the registry has no launcher for its provider.
+/// Why a resumable item has no command: the registry has no launcher for its agent.
 fn no_command(cx: &Context, entry: &Entry, item: &PlanItem) -> Result<String, Failure> {
     let registry = context::registry(cx)?;
     let session = item.session_id.as_deref().unwrap_or(entry.session.as_str());

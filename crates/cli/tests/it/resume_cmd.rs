@@ -122,7 +122,7 @@ fn resume_cmd_prints_what_restore_would_run_for_each_verdict() {
     assert_eq!(document["session"], Value::Null);
 }
 
-/// `unknown` (nothing to check against, as for a provider the preflight does not know): the
+/// `unknown` (nothing to check against, as for an agent the preflight does not know): the
 /// recorded session's command, as before.
 #[test]
 fn resume_cmd_gives_the_recorded_session_when_nothing_can_be_checked() {

@@ -7,7 +7,7 @@
 //! How the model stays sound while the workers race:
 //! - Each worker has surfaces of its own, written by no one else, so the order it acknowledged
 //!   their operations is the order they applied; the whole entry (session, chain, repo, role,
-//!   provider, dirs, clean-exit mark, and each time within the run of the operation that set it)
+//!   agent, dirs, clean-exit mark, and each time within the run of the operation that set it)
 //!   is checked there. A killed operation may or may not have applied: the model keeps both
 //!   possible states, and what later operations print (`touch` and `forget` exit 4 on a missing
 //!   surface, `forget` names the session it dropped) rules out those that were not.

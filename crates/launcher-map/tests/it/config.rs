@@ -1,4 +1,4 @@
-//! launchers.toml: repo launchers, provider overrides, profiles, precedence and refusals.
+//! launchers.toml: repo launchers, agent overrides, profiles, precedence and refusals.
 
 use camino::Utf8Path;
 use launcher_map::{ConfigError, Registry, RenderError, Target, TemplateError};
@@ -380,7 +380,7 @@ fn precedence_profile_repo_then_repos_then_fallback_then_provider() {
     );
     check_in(&file, cwd, "cd /w && teamNone --resume s1");
 
-    // A profile without fallback or no_repo leaves those sessions to the provider default.
+    // A profile without fallback or no_repo leaves those sessions to the agent default.
     file.select_profile("bare").unwrap();
     check_in(
         &file,

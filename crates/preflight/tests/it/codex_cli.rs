@@ -4,7 +4,7 @@
 //! Every Codex run is offline: `unshare -n` gives it a network namespace with loopback alone,
 //! and `codex_offline.py` (in the test-support crate) brings loopback up, serves a mock of the Responses API on
 //! 127.0.0.1, runs Codex, then kills by pid every process left in the namespace. Codex reaches
-//! the mock through a custom provider in `$CODEX_HOME/config.toml`:
+//! the mock through a custom model provider in `$CODEX_HOME/config.toml`:
 //!
 //! ```text
 //! cd <case>/proj && env -i PATH=$PATH HOME=<case>/home CODEX_HOME=<case>/codex MOCK_API_KEY=dummy \

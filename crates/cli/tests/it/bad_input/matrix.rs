@@ -79,7 +79,7 @@ const ARGUMENTS: &[ArgumentCase] = &[
     (&["record", "T", "s", "r", "--provider", " "], &[], 2, "", &["agent is only whitespace"]),
     (&["record", "T", "s", "r", "--provider", "a\nb"], &[], 2, "", &["agent contains a control character (U+000A)"]),
     (&["record", "T", "s", "r", "--provider", LONG_ID], &[], 2, "", &["agent is 513 bytes long"]),
-    // The preflight's inputs may be empty (docs/preflight.md): no provider that resumes by id,
+    // The preflight's inputs may be empty (docs/preflight.md): no agent that resumes by id,
     // no config dir known. Both are a verdict of `unknown`, not a usage error.
     (&["preflight", "--session", "s", "--cwd", "/x", "--provider", ""], &[], 0, "unknown", &[]),
     (&["preflight", "--session", "s", "--cwd", "/x", "--config-dir", ""], &[], 0, "unknown", &[]),
