@@ -204,10 +204,7 @@ impl Origin<'_> {
     fn agent(self, name: &str, entry: AgentEntry) -> Result<AgentPatch, ConfigError> {
         let key = format!("providers.{}", toml_key(name));
         if name.trim().is_empty() {
-            return Err(self.invalid(
-                key,
-                "is not an agent name; name the agent".to_owned(),
-            ));
+            return Err(self.invalid(key, "is not an agent name; name the agent".to_owned()));
         }
         if let Some(env) = entry
             .config_env
