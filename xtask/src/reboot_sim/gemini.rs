@@ -20,7 +20,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use test_support::gemini_offline;
@@ -28,17 +27,14 @@ use test_support::gemini_offline;
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::offline::{
-    Namespace, SCREEN_DEADLINE, entry, find, install_wrapper, list, requests_row, restore_plan,
-    screen, screen_shows, short,
+    Namespace, SCREEN_DEADLINE, entry, find, install_wrapper, list, press_enter_until,
+    requests_row, restore_plan, screen, screen_shows, short,
 };
 use super::sandbox::{Sandbox, create_dir, kill};
-use super::wait::{wait_for, wait_until};
+use super::wait::wait_for;
 
 /// How many panes the story runs.
 pub const PANES: usize = Case::ALL.len();
-
-/// How long an Enter may take to be taken as a submit before it is pressed again.
-const SUBMIT_RETRY: Duration = Duration::from_secs(3);
 
 /// Gemini's answer to a prompt, as its TUI shows the mock's `ok`.
 const ANSWER: &str = "✦ ok";
@@ -375,27 +371,6 @@ fn prompt(sandbox: &Sandbox, slot: &Slot, text: &str) -> Result<()> {
     screen_shows(sandbox, slot, text)?;
     press_enter_until(sandbox, slot, &format!("the answer to {text:?}"), || {
         Ok(answers()? > before)
-    })
-}
-
-/// Presses Enter, and again every [`SUBMIT_RETRY`] until `done` holds (within
-/// [`SCREEN_DEADLINE`]).
-fn press_enter_until(
-    sandbox: &Sandbox,
-    slot: &Slot,
-    what: &str,
-    mut done: impl FnMut() -> Result<bool>,
-) -> Result<()> {
-    wait_for(SCREEN_DEADLINE, what, || {
-        sandbox.tmux(&["send-keys", "-t", &slot.target(), "Enter"])?;
-        Ok(wait_until(SUBMIT_RETRY, what, &mut done).ok())
-    })
-    .with_context(|| {
-        format!(
-            "{} shows:\n{}",
-            slot.surface(),
-            screen(sandbox, slot).unwrap_or_default()
-        )
     })
 }
 

@@ -17,10 +17,13 @@ use test_support::codex_offline;
 use super::cases::Slot;
 use super::checks::Row;
 use super::sandbox::{Sandbox, sh_quote};
-use super::wait::wait_for;
+use super::wait::{wait_for, wait_until};
 
 /// How long one agent screen may take to appear.
 pub const SCREEN_DEADLINE: Duration = Duration::from_secs(90);
+
+/// How long an Enter may take to be taken as a submit before it is pressed again.
+const SUBMIT_RETRY: Duration = Duration::from_secs(3);
 
 /// The namespace, held by its launcher: dropping it ends every process in it.
 pub struct Namespace {
@@ -135,6 +138,27 @@ pub fn screen_shows(sandbox: &Sandbox, slot: &Slot, text: &str) -> Result<()> {
         &format!("{text:?} on {}", slot.surface()),
         || Ok(screen(sandbox, slot)?.contains(text).then_some(())),
     )
+    .with_context(|| {
+        format!(
+            "{} shows:\n{}",
+            slot.surface(),
+            screen(sandbox, slot).unwrap_or_default()
+        )
+    })
+}
+
+/// Presses Enter, and again every [`SUBMIT_RETRY`] until `done` holds (within
+/// [`SCREEN_DEADLINE`]).
+pub fn press_enter_until(
+    sandbox: &Sandbox,
+    slot: &Slot,
+    what: &str,
+    mut done: impl FnMut() -> Result<bool>,
+) -> Result<()> {
+    wait_for(SCREEN_DEADLINE, what, || {
+        sandbox.tmux(&["send-keys", "-t", &slot.target(), "Enter"])?;
+        Ok(wait_until(SUBMIT_RETRY, what, &mut done).ok())
+    })
     .with_context(|| {
         format!(
             "{} shows:\n{}",
