@@ -25,8 +25,9 @@
 //! `cd` only when the working dir is known, the assignment only when the config dir is known and
 //! is not the provider's default one (compared after `~` expansion, ignoring a trailing `/`).
 //! Built in: `claude --resume <id>` (`CLAUDE_CONFIG_DIR`, default `~/.claude`; also used when no
-//! provider is recorded), `codex resume <id>` (`CODEX_HOME`, default `~/.codex`) and
-//! `gemini --resume <id>` (`GEMINI_CLI_HOME`, a home dir holding `.gemini`, default `~`), from
+//! provider is recorded), `codex resume <id>` (`CODEX_HOME`, default `~/.codex`),
+//! `gemini --resume <id>` (`GEMINI_CLI_HOME`, a home dir holding `.gemini`, default `~`) and
+//! `copilot --resume=<id>` (`COPILOT_HOME`, default `~/.copilot`), from
 //! the agent registry (`agent-paths`). Repo and profile launchers get the `cd` (unless `cd = false`) but no
 //! assignment: they say what they need with placeholders.
 //!

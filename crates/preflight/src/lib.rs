@@ -44,7 +44,7 @@ pub const MAX_CHAIN_HOPS: usize = 16;
 /// or from flags.
 #[derive(Debug, Clone, Default)]
 pub struct Input {
-    /// The provider: `claude`, `codex`, `gemini`, or another name. `None` (or blank): it cannot
+    /// The provider: `claude`, `codex`, `gemini`, `copilot`, or another name. `None` (or blank): it cannot
     /// resume by id.
     pub provider: Option<String>,
     /// The id the next spawn would attempt to `--resume` ("held"), if any.
@@ -52,7 +52,7 @@ pub struct Input {
     /// The session's working dir as recorded; `~` and symlinks are resolved here. `None` (or
     /// blank): not known.
     pub cwd: Option<String>,
-    /// The provider's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`; for Gemini the home dir
+    /// The provider's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `COPILOT_HOME`; for Gemini the home dir
     /// that holds `.gemini`, `GEMINI_CLI_HOME`). Empty: nothing to check.
     pub config_dir: Option<String>,
     /// The session whose conversation the pane shows, when no id is held.

@@ -15,6 +15,8 @@ mod codex_capture;
 mod codex_tui;
 mod concurrency;
 mod copilot;
+#[cfg(feature = "real-cli")]
+mod copilot_tui;
 mod crash_points;
 mod crashes;
 mod gemini;

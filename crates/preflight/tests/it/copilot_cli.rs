@@ -1,17 +1,27 @@
 //! Conformance of the Copilot preflight with the real GitHub Copilot CLI 1.0.102 (installed by
-//! `cargo xtask copilot-cli install`).
+//! `cargo xtask copilot-cli install`): one test per resume case of docs/preflight.md's Copilot
+//! table, the preflight's verdict equal to the CLI's exit.
 //!
 //! Every Copilot run is offline (`test_support::copilot_offline`: `unshare -n`, loopback alone,
-//! a mock of a chat-completions provider on 127.0.0.1, `COPILOT_OFFLINE=true`).
+//! a mock of a chat-completions provider on 127.0.0.1, `COPILOT_OFFLINE=true`). Each case
+//! creates a session with `copilot -p`, puts its dir in the case's state, asks the preflight,
+//! then runs `copilot --resume=<id> -p <probe>`: exit 0 is a resume, exit 1 ("No session, task,
+//! or name matched", "was found but could not be loaded") a miss. The preflight must say
+//! `resume` exactly when Copilot exits 0.
 
 use std::fs;
 
 use camino::Utf8PathBuf;
+use preflight::{Input, Verdict, preflight};
 use test_support::copilot_offline::{self, Offline};
+
+/// Copilot's exit code when `--resume` finds no session it can load.
+const EXIT_NOT_RESUMED: i32 = 1;
 
 /// One case's dirs: the home (`COPILOT_HOME` is its `.copilot`) and the project dir.
 struct Case {
     _temp: tempfile::TempDir,
+    root: Utf8PathBuf,
     project: Utf8PathBuf,
     copilot: Offline,
 }
@@ -32,6 +42,7 @@ impl Case {
         );
         Case {
             _temp: temp,
+            root,
             project,
             copilot,
         }
@@ -51,6 +62,179 @@ impl Case {
             .find(|session| !before.contains(session))
             .unwrap_or_else(|| panic!("copilot -p made no session dir: {run:?}"))
     }
+
+    fn session_dir(&self, session: &str) -> Utf8PathBuf {
+        Utf8PathBuf::from_path_buf(
+            self.copilot
+                .copilot_home
+                .join("session-state")
+                .join(session),
+        )
+        .unwrap()
+    }
+
+    fn preflight(&self, session: &str) -> preflight::Outcome {
+        preflight(&Input {
+            provider: Some("copilot".into()),
+            session: Some(session.into()),
+            cwd: Some(self.project.to_string()),
+            config_dir: Some(self.copilot.copilot_home.display().to_string()),
+            ..Input::default()
+        })
+    }
+
+    /// `copilot --resume=<session> -p <probe>`, run from the case's root: its exit code.
+    fn resume(&self, session: &str) -> Option<i32> {
+        let run = self.copilot.run(
+            self.root.as_std_path(),
+            &[
+                &format!("--resume={session}"),
+                "-p",
+                "crash-resume probe",
+                "--allow-all-tools",
+            ],
+        );
+        assert!(
+            matches!(run.code, Some(0 | EXIT_NOT_RESUMED)),
+            "copilot --resume neither resumed nor missed: {run:?}"
+        );
+        run.code
+    }
+}
+
+/// The states of the table.
+#[derive(Debug, Clone, Copy)]
+enum State {
+    Intact,
+    UnknownId,
+    LastLineTorn,
+    GarbageMiddleLine,
+    NoShutdown,
+    WorkspaceYamlDeleted,
+    StaleLockOfAKilledProcess,
+    CwdDeleted,
+    EmptyEvents,
+    EventsDeleted,
+    FirstLineTorn,
+}
+
+/// Puts the case in `state`, asks the preflight and Copilot, and holds them equal; returns
+/// Copilot's exit code.
+fn check(state: State) -> Option<i32> {
+    let case = Case::new(&format!("{state:?}").to_lowercase());
+    let mut session = case.new_session();
+    let dir = case.session_dir(&session);
+    let events = dir.join("events.jsonl");
+    let text = fs::read_to_string(&events).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines.last().unwrap().contains("\"session.shutdown\""),
+        "a -p run ends with session.shutdown: {text}"
+    );
+    match state {
+        State::Intact => {}
+        State::UnknownId => session = "00000000-0000-4000-8000-000000000000".to_string(),
+        State::LastLineTorn => {
+            let last = lines[lines.len() - 1];
+            let kept = lines[..lines.len() - 1].join("\n");
+            fs::write(&events, format!("{kept}\n{}", &last[..last.len() / 2])).unwrap();
+        }
+        State::GarbageMiddleLine => {
+            let (head, tail) = lines.split_at(lines.len() / 2);
+            let text = format!("{}\nnot json {{\n{}\n", head.join("\n"), tail.join("\n"));
+            fs::write(&events, text).unwrap();
+        }
+        State::NoShutdown => {
+            fs::write(
+                &events,
+                format!("{}\n", lines[..lines.len() - 1].join("\n")),
+            )
+            .unwrap();
+        }
+        State::WorkspaceYamlDeleted => fs::remove_file(dir.join("workspace.yaml")).unwrap(),
+        State::StaleLockOfAKilledProcess => {
+            // What a SIGKILLed Copilot leaves: its lock and hold files, and no shutdown event.
+            fs::write(
+                &events,
+                format!("{}\n", lines[..lines.len() - 1].join("\n")),
+            )
+            .unwrap();
+            fs::write(dir.join("inuse.999999999.lock"), "").unwrap();
+            fs::write(dir.join("inuse.999999999.hold"), "").unwrap();
+        }
+        State::CwdDeleted => fs::remove_dir_all(&case.project).unwrap(),
+        State::EmptyEvents => fs::write(&events, "").unwrap(),
+        State::EventsDeleted => fs::remove_file(&events).unwrap(),
+        State::FirstLineTorn => {
+            let torn = &lines[0][..lines[0].len() / 2];
+            fs::write(&events, format!("{torn}\n{}\n", lines[1..].join("\n"))).unwrap();
+        }
+    }
+    let outcome = case.preflight(&session);
+    let code = case.resume(&session);
+    assert_eq!(
+        outcome.verdict == Verdict::Resume,
+        code == Some(0),
+        "{state:?}: the preflight said {:?} ({:#?}), Copilot exited {code:?}",
+        outcome.verdict,
+        outcome.steps
+    );
+    code
+}
+
+#[test]
+fn intact_resumes() {
+    assert_eq!(check(State::Intact), Some(0));
+}
+
+#[test]
+fn an_unknown_id_is_refused() {
+    assert_eq!(check(State::UnknownId), Some(EXIT_NOT_RESUMED));
+}
+
+#[test]
+fn a_torn_last_line_resumes() {
+    assert_eq!(check(State::LastLineTorn), Some(0));
+}
+
+#[test]
+fn a_garbage_middle_line_resumes() {
+    assert_eq!(check(State::GarbageMiddleLine), Some(0));
+}
+
+#[test]
+fn no_shutdown_event_resumes() {
+    assert_eq!(check(State::NoShutdown), Some(0));
+}
+
+#[test]
+fn a_deleted_workspace_yaml_resumes() {
+    assert_eq!(check(State::WorkspaceYamlDeleted), Some(0));
+}
+
+#[test]
+fn a_killed_processs_stale_lock_resumes() {
+    assert_eq!(check(State::StaleLockOfAKilledProcess), Some(0));
+}
+
+#[test]
+fn a_deleted_working_dir_resumes() {
+    assert_eq!(check(State::CwdDeleted), Some(0));
+}
+
+#[test]
+fn an_empty_events_file_is_refused() {
+    assert_eq!(check(State::EmptyEvents), Some(EXIT_NOT_RESUMED));
+}
+
+#[test]
+fn a_deleted_events_file_is_refused() {
+    assert_eq!(check(State::EventsDeleted), Some(EXIT_NOT_RESUMED));
+}
+
+#[test]
+fn a_torn_first_line_is_refused() {
+    assert_eq!(check(State::FirstLineTorn), Some(EXIT_NOT_RESUMED));
 }
 
 #[test]
