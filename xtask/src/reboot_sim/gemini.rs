@@ -27,10 +27,11 @@ use test_support::gemini_offline;
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::offline::{
-    Namespace, SCREEN_DEADLINE, entry, find, install_wrapper, list, press_enter_until,
-    requests_row, restore_plan, screen, screen_shows, short,
+    Namespace, SCREEN_DEADLINE, crash_and_reboot, crashed_cells, deleted_cells, end_in_pane,
+    ended_cells, entry, find, install_wrapper, list, press_enter_until, recorded_problem,
+    requests_row, restore_plan, screen, screen_shows, short, wait_recorded,
 };
-use super::sandbox::{Sandbox, create_dir, kill};
+use super::sandbox::{Sandbox, create_dir};
 use super::wait::wait_for;
 
 /// How many panes the story runs.
@@ -147,22 +148,9 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         screen_shows(sandbox, slot, READY)?;
         prompt(sandbox, slot, &case.prompt())?;
         let session = session_of(&gemini_dir, &case.prompt())?;
-        let surface = slot.surface();
-        wait_for(
-            SCREEN_DEADLINE,
-            &format!("{surface}'s session to be recorded"),
-            || {
-                Ok(entry(sandbox, &surface)?
-                    .filter(|entry| entry["sessionId"] == session.as_str())
-                    .map(|_| ()))
-            },
-        )?;
+        wait_recorded(sandbox, &slot.surface(), &session)?;
         if *case == Case::Quit {
-            sandbox.tmux(&["send-keys", "-t", &slot.target(), "-l", "/quit"])?;
-            screen_shows(sandbox, slot, "Exit the cli")?;
-            press_enter_until(sandbox, slot, "the /quit to be recorded", || {
-                Ok(entry(sandbox, &surface)?.is_some_and(|entry| entry["ended_at"].is_u64()))
-            })?;
+            end_in_pane(sandbox, slot, "/quit", "Exit the cli")?;
         }
         sessions.push((*case, session));
     }
@@ -181,20 +169,12 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         .map_or(0, |metadata| metadata.len());
 
     eprintln!("reboot-sim: Gemini panes played their cases; crashing");
-    let server: u32 = sandbox
-        .tmux(&["display-message", "-p", "#{pid}"])?
-        .parse()
-        .context("tmux printed no server pid")?;
-    kill(server);
-    namespace.crash()?;
-    for file in session_files(&gemini_dir, &session(Case::FileDeleted))? {
-        fs::remove_file(&file).with_context(|| format!("cannot delete {}", file.display()))?;
-    }
-    fs::remove_dir_all(&sandbox.volatile)
-        .with_context(|| format!("cannot remove {}", sandbox.volatile.display()))?;
-    sandbox.create_volatile()?;
-    let namespace = Namespace::start(sandbox, &requests)?;
-    cases::start_server(sandbox, &layout)?;
+    let namespace = crash_and_reboot(sandbox, namespace, &requests, &layout, || {
+        for file in session_files(&gemini_dir, &session(Case::FileDeleted))? {
+            fs::remove_file(&file).with_context(|| format!("cannot delete {}", file.display()))?;
+        }
+        Ok(())
+    })?;
     eprintln!("reboot-sim: rebooted; restoring");
     let said = sandbox.crash_resume(&["restore"])?;
     if !said.status.success() {
@@ -232,78 +212,16 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     for (case, slot) in &slots {
         let surface = slot.surface();
         let held = session(*case);
-        let recorded = before_crash
-            .iter()
-            .find(|item| item["surfaceId"] == surface.as_str());
         let item = find(&plan, &surface);
-        let item_all = find(&plan_all, &surface);
-        let why = |item: Option<&serde_json::Value>| {
-            item.and_then(|item| item["why"].as_str())
-                .unwrap_or_default()
-                .to_string()
-        };
         let mut problems = Vec::new();
         let (expected, got) = match case {
             Case::Crashed => {
                 let resumed = resumed_session(sandbox, slot, &gemini_dir, &held, crashed_size);
-                if let Err(error) = &resumed {
-                    problems.push(format!("{error:#}"));
-                }
-                if find(&applied, &surface)
-                    .and_then(|item| item["applied"].as_str())
-                    .is_none()
-                {
-                    problems.push("restore --apply tmux did not act on the pane".into());
-                }
-                if !why(item).starts_with("offered") {
-                    problems.push(format!("restore's reason: {:?}", why(item)));
-                }
-                (
-                    format!("resume {}", short(&held)),
-                    match &resumed {
-                        Ok(()) => format!("resume {}", short(&held)),
-                        Err(_) => "not resumed".to_string(),
-                    },
-                )
+                let applied = find(&applied, &surface);
+                crashed_cells(&held, &resumed, item, applied, &mut problems)
             }
-            Case::Quit => {
-                if item.is_some() {
-                    problems.push("restore offers a session that ended with /quit".into());
-                }
-                let why = why(item_all);
-                if !why.starts_with("not offered") {
-                    problems.push(format!("restore --all's reason: {why:?}"));
-                }
-                (
-                    "ended, not offered".to_string(),
-                    match item {
-                        None if why.starts_with("not offered") => "ended, not offered".to_string(),
-                        None => "not offered".to_string(),
-                        Some(_) => "offered".to_string(),
-                    },
-                )
-            }
-            Case::FileDeleted => {
-                let verdict = item
-                    .and_then(|item| item["verdict"].as_str())
-                    .unwrap_or("-");
-                let why = why(item);
-                let said_why = why.contains("Gemini cannot resume it");
-                if verdict != "fresh" || !said_why {
-                    problems.push(format!("verdict {verdict}, reason {why:?}"));
-                }
-                (
-                    "fresh (cannot resume, says why)".to_string(),
-                    format!(
-                        "{verdict}{}",
-                        if said_why {
-                            " (cannot resume, says why)"
-                        } else {
-                            ""
-                        }
-                    ),
-                )
-            }
+            Case::Quit => ended_cells("/quit", item, find(&plan_all, &surface), &mut problems),
+            Case::FileDeleted => deleted_cells("Gemini", item, &mut problems),
             Case::TwinA | Case::TwinB => {
                 let offered = item.is_some_and(|item| item["verdict"] == "resume");
                 let warned = restore_stderr.contains(SHARED_DIR_WARNING)
@@ -333,11 +251,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
                 )
             }
         };
-        if recorded.and_then(|entry| entry["sessionId"].as_str()) != Some(held.as_str()) {
-            problems.push(format!(
-                "the index held {recorded:?} before the crash, not {held}"
-            ));
-        }
+        problems.extend(recorded_problem(&before_crash, &surface, &held));
         rows.push(Row {
             surface,
             case: case.name().to_string(),
