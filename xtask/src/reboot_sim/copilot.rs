@@ -34,9 +34,9 @@ use test_support::copilot_offline::{self, Installed};
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::offline::{
-    Namespace, SCREEN_DEADLINE, crash_and_reboot, crashed_cells, deleted_cells, end_in_pane,
-    ended_cells, entry, find, install_wrapper, list, press_enter_until, recorded_problem,
-    requests_row, restore_plan, screen, screen_shows, short, wait_recorded,
+    Namespace, SCREEN_DEADLINE, case_slots, crash_and_reboot, crashed_cells, deleted_cells,
+    end_in_pane, ended_cells, entry, find, install_wrapper, list, press_enter_until,
+    recorded_problem, requests_row, restore_plan, screen, screen_shows, short, wait_recorded,
 };
 use super::sandbox::{Sandbox, create_dir};
 use super::wait::wait_for;
@@ -107,13 +107,7 @@ impl Case {
 pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     let copilot_home = sandbox.home.join(".copilot");
     create_dir(&copilot_home)?;
-    let slots: Vec<(Case, Slot)> = Case::ALL
-        .iter()
-        .map(|case| (*case, case.slot(&sandbox.work)))
-        .collect();
-    for (_, slot) in &slots {
-        create_dir(&slot.dir)?;
-    }
+    let slots = case_slots(&Case::ALL, |case| case.slot(&sandbox.work))?;
     install_wrapper(sandbox, "copilot", &wrapper_env(sandbox, cli)?, cli)?;
     eprintln!(
         "reboot-sim: {}",
@@ -150,7 +144,10 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     let before_crash = list(sandbox)?;
 
     eprintln!("reboot-sim: Copilot panes played their cases; crashing");
-    let namespace = crash_and_reboot(sandbox, namespace, &requests, &layout, || {
+    // After the reboot the user has a terminal of their own besides the layout.
+    let elsewhere = elsewhere(sandbox);
+    let rebooted: Vec<Slot> = layout.iter().chain([&elsewhere]).cloned().collect();
+    let namespace = crash_and_reboot(sandbox, namespace, &requests, &rebooted, || {
         let crashed_events = events_file(&copilot_home, &session(Case::Crashed));
         let shutdown_written = fs::read_to_string(&crashed_events)
             .is_ok_and(|text| text.contains("\"type\":\"session.shutdown\""));
@@ -166,7 +163,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         fs::remove_file(&deleted).with_context(|| format!("cannot delete {}", deleted.display()))
     })?;
     eprintln!("reboot-sim: rebooted; resuming one session by hand before the restore");
-    let holder = hold_elsewhere(sandbox, &copilot_home, &session(Case::Held))?;
+    let holder = hold_elsewhere(sandbox, &elsewhere, &copilot_home, &session(Case::Held))?;
     eprintln!(
         "reboot-sim: Copilot pid {holder} holds {}; restoring",
         short(&session(Case::Held))
@@ -332,44 +329,35 @@ fn lock_pids(copilot_home: &Path, session: &str) -> Vec<u32> {
         .collect()
 }
 
-/// The user's own terminal after the reboot: `copilot --resume=<session>` in a tmux session
-/// outside the layout, without the multiplexer's variables (so no hook ties it to a pane),
-/// prompted once so that it takes the session's lock. Returns the pid that holds it.
-fn hold_elsewhere(sandbox: &Sandbox, copilot_home: &Path, session: &str) -> Result<u32> {
-    let slot = Slot {
+/// The user's own terminal after the reboot: a tmux session outside the layout, in the held
+/// pane's dir.
+fn elsewhere(sandbox: &Sandbox) -> Slot {
+    Slot {
         session: ELSEWHERE.to_string(),
         window: 0,
         pane: 0,
         dir: Case::Held.slot(&sandbox.work).dir,
-    };
-    let dir = slot
-        .dir
-        .to_str()
-        .context("the held pane's dir is not UTF-8")?;
-    sandbox.tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        ELSEWHERE,
-        "-x",
-        "220",
-        "-y",
-        "50",
-        "-c",
-        dir,
-        "bash",
-        "--norc",
-        "--noprofile",
-    ])?;
+    }
+}
+
+/// `copilot --resume=<session>` in the user's own terminal `slot`, without the multiplexer's
+/// variables (so no hook ties it to a pane), prompted once so that it takes the session's lock.
+/// Returns the pid that holds it.
+fn hold_elsewhere(
+    sandbox: &Sandbox,
+    slot: &Slot,
+    copilot_home: &Path,
+    session: &str,
+) -> Result<u32> {
     let stale = lock_pids(copilot_home, session);
     cases::type_line(
         sandbox,
-        &slot,
+        slot,
         &format!("env -u TMUX -u TMUX_PANE copilot --resume={session}"),
     )?;
-    screen_shows(sandbox, &slot, &Case::Held.prompt())?;
-    screen_shows(sandbox, &slot, READY)?;
-    prompt(sandbox, &slot, "reboot-sim: resumed by hand")?;
+    screen_shows(sandbox, slot, &Case::Held.prompt())?;
+    screen_shows(sandbox, slot, READY)?;
+    prompt(sandbox, slot, "reboot-sim: resumed by hand")?;
     wait_for(SCREEN_DEADLINE, "the resumed Copilot's inuse lock", || {
         Ok(lock_pids(copilot_home, session)
             .into_iter()

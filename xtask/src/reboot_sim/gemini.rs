@@ -27,9 +27,9 @@ use test_support::gemini_offline;
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::offline::{
-    Namespace, SCREEN_DEADLINE, crash_and_reboot, crashed_cells, deleted_cells, end_in_pane,
-    ended_cells, entry, find, install_wrapper, list, press_enter_until, recorded_problem,
-    requests_row, restore_plan, screen, screen_shows, short, wait_recorded,
+    Namespace, SCREEN_DEADLINE, case_slots, crash_and_reboot, crashed_cells, deleted_cells,
+    end_in_pane, ended_cells, entry, find, install_wrapper, list, press_enter_until,
+    recorded_problem, requests_row, restore_plan, screen, screen_shows, short, wait_recorded,
 };
 use super::sandbox::{Sandbox, create_dir};
 use super::wait::wait_for;
@@ -106,13 +106,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         gemini_offline::settings_json(serde_json::json!({})),
     )
     .with_context(|| format!("cannot write {}", settings.display()))?;
-    let slots: Vec<(Case, Slot)> = Case::ALL
-        .iter()
-        .map(|case| (*case, case.slot(&sandbox.work)))
-        .collect();
-    for (_, slot) in &slots {
-        create_dir(&slot.dir)?;
-    }
+    let slots = case_slots(&Case::ALL, |case| case.slot(&sandbox.work))?;
     install_wrapper(
         sandbox,
         "gemini",

@@ -16,7 +16,7 @@ use test_support::codex_offline;
 
 use super::cases::{self, Slot};
 use super::checks::Row;
-use super::sandbox::{Sandbox, kill, sh_quote};
+use super::sandbox::{Sandbox, create_dir, kill, sh_quote};
 use super::wait::{wait_for, wait_until};
 
 /// How long one agent screen may take to appear.
@@ -98,6 +98,15 @@ impl Drop for Namespace {
         drop(self.launcher.stdin.take());
         let _ = self.launcher.wait();
     }
+}
+
+/// Each of a story's cases with its pane's place, the pane's dir created.
+pub fn case_slots<C: Copy>(cases: &[C], slot: impl Fn(C) -> Slot) -> Result<Vec<(C, Slot)>> {
+    let slots: Vec<(C, Slot)> = cases.iter().map(|case| (*case, slot(*case))).collect();
+    for (_, slot) in &slots {
+        create_dir(&slot.dir)?;
+    }
+    Ok(slots)
 }
 
 /// The crash of a story whose tmux server runs in `namespace` with `layout`: the tmux server
