@@ -96,8 +96,8 @@ pub enum CleanEnd {
     FromOpenPane,
 }
 
-/// How an agent's end and files are said to people, in `restore`'s reason why a session is or
-/// is not offered.
+/// How an agent, its end and its files are said to people: in `restore`'s reason why a session
+/// is or is not offered, and its note on the agent's own deletion of old conversations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EndWords {
     /// The agent's name for people: `Codex`.

@@ -25,6 +25,16 @@ pub struct Transcript {
 }
 
 impl Transcript {
+    /// What was found at `path`: its file only when the CLI would load it.
+    fn found(path: Utf8PathBuf, reachable: bool, state: &str) -> Transcript {
+        Transcript {
+            reachable,
+            place: path.to_string(),
+            state: state.to_string(),
+            file: reachable.then_some(path),
+        }
+    }
+
     /// When [`Self::file`] last changed: the CLI's measure of activity.
     pub fn modified(&self) -> Option<SystemTime> {
         std::fs::metadata(self.file.as_ref()?).ok()?.modified().ok()
@@ -224,12 +234,7 @@ impl Layout for GeminiLayout<'_> {
         let files = self.cache.files(&self.chats);
         let found = gemini::locate_in(&self.chats, &files, session);
         let reachable = found.reachability.is_reachable();
-        Transcript {
-            reachable,
-            place: found.path.to_string(),
-            state: found.reachability.describe().to_string(),
-            file: reachable.then_some(found.path),
-        }
+        Transcript::found(found.path, reachable, found.reachability.describe())
     }
 
     fn scan(&self, _skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, String> {
@@ -287,12 +292,7 @@ impl Layout for CopilotLayout {
     fn locate(&self, session: &str) -> Transcript {
         let found = copilot::locate(&self.home, session);
         let reachable = found.reachability.is_reachable();
-        Transcript {
-            reachable,
-            place: found.path.to_string(),
-            state: found.reachability.describe().to_string(),
-            file: reachable.then_some(found.path),
-        }
+        Transcript::found(found.path, reachable, found.reachability.describe())
     }
 
     fn scan(&self, _skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, String> {

@@ -71,6 +71,35 @@ stream_max_retries = 0
     config
 }
 
+/// The run of `cli <args>` in `cwd` in a network namespace of its own (`unshare -n`), under the
+/// launcher (written as `agent_offline.py` in `root`, which also holds the request log), with a
+/// clean environment plus `environment`; stdin closed, stdout and stderr piped.
+pub fn launched_command(
+    root: &Path,
+    cli: &Path,
+    args: &[&str],
+    cwd: &Path,
+    environment: Vec<(&'static str, String)>,
+) -> Command {
+    let mut command = crate::process::clean_command("unshare");
+    command
+        .arg("-n")
+        .arg("--")
+        .arg("python3")
+        .arg(root.join("agent_offline.py"))
+        .args(["--port", &PORT.to_string(), "--log"])
+        .arg(root.join("requests.log"))
+        .arg("--")
+        .arg(cli)
+        .args(args)
+        .current_dir(cwd)
+        .envs(environment)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    command
+}
+
 /// What one offline run of an agent under the launcher did.
 #[derive(Debug)]
 pub struct Run {

@@ -9,10 +9,8 @@
 //! the install's own (`cargo xtask copilot-cli install` fills it), so a test never pays it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
-
-use crate::process::clean_command;
 
 pub use crate::codex_offline::Run;
 
@@ -101,23 +99,13 @@ impl Offline {
 
     /// The offline run of `copilot <args>` in `cwd`, with a clean environment.
     pub fn command(&self, cwd: &Path, args: &[&str]) -> Command {
-        let mut command = clean_command("unshare");
-        command
-            .arg("-n")
-            .arg("--")
-            .arg("python3")
-            .arg(self.root.join("agent_offline.py"))
-            .args(["--port", &PORT.to_string(), "--log"])
-            .arg(self.root.join("requests.log"))
-            .arg("--")
-            .arg(&self.installed.cli)
-            .args(args)
-            .current_dir(cwd)
-            .envs(self.environment())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        command
+        crate::codex_offline::launched_command(
+            &self.root,
+            &self.installed.cli,
+            args,
+            cwd,
+            self.environment(),
+        )
     }
 
     /// The variables a Copilot run gets (besides `PATH`).

@@ -9,10 +9,8 @@
 //! no telemetry.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
-
-use crate::process::clean_command;
 
 /// The mock's port inside the namespace (each namespace has its own loopback): the one mock
 /// serves Codex's and Gemini's APIs.
@@ -103,23 +101,7 @@ impl Offline {
 
     /// The offline run of `gemini <args>` in `cwd`, with a clean environment.
     pub fn command(&self, cwd: &Path, args: &[&str]) -> Command {
-        let mut command = clean_command("unshare");
-        command
-            .arg("-n")
-            .arg("--")
-            .arg("python3")
-            .arg(self.root.join("agent_offline.py"))
-            .args(["--port", &PORT.to_string(), "--log"])
-            .arg(self.root.join("requests.log"))
-            .arg("--")
-            .arg(&self.cli)
-            .args(args)
-            .current_dir(cwd)
-            .envs(self.environment())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        command
+        crate::codex_offline::launched_command(&self.root, &self.cli, args, cwd, self.environment())
     }
 
     /// The variables a Gemini run gets (besides `PATH`).

@@ -272,10 +272,12 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
             };
             let mut notes = Vec::new();
             if let Some(risk) = &item.retention {
-                let deleter = match agent_paths::Agent::from_name(&item.provider) {
-                    Some(agent_paths::Agent::Gemini) => "Gemini deletes sessions",
-                    _ => "Claude Code deletes transcripts",
-                };
+                // The agent's own words for itself and its files, from the registry.
+                let words = agent_paths::Agent::from_name(&item.provider)
+                    .unwrap_or(agent_paths::Agent::Claude)
+                    .facts()
+                    .end_words;
+                let deleter = format!("{} deletes {}s", words.display, words.file);
                 notes.push(format!(
                     "(transcript {} days old; {deleter} after {} days)",
                     risk.age_days, risk.cleanup_period_days

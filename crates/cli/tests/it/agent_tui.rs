@@ -111,12 +111,69 @@ pub fn enter(server: &TmuxServer, target: &str) {
     server.tmux(&["send-keys", "-t", target, "Enter"]);
 }
 
+/// Presses Enter in the pane until `done` holds, again each 3 s (an agent may take keys that
+/// arrive in a burst as a paste, in which an Enter is a new line), up to [`SCREEN_DEADLINE`];
+/// past it, fails with `what` and what `report` says.
+pub fn enter_until(
+    server: &TmuxServer,
+    target: &str,
+    what: &str,
+    mut done: impl FnMut() -> bool,
+    report: impl Fn() -> String,
+) {
+    let started = Instant::now();
+    loop {
+        enter(server, target);
+        let submitted = Instant::now();
+        while submitted.elapsed() < Duration::from_secs(3) {
+            if done() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(
+            started.elapsed() < SCREEN_DEADLINE,
+            "{what} on {target} not done within {SCREEN_DEADLINE:?}; it shows:\n{}\n{}",
+            server.capture(target),
+            report()
+        );
+    }
+}
+
+/// Types a prompt, waits for it on the screen and submits it until the pane shows one more
+/// `answer` than before; on failure also shows what the mock received and the hook log.
+pub fn prompt(env: &Sandbox, server: &TmuxServer, target: &str, text: &str, answer: &str) {
+    let answers = || server.capture(target).matches(answer).count();
+    let before = answers();
+    keys(server, target, text);
+    screen_shows(server, target, text);
+    enter_until(
+        server,
+        target,
+        &format!("the answer to {text:?}"),
+        || answers() > before,
+        || {
+            format!(
+                "the mock received:\n{}\nhook.log:\n{}",
+                fs::read_to_string(env.root().join("requests.log")).unwrap_or_default(),
+                crate::harness::hook_log(env)
+            )
+        },
+    );
+}
+
 /// The entries of the index, or none when nothing was ever recorded.
 pub fn entries(env: &Sandbox) -> serde_json::Map<String, Value> {
     match env.index_bytes() {
         None => serde_json::Map::new(),
         Some(_) => env.entries(),
     }
+}
+
+/// The session the index holds for `surface`, once there is an index.
+pub fn held(env: &Sandbox, surface: &str) -> Option<String> {
+    env.index_bytes()?;
+    Some(env.entry(surface)?["sessionId"].as_str()?.to_string())
 }
 
 /// Whether a `crash-resume hook` is still running (a hook of an event just seen may be).

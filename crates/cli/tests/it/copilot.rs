@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::harness::{crash_resume_agent, make_dir, plan_by_surface, restore, uuid, with_vars};
+use crate::harness::{
+    crash_resume_agent, make_dir, plan_by_surface, restore, uuid, wait_until, with_vars,
+};
 use crate::{Sandbox, crash_resume};
 
 /// `COPILOT_HOME` in the sandbox (not the default `~/.copilot`, so commands carry it).
@@ -73,7 +75,7 @@ fn hook_install_copilot_writes_its_own_hooks_file_idempotently_and_uninstalls() 
         .as_array_mut()
         .unwrap()
         .insert(0, json!({"type": "command", "bash": "other-tool start"}));
-    let mut old = shlex::split(&end).unwrap();
+    let mut old = shlex::split(end).unwrap();
     old[0] = "/old/bin/crash-resume".to_string();
     edited["hooks"]["sessionEnd"][0]["bash"] =
         Value::from(shlex::try_join(old.iter().map(String::as_str)).unwrap());
@@ -207,6 +209,14 @@ fn restore_offers_a_copilot_session_with_its_home_says_why_and_not_one_a_running
         .arg("600")
         .spawn()
         .unwrap();
+    // Until it has exec'd, its command line is still this test's.
+    wait_until("the stand-in copilot to run", || {
+        fs::read(format!("/proc/{}/cmdline", copilot.id()))
+            .is_ok_and(|cmdline| {
+                cmdline.starts_with(bin.join("copilot").to_str().unwrap().as_bytes())
+            })
+            .then_some(())
+    });
     fs::write(held_dir.join(format!("inuse.{}.lock", copilot.id())), "").unwrap();
     fs::write(
         home.join(format!("session-state/{free}/inuse.999999999.lock")),

@@ -17,7 +17,7 @@ use test_support::copilot_offline;
 
 use crate::Sandbox;
 use crate::agent_tui::{
-    OfflineTmux, SCREEN_DEADLINE, alive, descendants, enter, entries, hooks_running, keys,
+    OfflineTmux, alive, descendants, enter, enter_until, entries, held, hooks_running, keys,
     screen_shows, wait_for,
 };
 use crate::harness::{
@@ -73,32 +73,9 @@ fn start_copilot(env: &Sandbox, server: &TmuxServer, target: &str) {
     screen_shows(server, target, "/ commands");
 }
 
-/// Sends a prompt and waits for the mock's answer; the Enter is repeated for as long as no
-/// answer comes (keys that arrive in a burst may be taken as a paste).
+/// Sends a prompt and waits for the mock's answer (`crate::agent_tui::prompt`).
 fn prompt(env: &Sandbox, server: &TmuxServer, target: &str, text: &str) {
-    let answers = |server: &TmuxServer| server.capture(target).matches(ANSWER).count();
-    let before = answers(server);
-    keys(server, target, text);
-    screen_shows(server, target, text);
-    let started = std::time::Instant::now();
-    loop {
-        enter(server, target);
-        let submitted = std::time::Instant::now();
-        while submitted.elapsed() < std::time::Duration::from_secs(3) {
-            if answers(server) > before {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        assert!(
-            started.elapsed() < SCREEN_DEADLINE,
-            "no answer to {text:?} on {target} within {SCREEN_DEADLINE:?}; it shows:\n{}\nthe \
-             mock received:\n{}\nhook.log:\n{}",
-            server.capture(target),
-            fs::read_to_string(env.root().join("requests.log")).unwrap_or_default(),
-            hook_log(env)
-        );
-    }
+    crate::agent_tui::prompt(env, server, target, text, ANSWER);
 }
 
 /// The ids of the session dirs Copilot made for working dir `dir`.
@@ -124,12 +101,6 @@ fn place(pane: u32, dir: &Path) -> (PanePlace, PathBuf, &'static str) {
         dir.to_path_buf(),
         PANE_SHELL,
     )
-}
-
-/// The session the index holds for `surface`, once there is an index.
-fn held(env: &Sandbox, surface: &str) -> Option<String> {
-    env.index_bytes()?;
-    Some(env.entry(surface)?["sessionId"].as_str()?.to_string())
 }
 
 #[test]
@@ -188,21 +159,17 @@ fn first_prompt_records_exit_ends_and_kill_server_does_not() {
     });
     keys(server, PANE_B, "/exit");
     screen_shows(server, PANE_B, "/exit");
-    wait_for("/exit on pane B to end its session", || {
-        enter(server, PANE_B);
-        let submitted = std::time::Instant::now();
-        while submitted.elapsed() < std::time::Duration::from_secs(3) {
-            if env
-                .entry(SURFACE_B)
+    enter_until(
+        server,
+        PANE_B,
+        "/exit ending pane B's session",
+        || {
+            env.entry(SURFACE_B)
                 .is_some_and(|entry| entry["ended_at"].is_u64())
-            {
-                return Some(());
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        None
-    });
-    assert_eq!(held(&env, SURFACE_B), Some(session_b.clone()));
+        },
+        String::new,
+    );
+    assert_eq!(held(&env, SURFACE_B), Some(session_b));
 
     // kill-server: Copilot gets SIGHUP, writes session.shutdown and sends sessionEnd
     // `user_exit`, as after /exit, but no pane is left to name.

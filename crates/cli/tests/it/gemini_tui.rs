@@ -18,7 +18,7 @@ use test_support::gemini_offline;
 
 use crate::Sandbox;
 use crate::agent_tui::{
-    OfflineTmux, SCREEN_DEADLINE, alive, descendants, enter, entries, hooks_running, keys,
+    OfflineTmux, alive, descendants, enter, enter_until, entries, held, hooks_running, keys,
     screen_shows, wait_for,
 };
 use crate::harness::{
@@ -62,33 +62,9 @@ fn start_gemini(server: &TmuxServer, target: &str) {
     screen_shows(server, target, "Type your message");
 }
 
-/// Sends a prompt and waits for the mock's answer. Gemini takes keys that arrive in a burst as
-/// a paste, in which an Enter is a new line: the text is typed, shown, then submitted, and
-/// submitted again for as long as no answer comes.
+/// Sends a prompt and waits for the mock's answer (`crate::agent_tui::prompt`).
 fn prompt(env: &Sandbox, server: &TmuxServer, target: &str, text: &str) {
-    let answers = |server: &TmuxServer| server.capture(target).matches("✦ ok").count();
-    let before = answers(server);
-    keys(server, target, text);
-    screen_shows(server, target, text);
-    let started = std::time::Instant::now();
-    loop {
-        enter(server, target);
-        let submitted = std::time::Instant::now();
-        while submitted.elapsed() < std::time::Duration::from_secs(3) {
-            if answers(server) > before {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        assert!(
-            started.elapsed() < SCREEN_DEADLINE,
-            "no answer to {text:?} on {target} within {SCREEN_DEADLINE:?}; it shows:\n{}\nthe \
-             mock received:\n{}\nhook.log:\n{}",
-            server.capture(target),
-            fs::read_to_string(env.root().join("requests.log")).unwrap_or_default(),
-            hook_log(env)
-        );
-    }
+    crate::agent_tui::prompt(env, server, target, text, "✦ ok");
 }
 
 /// A slash command: typed, its completion shown (`shown`), then run (the Enter repeated, as for
@@ -98,21 +74,11 @@ fn slash(
     target: &str,
     command: &str,
     shown: &str,
-    mut done: impl FnMut() -> bool,
+    done: impl FnMut() -> bool,
 ) {
     keys(server, target, command);
     screen_shows(server, target, shown);
-    wait_for(&format!("{command} on {target} to be done"), || {
-        enter(server, target);
-        let submitted = std::time::Instant::now();
-        while submitted.elapsed() < std::time::Duration::from_secs(3) {
-            if done() {
-                return Some(());
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        None
-    });
+    enter_until(server, target, command, done, String::new);
 }
 
 /// The session ids of the session files in the project of `dir` (its slug is its name here).
@@ -137,12 +103,6 @@ fn place(pane: u32, dir: &Path) -> (PanePlace, PathBuf, &'static str) {
         dir.to_path_buf(),
         PANE_SHELL,
     )
-}
-
-/// The session the index holds for `surface`, once there is an index.
-fn held(env: &Sandbox, surface: &str) -> Option<String> {
-    env.index_bytes()?;
-    Some(env.entry(surface)?["sessionId"].as_str()?.to_string())
 }
 
 #[test]
