@@ -25,9 +25,9 @@
 //! session takes it at start-up): until then nothing on disk says the session is open but
 //! `open-sessions-state.json`, which names no process. So the holder is prompted first.
 //!
-//! A resume seconds after the crash may first ask "Session in use" (the SIGKILLed Copilot's
-//! lock is still there, and the session was active moments ago); the story answers "Resume
-//! anyway", as the user who saw the crash would, and the crashed pane's row says it was asked.
+//! A resume within seconds of the crash may first ask "Session in use" (the SIGKILLed Copilot's
+//! lock is still there and only seconds old); the story answers "Resume anyway", as the user
+//! who saw the crash would, and the crashed pane's row says it was asked.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -69,9 +69,10 @@ const TRUSTED: &str = "has been added to trusted folders";
 /// this was seen to stay `Queued` for good.
 const RELOADED: &str = "MCP Servers reloaded";
 
-/// The title of the question a resume asks when the session looks held: its dead holder's
-/// `inuse.<pid>.lock` left by the crash, with the session last active moments ago. Its first
-/// choice, "Resume anyway", is the one a user who saw the crash takes.
+/// The title of the question a resume asks when the session looks held although its holder is
+/// dead: seen when the resume came within about 5 s of the SIGKILLed Copilot taking its
+/// `inuse.<pid>.lock`, not 10 s after. Its first choice, "Resume anyway", is the one a user who
+/// saw the crash takes.
 const IN_USE_QUESTION: &str = "Session in use";
 
 /// The tmux session of the user's own terminal after the reboot (not in the layout).
