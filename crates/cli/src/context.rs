@@ -199,12 +199,7 @@ pub fn open_store_with(cx: &Context, lock_timeout: Duration) -> Result<Store, Fa
 
 /// The index file in use: `--path` / `CRASH_RESUME_INDEX_PATH`, else the default.
 pub fn index_path(cx: &Context) -> Result<Utf8PathBuf, Failure> {
-    cx.env()
-        .index_path(cx.path.as_deref())
-        .map_err(|error| match error {
-            resume_plan::LocationError::EmptyIndexPath => Failure::Usage(error.into()),
-            other => Failure::Failed(other.into()),
-        })
+    Ok(cx.env().index_path(cx.path.as_deref())?)
 }
 
 /// The launcher registry: `launchers.toml` over the built-ins, with the profile chosen on the

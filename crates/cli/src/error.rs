@@ -1,5 +1,7 @@
 //! The binary's failures and the exit code each maps to (the README's table: 1 failed, 2 usage
-//! or invalid input, 4 nothing found), and how an error is said on one line.
+//! or invalid input, 4 nothing found), how an error is said on one line, and the hints a
+//! library error gets here: the libraries say what is wrong, and this binary adds what to do
+//! with its own options (`--path`, `--allow-volatile`), which they do not know.
 
 /// An outcome other than success, with the exit code it maps to.
 #[derive(Debug)]
@@ -35,8 +37,50 @@ impl Failure {
 
 impl From<index_store::StoreError> for Failure {
     fn from(error: index_store::StoreError) -> Self {
-        Failure::Failed(error.into())
+        Failure::Failed(store_error(error))
     }
+}
+
+impl From<resume_plan::LocationError> for Failure {
+    fn from(error: resume_plan::LocationError) -> Self {
+        use resume_plan::{LocationError, Placed};
+        match error {
+            LocationError::EmptyIndexPath => Failure::Usage(anyhow::anyhow!(
+                "{error}; give a file path with --path or CRASH_RESUME_INDEX_PATH"
+            )),
+            // Only the index has a path option.
+            LocationError::NoHome {
+                what: Placed::Index,
+                ..
+            } => Failure::Failed(anyhow::anyhow!("{error} or --path")),
+            other => Failure::Failed(other.into()),
+        }
+    }
+}
+
+/// A store error as people read it: its words, then what to do about the index path through
+/// this binary's options.
+pub fn store_error(error: index_store::StoreError) -> anyhow::Error {
+    use index_store::StoreError;
+    let hint = match &error {
+        StoreError::Volatile { .. } => {
+            "; choose a durable path with --path or CRASH_RESUME_INDEX_PATH, or pass \
+             --allow-volatile to accept that"
+        }
+        StoreError::NoHome => "; set HOME, XDG_STATE_HOME or --path",
+        StoreError::Write { .. } => {
+            ": make the directory writable, free some disk space, or choose another path with \
+             --path"
+        }
+        StoreError::UnsafeOwnership { .. } => ", or choose another path with --path",
+        StoreError::NotAnIndex { .. } => {
+            ". Check --path and CRASH_RESUME_INDEX_PATH; if it is an index that was damaged, \
+             move it aside and run again (a new index is started)"
+        }
+        _ => return error.into(),
+    };
+    // The message carries the cause already (`Write`'s I/O error); the others have none.
+    anyhow::anyhow!("{error}{hint}")
 }
 
 impl From<index_core::InvalidId> for Failure {

@@ -68,7 +68,9 @@ pub struct ResumeCmd<'a> {
     /// The session the index holds for the surface.
     held_session: Option<&'a str>,
     /// Who holds the session already (another surface, a running agent): nothing to resume.
-    held_elsewhere: Option<&'a str>,
+    held_elsewhere: Option<String>,
+    /// The same, typed.
+    held_by: Option<&'a resume_plan::reasons::HeldElsewhere>,
 }
 
 impl<'a> ResumeCmd<'a> {
@@ -86,7 +88,10 @@ impl<'a> ResumeCmd<'a> {
             command,
             verdict: item.map(|item| item.verdict.as_str()),
             held_session: item.map(|item| item.held_session.as_str()),
-            held_elsewhere: item.and_then(|item| item.held_elsewhere.as_deref()),
+            held_elsewhere: item
+                .and_then(|item| item.held_elsewhere.as_ref())
+                .map(ToString::to_string),
+            held_by: item.and_then(|item| item.held_elsewhere.as_ref()),
         }
     }
 }

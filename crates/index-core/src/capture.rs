@@ -302,12 +302,23 @@ pub fn read_hook_payload(
         .transpose()
 }
 
+/// Why a hook payload cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    /// The payload is JSON, but not an object.
+    #[error("the hook payload is not a JSON object")]
+    NotAnObject,
+    /// No `session_id` (nor `thread_id`, `thread-id`) that is a non-empty string.
+    #[error("the hook payload has no session_id")]
+    NoSessionId,
+}
+
 /// Reads a Claude Code or Codex CLI hook payload: `session_id` (Codex's older `thread-id` and
 /// `thread_id` too), `cwd`, `transcript_path`, `hook_event_name` (or `type`), `source`,
 /// `reason`. Returns what is wrong when the payload cannot be used.
-pub fn parse_hook_payload(value: &Value) -> Result<HookPayload, String> {
+pub fn parse_hook_payload(value: &Value) -> Result<HookPayload, PayloadError> {
     let Value::Object(object) = value else {
-        return Err("the hook payload is not a JSON object".into());
+        return Err(PayloadError::NotAnObject);
     };
     // Values are taken byte for byte: a dir or an id may begin or end with a space, and a
     // trimmed one would name another dir or session. Only an empty value counts as absent.
@@ -321,7 +332,7 @@ pub fn parse_hook_payload(value: &Value) -> Result<HookPayload, String> {
     let session = ["session_id", "thread_id", "thread-id"]
         .into_iter()
         .find_map(text)
-        .ok_or("the hook payload has no session_id")?;
+        .ok_or(PayloadError::NoSessionId)?;
     let name = text("hook_event_name")
         .or_else(|| text("type"))
         .unwrap_or_default();

@@ -80,12 +80,11 @@ impl Default for StoreOptions {
 }
 
 /// Everything that can go wrong with the index file. Every variant about a file names it.
+/// The messages say what is wrong and what to do about the file; how to choose another path
+/// or accept a volatile one is the caller's to say (a command line has its own words for it).
 #[derive(Debug, Error)]
 pub enum StoreError {
-    #[error(
-        "index path {path} is {reason}, which a reboot wipes; choose a durable path with --path \
-         or CRASH_RESUME_INDEX_PATH, or pass --allow-volatile to accept that"
-    )]
+    #[error("index path {path} is {reason}, which a reboot wipes")]
     /// The index is on a filesystem a reboot wipes.
     Volatile {
         /// The file concerned.
@@ -99,9 +98,7 @@ pub enum StoreError {
         /// The file concerned.
         path: PathBuf,
     },
-    #[error(
-        "cannot find the home directory to place the index in; set HOME, XDG_STATE_HOME or --path"
-    )]
+    #[error("cannot find the home directory to place the index in")]
     /// No home dir to place the default index in.
     NoHome,
     #[error("index path {path} is a directory; give the path of the index file itself")]
@@ -118,10 +115,7 @@ pub enum StoreError {
         /// The I/O error.
         cause: io::Error,
     },
-    #[error(
-        "cannot write {path}: {cause}; the index was left as it was: make the directory \
-         writable, free some disk space, or choose another path with --path"
-    )]
+    #[error("cannot write {path}: {cause}; the index was left as it was")]
     /// The index could not be written.
     Write {
         /// The file concerned.
@@ -208,8 +202,7 @@ pub enum StoreError {
     },
     #[error(
         "index at {path} was not used: {reason}, so another user could change what it holds. \
-         Make it and its dirs yours and writable only by you (chown, chmod go-w), or choose \
-         another path with --path"
+         Make it and its dirs yours and writable only by you (chown, chmod go-w)"
     )]
     /// The index, or a dir on its path, is another user's or writable by others: the
     /// symlink rule ([`StoreError::UnsafeSymlink`]) applied to the file and its dirs.
@@ -221,8 +214,7 @@ pub enum StoreError {
     },
     #[error(
         "{path} is not a crash-resume index ({reason}), and no backup of one is beside it; it \
-         was left as it is. Check --path and CRASH_RESUME_INDEX_PATH; if it is an index that \
-         was damaged, move it aside and run again (a new index is started)"
+         was left as it is"
     )]
     /// The file at the index path is not an index, nor recognisably a damaged one of ours: it
     /// is never read as one, moved or replaced.

@@ -341,6 +341,17 @@ impl Cache {
         held
     }
 
+    /// Takes `held` (session, pid) as the sessions running Claude Code processes hold in
+    /// `config_dir`, instead of reading `sessions/<pid>.json` and asking whether each pid is a
+    /// live Claude process: for a caller that knows them already, and for tests, which start no
+    /// agent.
+    pub fn assume_live_holders(&self, config_dir: &Utf8Path, held: Vec<(String, u32)>) {
+        self.state
+            .borrow_mut()
+            .holders
+            .insert(config_dir.to_path_buf(), held);
+    }
+
     /// [`cleanup_period_days`], once per config dir.
     pub fn cleanup_period_days(&self, config_dir: &Utf8Path) -> u64 {
         if let Some(days) = self.state.borrow().cleanup_days.get(config_dir) {

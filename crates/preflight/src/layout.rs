@@ -57,7 +57,7 @@ pub trait Layout {
 
     /// The recovery scan: the conversation of this working dir the spawn's retry would resume,
     /// other than the ids `skip` names; `Err` says why the agent has none.
-    fn scan(&self, skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, String>;
+    fn scan(&self, skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, NoRecovery>;
 
     /// When the transcript `session` would be resumed from last changed.
     fn last_change(&self, session: &str) -> Option<SystemTime> {
@@ -86,6 +86,20 @@ pub trait Layout {
 pub enum NoLayout {
     /// The agent's files depend on the working dir, which is not known.
     NoWorkingDir,
+}
+
+/// Why an agent has no recovery scan ([`Layout::scan`]): it resumes only the id it is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoRecovery {
+    /// Codex finds a rollout by its id alone.
+    #[error("Codex keeps no recoverable sessions per working dir")]
+    Codex,
+    /// Gemini resumes the session it is given, or none.
+    #[error("Gemini resumes only the id it is given: no recovery of another conversation")]
+    Gemini,
+    /// Copilot resumes the session it is given, or none.
+    #[error("Copilot resumes only the id it is given: no recovery of another conversation")]
+    Copilot,
 }
 
 /// The layout of `agent`'s files in `config_dir` (`~` already expanded) for the working dir
@@ -157,7 +171,7 @@ impl Layout for ClaudeLayout<'_> {
         claude::continued_in(self.locate(session).file.as_deref()?)
     }
 
-    fn scan(&self, skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, String> {
+    fn scan(&self, skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, NoRecovery> {
         Ok(self.cache.claude.largest_reachable(&self.project_dir, skip))
     }
 
@@ -201,8 +215,8 @@ impl Layout for CodexLayout<'_> {
         }
     }
 
-    fn scan(&self, _skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, String> {
-        Err("Codex keeps no recoverable sessions per working dir".into())
+    fn scan(&self, _skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, NoRecovery> {
+        Err(NoRecovery::Codex)
     }
 
     fn last_change(&self, session: &str) -> Option<SystemTime> {
@@ -237,8 +251,8 @@ impl Layout for GeminiLayout<'_> {
         Transcript::found(found.path, reachable, found.reachability.describe())
     }
 
-    fn scan(&self, _skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, String> {
-        Err("Gemini resumes only the id it is given: no recovery of another conversation".into())
+    fn scan(&self, _skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, NoRecovery> {
+        Err(NoRecovery::Gemini)
     }
 
     fn hazard(&self, session: &str) -> Option<String> {
@@ -295,8 +309,8 @@ impl Layout for CopilotLayout {
         Transcript::found(found.path, reachable, found.reachability.describe())
     }
 
-    fn scan(&self, _skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, String> {
-        Err("Copilot resumes only the id it is given: no recovery of another conversation".into())
+    fn scan(&self, _skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, NoRecovery> {
+        Err(NoRecovery::Copilot)
     }
 
     fn live_holders(&self) -> Vec<(String, u32)> {

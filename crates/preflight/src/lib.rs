@@ -376,7 +376,7 @@ fn decide_held(input: &Input, disk: &dyn Layout, held: &str, trail: &mut Trail) 
             Decision::new(Verdict::Fresh, None)
         }
         Err(reason) => {
-            trail.step(StepId::Recovery, false, reason);
+            trail.step(StepId::Recovery, false, reason.to_string());
             Decision::new(Verdict::Fresh, None)
         }
     }
@@ -439,7 +439,7 @@ fn with_evidence(
             false,
             nothing_to_recover("nothing recoverable on disk", held_elsewhere.into_inner()),
         ),
-        Err(reason) => trail.step(StepId::Scan, false, reason),
+        Err(reason) => trail.step(StepId::Scan, false, reason.to_string()),
     }
     decision
 }

@@ -27,19 +27,38 @@ pub struct Environment {
     pub config_vars: BTreeMap<&'static str, OsString>,
 }
 
+/// A file whose place [`Environment`] works out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placed {
+    /// The index (`index.json`).
+    Index,
+    /// `launchers.toml`.
+    Launchers,
+}
+
+impl std::fmt::Display for Placed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Placed::Index => "the index",
+            Placed::Launchers => "launchers.toml",
+        })
+    }
+}
+
 /// A file location that cannot be worked out.
 #[derive(Debug, thiserror::Error)]
 pub enum LocationError {
-    /// No home dir, and no variable or option that would make it unnecessary.
+    /// No home dir, and no variable that would make it unnecessary (nor an explicit path, for
+    /// the index: the caller names its own way to give one).
     #[error("cannot find the home directory to place {what} in; set HOME, {instead}")]
     NoHome {
-        /// What was to be placed: `the index`, `launchers.toml`.
-        what: &'static str,
-        /// What else says where it goes: `XDG_STATE_HOME or --path`.
+        /// What was to be placed.
+        what: Placed,
+        /// The variable that says where it goes instead: `XDG_STATE_HOME`.
         instead: &'static str,
     },
     /// An explicit index path that is blank.
-    #[error("the index path is empty; give a file path with --path or CRASH_RESUME_INDEX_PATH")]
+    #[error("the index path is empty")]
     EmptyIndexPath,
     /// A path or variable that is not UTF-8.
     #[error("{what} {value:?} is not valid UTF-8; crash-resume needs a UTF-8 path")]
@@ -104,8 +123,8 @@ impl Environment {
             .base_dir(self.xdg_state_home.as_ref(), ".local/state")
             .map_err(|error| match error {
                 LocationError::NoHome { .. } => LocationError::NoHome {
-                    what: "the index",
-                    instead: "XDG_STATE_HOME or --path",
+                    what: Placed::Index,
+                    instead: "XDG_STATE_HOME",
                 },
                 other => other,
             })?;
@@ -153,7 +172,7 @@ impl Environment {
                 .home
                 .as_ref()
                 .ok_or(LocationError::NoHome {
-                    what: "launchers.toml",
+                    what: Placed::Launchers,
                     instead: "XDG_CONFIG_HOME",
                 })?
                 .join(default),
@@ -250,7 +269,7 @@ mod tests {
         let env = Environment::default();
         assert_eq!(
             env.default_index_path().unwrap_err().to_string(),
-            "cannot find the home directory to place the index in; set HOME, XDG_STATE_HOME or --path"
+            "cannot find the home directory to place the index in; set HOME, XDG_STATE_HOME"
         );
         assert!(matches!(
             env.index_path(Some(" ")),

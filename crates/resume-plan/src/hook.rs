@@ -53,27 +53,53 @@ pub fn index_op(
     }
 }
 
+/// What [`apply_event`] did to the index; its `Display` is the word the hook's log uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Done {
+    /// The surface was bound to the session.
+    Recorded,
+    /// The entry was marked alive.
+    Touched,
+    /// A touch for a surface the index does not hold: nothing changed.
+    NothingToTouch,
+    /// The session was marked ended on purpose.
+    EndedCleanly,
+    /// An end of a session the surface's entry does not hold: nothing changed.
+    EndOfUnknownSession,
+}
+
+impl std::fmt::Display for Done {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Done::Recorded => "recorded",
+            Done::Touched => "touched",
+            Done::NothingToTouch => "nothing to touch",
+            Done::EndedCleanly => "ended cleanly",
+            Done::EndOfUnknownSession => "end of an unknown session",
+        })
+    }
+}
+
 /// Applies `provider`'s hook event to the index; `record` is what [`IndexOp::Record`] binds.
-/// Returns what was done, for the hook's log: `recorded`, `touched`, `nothing to touch`,
-/// `ended cleanly` or `end of an unknown session`.
+/// Returns what was done.
 pub fn apply_event(
     index: &mut Index,
     provider: &str,
     event: &HookEvent,
     record: Record,
     now: Millis,
-) -> &'static str {
+) -> Done {
     let surface = record.surface.clone();
     let session = record.session.clone();
     let held = index.lookup(surface.as_str()).map(|entry| &entry.session);
     match index_op(provider, event, held, session.as_str()) {
-        IndexOp::End if index.end(surface.as_str(), session.as_str(), now) => "ended cleanly",
-        IndexOp::End => "end of an unknown session",
-        IndexOp::Touch if index.touch(surface.as_str(), now) => "touched",
-        IndexOp::Touch => "nothing to touch",
+        IndexOp::End if index.end(surface.as_str(), session.as_str(), now) => Done::EndedCleanly,
+        IndexOp::End => Done::EndOfUnknownSession,
+        IndexOp::Touch if index.touch(surface.as_str(), now) => Done::Touched,
+        IndexOp::Touch => Done::NothingToTouch,
         IndexOp::Record => {
             index.record(record, now);
-            "recorded"
+            Done::Recorded
         }
     }
 }

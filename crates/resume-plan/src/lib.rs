@@ -6,7 +6,8 @@
 //! - [`input`]: an index entry to a [`preflight::Input`].
 //! - [`resume`]: a verdict to the session it resumes and the command that resumes it.
 //! - [`live`]: which sessions running agents hold.
-//! - [`plan`]: the restore plan ([`PlanItem`], serialisable both ways).
+//! - [`plan`]: the restore plan ([`PlanItem`], serialisable both ways); [`reasons`]: what an
+//!   item says besides its verdict (held elsewhere, refused, why offered), typed.
 //! - [`hook`]: an agent's hook event to an operation on the index.
 //! - [`apply`]: applying the plan through a multiplexer's backend (`mux::Backend`): claims,
 //!   the busy check, the restore lock, releasing what was not started; [`outcome`]: what it
@@ -37,9 +38,11 @@ pub mod input;
 pub mod live;
 pub mod outcome;
 pub mod plan;
+pub mod reasons;
 pub mod resume;
+mod wire;
 
-pub use environment::{Environment, LocationError, hook_log_path};
+pub use environment::{Environment, LocationError, Placed, hook_log_path};
 pub use plan::{Plan, PlanItem};
 
 /// The examples of the crate's README.md, compiled and run as doc tests so they stay true.

@@ -18,10 +18,13 @@ use launcher_map::{Registry, RenderError};
 use preflight::Verdict;
 use serde::{Deserialize, Serialize};
 
+use crate::reasons::{EndEvidence, HeldElsewhere, Refusal, UnclearEnd};
 use crate::{Environment, input, resume};
 
-/// One surface of the plan.
+/// One surface of the plan. Its `--json` form (version 1) says [`PlanItem::held_elsewhere`],
+/// [`PlanItem::refused`] and [`PlanItem::why`] both in words and typed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "crate::wire::PlanItemV1", from = "crate::wire::PlanItemV1")]
 pub struct PlanItem {
     /// The surface (a pane) the entry belongs to.
     pub surface: String,
@@ -44,32 +47,29 @@ pub struct PlanItem {
     /// The entry's working dir, as recorded.
     pub cwd: Option<String>,
     /// Who holds the session already: another surface or a live agent process.
-    pub held_elsewhere: Option<String>,
+    pub held_elsewhere: Option<HeldElsewhere>,
     /// Why the entry is not resumed although it could be: a stored value that is not inert
     /// text (a control character in its working dir or config dir).
-    pub refused: Option<String>,
+    pub refused: Option<Refusal>,
     /// The transcript is close to the agent's retention cut-off (Claude Code's
     /// `cleanupPeriodDays`, Gemini's `general.sessionRetention.maxAge`).
     pub retention: Option<preflight::claude::RetentionRisk>,
     /// What the agent's own start-up cleanup may delete once this is resumed (Gemini with
     /// `general.sessionRetention` on), as the preflight's cleanup step says it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cleanup: Option<String>,
     /// Why a session of an agent whose end reason does not tell a quit from a crash (Codex,
     /// Gemini) is or is not offered, from what could be observed.
-    pub why: Option<String>,
+    pub why: Option<EndEvidence>,
     /// What applying the plan did to this surface, for people (filled in by whoever applies
     /// it): [`PlanItem::outcome`] said as text, kept for readers of the first `--json` form.
     pub applied: Option<String>,
     /// When the surface was last active, in epoch milliseconds: the later of its entry's
     /// `last_active` and its transcript's last change ([`Entry::last_activity`]).
-    #[serde(default)]
     pub last_activity: Millis,
     /// What applying the plan did to this surface, typed.
     pub outcome: Option<crate::outcome::Applied>,
     /// The layout of the surface's window when it was last recorded (the index entry's
     /// `window_layout`): applying lays out a window it re-creates with the newest one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_layout: Option<String>,
 }
 
@@ -127,6 +127,18 @@ pub struct Planner<'a> {
 impl<'a> Planner<'a> {
     /// A planner over `index`, rendering commands with `registry`, in the environment `env`.
     pub fn new(index: &'a Index, registry: &'a Registry, env: &'a Environment) -> Self {
+        Planner::with_cache(index, registry, env, preflight::Cache::default())
+    }
+
+    /// [`Planner::new`], its preflights sharing `cache`: what it holds already is not read
+    /// again (such as the sessions running agents hold, when the caller knows them:
+    /// [`preflight::claude::Cache::assume_live_holders`]).
+    pub fn with_cache(
+        index: &'a Index,
+        registry: &'a Registry,
+        env: &'a Environment,
+        cache: preflight::Cache,
+    ) -> Self {
         Planner {
             index,
             registry,
@@ -134,7 +146,7 @@ impl<'a> Planner<'a> {
             home: env.home(),
             // Every bound id; each entry's own is taken out while its preflight runs.
             excluded: input::excluded_ids(index, None),
-            cache: preflight::Cache::default(),
+            cache,
             now: SystemTime::now(),
         }
     }
@@ -180,12 +192,10 @@ impl<'a> Planner<'a> {
             }
             _ => None,
         };
-        let why = match Agent::from_name(&provider) {
-            Some(agent) if agent.facts().clean_end == CleanEnd::FromOpenPane => {
-                Some(end_why(agent, entry, &outcome))
-            }
-            _ => None,
-        };
+        let why = Agent::from_name(&provider)
+            .filter(|agent| agent.facts().clean_end == CleanEnd::FromOpenPane)
+            .and_then(UnclearEnd::of)
+            .map(|agent| end_evidence(agent, entry, &outcome));
         let cleanup = outcome
             .steps
             .iter()
@@ -222,19 +232,21 @@ impl<'a> Planner<'a> {
         entry: &Entry,
         session: &str,
         layout: Option<&dyn preflight::layout::Layout>,
-    ) -> Option<String> {
+    ) -> Option<HeldElsewhere> {
         if let Some(owner) = self
             .index
             .owner_of(session)
             .filter(|owner| **owner != entry.surface)
         {
-            return Some(format!("surface {owner}"));
+            return Some(HeldElsewhere::Surface {
+                surface: owner.to_string(),
+            });
         }
         layout?
             .live_holders()
             .iter()
             .find(|(held, _)| held == session)
-            .map(|(_, pid)| format!("a running agent (pid {pid})"))
+            .map(|(_, pid)| HeldElsewhere::Agent { pid: *pid })
     }
 }
 
@@ -303,42 +315,27 @@ pub fn build_plan(
     Ok(plan)
 }
 
-/// Why a session of an agent whose end reason does not tell a quit from a crash (Codex,
-/// Gemini, Copilot) is or is not offered. Codex gives every end the reason `other`, Gemini
-/// `exit`, Copilot `user_exit`, so the evidence is where the end was seen: the hook marks a
-/// session ended only when the end came from the agent in a pane that still existed; a killed
-/// pane reports nothing (or nothing a hook can tie to a pane), nor does Codex running in its
-/// shared daemon. The words are the agent registry's.
-fn end_why(agent: Agent, entry: &Entry, outcome: &preflight::Outcome) -> String {
-    let agent_paths::EndWords {
-        display: name,
-        quits,
-        file,
-        unreported: daemon,
-    } = agent.facts().end_words;
+/// Why a session of an agent whose end reason does not tell a quit from a crash (Codex, Gemini,
+/// Copilot) is or is not offered. Codex gives every end the reason `other`, Gemini `exit`,
+/// Copilot `user_exit` (after a `/exit` and after a killed tmux server alike), so the
+/// evidence is where the end was seen: the hook marks a session ended only when the end came
+/// from the agent in a pane that still existed; a killed pane reports nothing, nor does Codex
+/// running in its shared daemon.
+fn end_evidence(agent: UnclearEnd, entry: &Entry, outcome: &preflight::Outcome) -> EndEvidence {
     if entry.ended_at.is_some() {
-        return format!(
-            "not offered: {name} reported its end from its pane, which stayed open ({quits})"
-        );
+        return EndEvidence::Ended { agent };
     }
     // What the transcript check found; else the step that narrowed the sequence last.
-    let disk = outcome
+    let detail = outcome
         .steps
         .iter()
         .rev()
         .find(|step| step.id == preflight::StepId::Transcript)
         .or_else(|| outcome.steps.iter().rev().find(|step| !step.ok))
-        .map(|step| step.detail.as_str())
+        .map(|step| step.detail.clone())
         .unwrap_or_default();
     match outcome.verdict {
-        Verdict::Resume => {
-            format!(
-                "offered: no end was reported from its pane{daemon}, and the {file} resumes \
-                 ({disk})"
-            )
-        }
-        _ => format!(
-            "no end was reported from its pane{daemon}, but {name} cannot resume it: {disk}"
-        ),
+        Verdict::Resume => EndEvidence::Offered { agent, detail },
+        _ => EndEvidence::CannotResume { agent, detail },
     }
 }

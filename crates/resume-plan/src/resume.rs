@@ -2,10 +2,11 @@
 //! registry), and the rule that refuses an entry whose values are not inert text.
 
 use camino::Utf8PathBuf;
-use index_core::text::escape;
 use index_core::{Entry, Provider};
 use launcher_map::{Registry, RenderError, Target};
 use preflight::{Outcome, Verdict};
+
+use crate::reasons::Refusal;
 
 /// The session a restore would load for `entry` after the preflight said `outcome`: the checked
 /// id for `resume` and `recover`, the held id when nothing could be checked (`unknown`), and
@@ -60,12 +61,8 @@ pub fn command(
 
 /// Why an entry is not resumed and its values not shown, when it holds a working dir or config
 /// dir that would reach a shell or a terminal as something other than text (an index written by
-/// another tool may hold one).
-pub fn refusal(entry: &Entry) -> Option<String> {
-    entry.check_dirs().err().map(|error| {
-        format!(
-            "the entry of surface {} is refused: its {error}; record the surface again or drop it with `crash-resume forget`",
-            escape(entry.surface.as_str())
-        )
-    })
+/// another tool may hold one). [`Entry::check_dirs`] finds nothing else wrong with a dir.
+pub fn refusal(entry: &Entry) -> Option<Refusal> {
+    let error = entry.check_dirs().err()?;
+    Refusal::of_dirs(entry.surface.as_str(), &error)
 }

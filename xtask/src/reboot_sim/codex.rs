@@ -22,8 +22,8 @@ use anyhow::{Context, Result, bail};
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::offline::{
-    Namespace, SCREEN_DEADLINE, case_slots, entry, find, install_wrapper, list, requests_row,
-    restore_plan, screen, screen_shows, short,
+    Namespace, SCREEN_DEADLINE, case_slots, end_kind, entry, find, install_wrapper, list,
+    requests_row, restore_plan, screen, screen_shows, short,
 };
 use super::sandbox::{Sandbox, create_dir};
 use super::wait::wait_for;
@@ -181,7 +181,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
                     problems.push("restore --apply tmux did not act on the pane".into());
                 }
                 let why = item.map(|item| item["why"].as_str().unwrap_or_default().to_string());
-                if !why.as_deref().unwrap_or_default().starts_with("offered") {
+                if end_kind(item) != "offered" {
                     problems.push(format!("restore's reason: {why:?}"));
                 }
                 (
@@ -199,13 +199,14 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
                 let why = item_all
                     .and_then(|item| item["why"].as_str())
                     .unwrap_or_default();
-                if !why.starts_with("not offered") {
+                let ended = end_kind(item_all) == "ended";
+                if !ended {
                     problems.push(format!("restore --all's reason: {why:?}"));
                 }
                 (
                     "ended, not offered".to_string(),
                     match item {
-                        None if why.starts_with("not offered") => "ended, not offered".to_string(),
+                        None if ended => "ended, not offered".to_string(),
                         None => "not offered".to_string(),
                         Some(_) => "offered".to_string(),
                     },
@@ -218,7 +219,10 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
                 let why = item
                     .and_then(|item| item["why"].as_str())
                     .unwrap_or_default();
-                if verdict != "fresh" || !why.contains("no rollout") {
+                if verdict != "fresh"
+                    || end_kind(item) != "cannot_resume"
+                    || !why.contains("no rollout")
+                {
                     problems.push(format!("verdict {verdict}, reason {why:?}"));
                 }
                 (

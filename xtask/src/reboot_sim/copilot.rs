@@ -212,13 +212,14 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
                 }
             }
             Case::Exit => ended_cells("/exit", item, find(&plan_all, &surface), &mut problems),
-            Case::EventsDeleted => deleted_cells("Copilot", item, &mut problems),
+            Case::EventsDeleted => deleted_cells(item, &mut problems),
             Case::Held => {
                 // Both the plan and the apply (which plans again) name the holder.
                 let applied = find(&applied, &surface);
                 let names = |item: Option<&serde_json::Value>| {
-                    item.and_then(|item| item["held_elsewhere"].as_str())
-                        .is_some_and(|named| named.contains(&format!("pid {holder}")))
+                    item.is_some_and(|item| {
+                        item["held_by"]["kind"] == "agent" && item["held_by"]["pid"] == holder
+                    })
                 };
                 let names_holder = names(item) && names(applied);
                 if !names_holder {

@@ -215,7 +215,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
                 crashed_cells(&held, &resumed, item, applied, &mut problems)
             }
             Case::Quit => ended_cells("/quit", item, find(&plan_all, &surface), &mut problems),
-            Case::FileDeleted => deleted_cells("Gemini", item, &mut problems),
+            Case::FileDeleted => deleted_cells(item, &mut problems),
             Case::TwinA | Case::TwinB => {
                 let offered = item.is_some_and(|item| item["verdict"] == "resume");
                 let warned = restore_stderr.contains(SHARED_DIR_WARNING)

@@ -421,7 +421,8 @@ impl<'a> Hostile<'a> {
         let crafted_item = item("tmux:hx:0.0");
         found.expect(
             crafted_item.as_ref().is_some_and(|item| {
-                item["refused"].is_string()
+                item["refusal"]["kind"] == "control_character"
+                    && item["refused"].is_string()
                     && item["command"].is_null()
                     && item["applied"].is_null()
             }),

@@ -278,7 +278,7 @@ pub fn crashed_cells(
     if applied.and_then(|item| item["applied"].as_str()).is_none() {
         problems.push("restore --apply tmux did not act on the pane".into());
     }
-    if !why(item).starts_with("offered") {
+    if end_kind(item) != "offered" {
         problems.push(format!("restore's reason: {:?}", why(item)));
     }
     (
@@ -301,14 +301,14 @@ pub fn ended_cells(
     if item.is_some() {
         problems.push(format!("restore offers a session that ended with {end}"));
     }
-    let why = why(item_all);
-    if !why.starts_with("not offered") {
-        problems.push(format!("restore --all's reason: {why:?}"));
+    let ended = end_kind(item_all) == "ended";
+    if !ended {
+        problems.push(format!("restore --all's reason: {:?}", why(item_all)));
     }
     (
         "ended, not offered".to_string(),
         match item {
-            None if why.starts_with("not offered") => "ended, not offered".to_string(),
+            None if ended => "ended, not offered".to_string(),
             None => "not offered".to_string(),
             Some(_) => "offered".to_string(),
         },
@@ -316,19 +316,14 @@ pub fn ended_cells(
 }
 
 /// The expected and the got of a pane whose conversation file was deleted after the crash: a
-/// fresh start, and `restore` saying that `agent` cannot resume it.
-pub fn deleted_cells(
-    agent: &str,
-    item: Option<&Value>,
-    problems: &mut Vec<String>,
-) -> (String, String) {
+/// fresh start, and `restore` saying that the agent cannot resume it.
+pub fn deleted_cells(item: Option<&Value>, problems: &mut Vec<String>) -> (String, String) {
     let verdict = item
         .and_then(|item| item["verdict"].as_str())
         .unwrap_or("-");
-    let why = why(item);
-    let said_why = why.contains(&format!("{agent} cannot resume it"));
+    let said_why = end_kind(item) == "cannot_resume";
     if verdict != "fresh" || !said_why {
-        problems.push(format!("verdict {verdict}, reason {why:?}"));
+        problems.push(format!("verdict {verdict}, reason {:?}", why(item)));
     }
     (
         "fresh (cannot resume, says why)".to_string(),
@@ -351,6 +346,13 @@ pub fn recorded_problem(before_crash: &[Value], surface: &str, held: &str) -> Op
         .find(|entry| entry["surfaceId"] == surface);
     (recorded.and_then(|entry| entry["sessionId"].as_str()) != Some(held))
         .then(|| format!("the index held {recorded:?} before the crash, not {held}"))
+}
+
+/// Why a plan item's session is or is not offered, typed (its `end_evidence`'s kind:
+/// `offered`, `ended`, `cannot_resume`); empty when it says nothing.
+pub fn end_kind(item: Option<&Value>) -> &str {
+    item.and_then(|item| item["end_evidence"]["kind"].as_str())
+        .unwrap_or_default()
 }
 
 /// The row of what the mock was asked (`requests`, one `METHOD PATH` a line): `expected` says

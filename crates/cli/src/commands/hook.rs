@@ -40,41 +40,124 @@ const RETRY_STDIN_DEADLINE: Duration = Duration::from_secs(10);
 /// together stay within about twice this.
 const MAX_LOG_BYTES: u64 = 256 * 1024;
 
-/// An outcome that is not an error, with the level `hook.log` gives it: `info` for a condition
-/// that is part of normal use (a SessionEnd that arrives after tmux died: a crash ends every
-/// session at once, no pane is left to name, and nothing is to be marked, since the session did
-/// not end cleanly), `warning` for one worth a look (the record handed to a background retry).
+/// What a hook did when it did not fail, said in `hook.log` (its `Display`) at its
+/// [`HookOutcome::level`]. What needs telling is logged always (a SessionEnd that records
+/// nothing, a record handed to a retry); what went as it should only when it was slow.
 #[derive(Debug)]
-struct Notice {
-    level: &'static str,
-    text: String,
+enum HookOutcome {
+    /// The event was applied to the index, in the time each phase took.
+    Applied {
+        done: resume_plan::hook::Done,
+        surface: String,
+        session: String,
+        phases: Phases,
+    },
+    /// A SessionEnd run by Codex's daemon, which sends one whether the user quit or the pane
+    /// was killed: not marked ended.
+    EndedInDaemon { session: String, daemon: u32 },
+    /// A SessionEnd where no surface can be named any more (normal after a crash: the
+    /// multiplexer died, every agent gets its SessionEnd with no pane left): nothing to mark.
+    EndedWithoutSurface { session: String, why: String },
+    /// A Codex hook run by its daemon whose session no pane's title shows: nothing recorded.
+    NoPaneUnderDaemon { session: String, daemon: u32 },
+    /// The lock was busy past the hook's wait: the record was handed to a background retry.
+    HandedToRetry {
+        busy: StoreError,
+        surface: String,
+        session: String,
+        pid: u32,
+        wait: Duration,
+    },
 }
 
-impl Notice {
-    fn info(text: String) -> anyhow::Error {
-        Notice {
-            level: "info",
-            text,
+/// How long each phase of an applied hook took, from its start.
+#[derive(Debug)]
+struct Phases {
+    read: Duration,
+    named: Duration,
+    locked: Duration,
+    done: Duration,
+}
+
+/// The level a [`HookOutcome`] has in `hook.log`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// A condition that is part of normal use.
+    Info,
+    /// One worth a look.
+    Warning,
+}
+
+impl HookOutcome {
+    fn level(&self) -> Level {
+        match self {
+            HookOutcome::HandedToRetry { .. } => Level::Warning,
+            _ => Level::Info,
         }
-        .into()
     }
 
-    fn warning(text: String) -> anyhow::Error {
-        Notice {
-            level: "warning",
-            text,
-        }
-        .into()
+    /// Whether it is logged however fast the hook was.
+    fn needs_telling(&self) -> bool {
+        !matches!(
+            self,
+            HookOutcome::Applied { .. } | HookOutcome::NoPaneUnderDaemon { .. }
+        )
     }
 }
 
-impl std::fmt::Display for Notice {
+impl std::fmt::Display for Level {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(match self {
+            Level::Info => "info",
+            Level::Warning => "warning",
+        })
     }
 }
 
-impl std::error::Error for Notice {}
+impl std::fmt::Display for HookOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HookOutcome::Applied {
+                done,
+                surface,
+                session,
+                phases,
+            } => write!(
+                f,
+                "{done} {surface} → {session} (payload {}, surface {}, lock and read {}, change and write {})",
+                millis_text(phases.read),
+                millis_text(phases.named.saturating_sub(phases.read)),
+                millis_text(phases.locked.saturating_sub(phases.named)),
+                millis_text(phases.done.saturating_sub(phases.locked)),
+            ),
+            HookOutcome::EndedInDaemon { session, daemon } => write!(
+                f,
+                "session {session} ended in Codex's daemon (pid {daemon}), which sends SessionEnd \
+                 whether the user quit or the pane was killed; not marked ended, it stays resumable"
+            ),
+            HookOutcome::EndedWithoutSurface { session, why } => write!(
+                f,
+                "session {session} ended where no surface can be named any more ({why}); nothing \
+                 to mark, it stays resumable"
+            ),
+            HookOutcome::NoPaneUnderDaemon { session, daemon } => write!(
+                f,
+                "session {session} not recorded: Codex's daemon (pid {daemon}) runs the hook and \
+                 no pane's title shows the session"
+            ),
+            HookOutcome::HandedToRetry {
+                busy,
+                surface,
+                session,
+                pid,
+                wait,
+            } => write!(
+                f,
+                "{busy}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {wait:?}"
+            ),
+        }
+    }
+}
 
 /// Runs the hook; every failure is logged, none is returned.
 pub fn run(cx: &Context, agent: Agent, payload_arg: Option<&str>) {
@@ -90,16 +173,16 @@ pub fn run_for_event(cx: &Context, agent: Agent, event: Option<&str>) {
 fn run_hook(cx: &Context, agent: Agent, payload_arg: Option<&str>, event: Option<&str>) {
     let started = Instant::now();
     let result = capture(cx, agent, payload_arg, event, started);
-    let log_line = match &result {
-        Ok(done) => format!("info: {done}"),
-        Err(error) => match error.downcast_ref::<Notice>() {
-            Some(notice) => format!("{}: {notice}", notice.level),
-            None => format!("error: {}", crate::error::error_text(error)),
-        },
+    let (log_line, needs_telling) = match &result {
+        Ok(outcome) => (
+            format!("{}: {outcome}", outcome.level()),
+            outcome.needs_telling(),
+        ),
+        Err(error) => (format!("error: {}", crate::error::error_text(error)), true),
     };
     let elapsed = started.elapsed();
-    // Successes are not logged unless slow: the log is for what needs telling.
-    if result.is_err() || elapsed > Duration::from_millis(100) {
+    // What went as it should is not logged unless slow: the log is for what needs telling.
+    if needs_telling || elapsed > Duration::from_millis(100) {
         log(
             cx,
             &format!(
@@ -117,7 +200,7 @@ fn capture(
     payload_arg: Option<&str>,
     event: Option<&str>,
     started: Instant,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<HookOutcome> {
     let is_retry = cx.is_hook_retry;
     let value: serde_json::Value = match payload_arg {
         Some(text) => serde_json::Deserializer::from_str(text)
@@ -134,7 +217,7 @@ fn capture(
         Dialect::Copilot => crate::copilot::in_common_words(value, event),
         _ => value,
     };
-    let payload = parse_hook_payload(&value).map_err(|reason| anyhow!(reason))?;
+    let payload = parse_hook_payload(&value)?;
     // The programs the hook runs (tmux, `ps`) get what is left of the budget, less the reserve.
     let programs_deadline = started + HOOK_BUDGET.saturating_sub(WRITE_RESERVE);
     let daemon = match dialect {
@@ -144,11 +227,10 @@ fn capture(
     // Codex's daemon sends SessionEnd about a minute after a thread loses its last TUI,
     // whether the user quit or the pane was killed: it says nothing of a clean end.
     if let (Some(daemon), HookEvent::SessionEnd { .. }) = (daemon, &payload.event) {
-        return Err(Notice::info(format!(
-            "session {} ended in Codex's daemon (pid {daemon}), which sends SessionEnd whether \
-             the user quit or the pane was killed; not marked ended, it stays resumable",
-            payload.session
-        )));
+        return Ok(HookOutcome::EndedInDaemon {
+            session: payload.session,
+            daemon,
+        });
     }
     if dialect == Dialect::Gemini
         && std::env::var_os("TMUX_PANE").is_none()
@@ -181,12 +263,10 @@ fn capture(
         // a crash (the multiplexer died, every agent gets its SessionEnd with no pane left) and
         // only means no clean-exit mark: the session stays resumable.
         Err(error) if matches!(payload.event, HookEvent::SessionEnd { .. }) => {
-            return Err(Notice::info(format!(
-                "session {} ended where no surface can be named any more ({}); nothing to \
-                 mark, it stays resumable",
-                payload.session,
-                crate::error::error_text(&error)
-            )));
+            return Ok(HookOutcome::EndedWithoutSurface {
+                session: payload.session,
+                why: crate::error::error_text(&error),
+            });
         }
         Err(error) => return Err(error),
     };
@@ -218,25 +298,31 @@ fn capture(
             let retry_wait =
                 setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT));
             let pid = spawn_retry(cx, agent, &surface, &value.to_string(), retry_wait)?;
-            return Err(Notice::warning(format!(
-                "{error}; {surface} → {session} handed to a background retry (pid {pid}) that waits up to {retry_wait:?}"
-            )));
+            return Ok(HookOutcome::HandedToRetry {
+                busy: error,
+                surface,
+                session,
+                pid,
+                wait: retry_wait,
+            });
         }
-        other => other?,
+        other => other.map_err(crate::error::store_error)?,
     };
     for warning in &updated.warnings {
         log(cx, &format!("warning: {warning}"));
     }
     let done = started.elapsed();
-    let locked = locked.get().unwrap_or(done);
-    Ok(format!(
-        "{} {surface} → {session} (payload {}, surface {}, lock and read {}, change and write {})",
-        updated.value,
-        millis_text(read),
-        millis_text(named.saturating_sub(read)),
-        millis_text(locked.saturating_sub(named)),
-        millis_text(done.saturating_sub(locked)),
-    ))
+    Ok(HookOutcome::Applied {
+        done: updated.value,
+        surface,
+        session,
+        phases: Phases {
+            read,
+            named,
+            locked: locked.get().unwrap_or(done),
+            done,
+        },
+    })
 }
 
 /// A duration as milliseconds with one decimal: `7.2 ms`.
@@ -252,7 +338,7 @@ fn not_found_under_daemon(
     daemon: u32,
     session: &str,
     unfound: crate::codex::Unfound,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<HookOutcome> {
     let why = match unfound {
         crate::codex::Unfound::Other(error) => return Err(error),
         crate::codex::Unfound::NoTitle(why) => why,
@@ -263,10 +349,10 @@ fn not_found_under_daemon(
     if marker.is_none_or(|marker| crate::codex::first_report_of(&marker, daemon)) {
         log(cx, &format!("hook codex: warning: {why}"));
     }
-    Ok(format!(
-        "session {session} not recorded: Codex's daemon (pid {daemon}) runs the hook and no \
-         pane's title shows the session"
-    ))
+    Ok(HookOutcome::NoPaneUnderDaemon {
+        session: session.to_string(),
+        daemon,
+    })
 }
 
 /// Reads the payload from stdin (the first JSON value, in one pass, nothing after it waited for:

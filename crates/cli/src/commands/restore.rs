@@ -66,6 +66,16 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let mut restored_into = None;
     let mut store = None;
     if let Some(multiplexer) = args.apply {
+        if multiplexer == mux::Multiplexer::Kitty
+            && args
+                .kitty_socket
+                .as_deref()
+                .is_none_or(|address| address.trim().is_empty())
+        {
+            return Err(Failure::Usage(anyhow!(
+                "no kitty to restore into: give --kitty-socket unix:PATH (the address kitty's --listen-on names), or run it from a kitty window with remote control on (KITTY_LISTEN_ON)"
+            )));
+        }
         let options = mux::Options {
             tmux_socket: args.tmux_socket.clone(),
             cmux_socket: args.cmux_socket.clone(),
@@ -261,7 +271,9 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
             let verdict = item.verdict.as_str().to_string();
             let what = match (&item.refused, &item.held_elsewhere, &item.command) {
                 (Some(refused), _, _) => format!("not resumed: {refused}"),
-                (None, Some(holder), _) => format!("not resumed: held by {}", escape(holder)),
+                (None, Some(holder), _) => {
+                    format!("not resumed: held by {}", escape(&holder.to_string()))
+                }
                 (None, None, Some(command)) => escape(command).into_owned(),
                 (None, None, None) => match &item.recoverable_session_id {
                     Some(evidence) => {

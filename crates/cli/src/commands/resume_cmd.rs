@@ -34,8 +34,8 @@ pub fn run(cx: &Context, surface: &str, max_age: Option<&str>) -> Outcome {
             escape(surface)
         )));
     }
-    if let Some(message) = entry.as_ref().and_then(resume_plan::resume::refusal) {
-        return Err(Failure::Failed(anyhow!(message)));
+    if let Some(refusal) = entry.as_ref().and_then(resume_plan::resume::refusal) {
+        return Err(Failure::Failed(anyhow!(refusal.to_string())));
     }
     let Some(entry) = entry else {
         let message = format!(
@@ -131,7 +131,7 @@ fn decide(item: &PlanItem) -> Result<Option<String>, String> {
         return Err(format!(
             "the session {} of surface {surface} is held by {}: it is open already, and resuming it here would open it twice; nothing to resume",
             escape(item.session_id.as_deref().unwrap_or(&item.held_session)),
-            escape(holder),
+            escape(&holder.to_string()),
         ));
     }
     match (item.verdict, item.session_id.as_deref()) {

@@ -251,6 +251,11 @@ fn a_session_held_by_a_live_agent_process_is_not_resumed() {
         format!("a running agent (pid {})", agent.pid()),
         "{item}"
     );
+    assert_eq!(
+        item["held_by"],
+        serde_json::json!({"kind": "agent", "pid": agent.pid()}),
+        "{item}"
+    );
     assert_eq!(item["verdict"], "resume", "{item}");
     for surface in ["dead", "not-claude"] {
         assert_eq!(plan[surface]["held_elsewhere"], Value::Null, "{surface}");
@@ -490,4 +495,19 @@ fn apply_takes_its_backend_from_the_registry_and_says_the_outcome_typed() {
         stderr.contains("tmux, zellij, wezterm, cmux, kitty"),
         "{stderr}"
     );
+}
+
+#[test]
+fn apply_kitty_without_a_socket_is_a_usage_error_and_claims_nothing() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "proj", "");
+    bind(&env, "kitty:1:2", &uuid(1), &cwd);
+    let before = env.index_bytes();
+    assert_cmd::Command::from_std(crash_resume_agent(&env))
+        .args(["restore", "--apply", "kitty"])
+        .env_remove("KITTY_LISTEN_ON")
+        .assert()
+        .code(2)
+        .stderr(contains("give --kitty-socket unix:PATH"));
+    assert_eq!(env.index_bytes(), before, "nothing claimed");
 }

@@ -164,6 +164,8 @@ fn resume_cmd_refuses_a_session_a_running_agent_holds() {
         document["held_elsewhere"],
         format!("a running agent (pid {})", agent.pid())
     );
+    assert_eq!(document["held_by"]["kind"], "agent", "{document}");
+    assert_eq!(document["held_by"]["pid"], agent.pid(), "{document}");
     assert_eq!(document["command"], Value::Null);
 
     drop(agent);

@@ -130,7 +130,7 @@ enum Stream {
 }
 
 impl Kitty {
-    /// kitty at `address` (`--kitty-socket`, else `KITTY_LISTEN_ON`), each call given
+    /// kitty at `address` (what kitty's `--listen-on` names), each call given
     /// `deadline`; a window falls back to `shell` (the user's `$SHELL`) after the agent.
     pub fn new(address: Option<String>, deadline: Duration, shell: Option<String>) -> Kitty {
         Kitty {
@@ -154,7 +154,8 @@ impl Kitty {
         }
         let Some(address) = &self.address else {
             return Err(MuxError::NotMade(
-                "no kitty to talk to: give --kitty-socket unix:PATH (kitty's --listen-on), or run from a kitty window with remote control on (KITTY_LISTEN_ON)".to_string(),
+                "no kitty to talk to: no address of its remote control socket was given"
+                    .to_string(),
             ));
         };
         let request = json!({
@@ -517,7 +518,7 @@ impl Backend for Kitty {
     fn location(&self) -> String {
         self.address
             .clone()
-            .unwrap_or_else(|| "no kitty socket (--kitty-socket, KITTY_LISTEN_ON)".to_string())
+            .unwrap_or_else(|| "no kitty socket".to_string())
     }
 }
 

@@ -176,9 +176,14 @@ fn kitty_refusing_a_command_is_a_failure_that_never_quotes_its_traceback() {
 }
 
 #[test]
-fn no_address_fails_saying_how_to_give_one() {
+fn no_address_fails_saying_it_has_none() {
     let backend = Kitty::new(None, Duration::from_secs(1), None);
     let failed = open(&backend, "kitty:3", None).unwrap_err();
-    assert!(failed.to_string().contains("--kitty-socket"), "{failed}");
+    assert!(
+        failed
+            .to_string()
+            .contains("no address of its remote control socket"),
+        "{failed}"
+    );
     assert!(backend.location().contains("no kitty socket"));
 }

@@ -1,3 +1,4 @@
 //! resume-plan's integration tests: one test binary, a module per area.
 
 mod apply;
+mod plan;
