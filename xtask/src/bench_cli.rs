@@ -9,7 +9,9 @@
 //! `/clear`'s SessionEnd and SessionStart started together, and `restore --apply kitty` of 10
 //! surfaces into a live kitty (`bench_kitty`). Prints Markdown tables for BENCHMARKS.md.
 //!
-//! Everything runs in a sandbox under `target/bench-cli/` with its own HOME and config dirs.
+//! Every measurement runs in a sandbox of its own with its own HOME and config dirs (the test
+//! world's, `test_support::sandbox`, under the build dir), the hooks in a pane of the test
+//! world's private tmux server; zellij runs under `target/bench-cli/`.
 
 mod zellij_restore;
 
@@ -20,6 +22,8 @@ use anyhow::{Context, Result, bail};
 use camino::{Utf8Path, Utf8PathBuf};
 use index_core::{Record, Repo, SessionId, SurfaceId};
 use index_store::{Store, StoreOptions};
+use test_support::sandbox::Sandbox;
+use test_support::world::{PanePlace, TmuxServer};
 
 const USAGE: &str = "usage: cargo xtask bench-cli [--runs N] [--plan | --only tmux-hook | --only kitty-restore | --only zellij-restore]";
 
@@ -43,6 +47,7 @@ pub fn run(args: &[String]) -> Result<()> {
             }
             ("--only", Some(what)) if what == "kitty-restore" => {
                 only_kitty_restore = true;
+                words.next();
             }
             ("--only", Some(what)) if what == "zellij-restore" => {
                 only_zellij = true;
@@ -53,18 +58,17 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let binary = Utf8PathBuf::from_path_buf(crate::workspace::build_release()?)
         .map_err(|path| anyhow::anyhow!("the build dir {} is not UTF-8", path.display()))?;
-    let sandbox = Utf8PathBuf::from_path_buf(crate::workspace::sandbox_base("bench-cli")?)
-        .map_err(|path| anyhow::anyhow!("the sandbox dir {} is not UTF-8", path.display()))?;
+    let sandbox = utf8(crate::workspace::sandbox_base("bench-cli")?)?;
     let _ = std::fs::remove_dir_all(&sandbox);
     std::fs::create_dir_all(&sandbox)?;
     if plan_only {
-        return plan_growth(&binary, &sandbox, runs.clamp(1, 10));
+        return plan_growth(&binary, runs.clamp(1, 10));
     }
     if only_tmux_hook {
-        return tmux_hooks(&binary, &sandbox, runs);
+        return tmux_hooks(&binary, runs);
     }
     if only_kitty_restore {
-        return kitty_restore(&binary, &sandbox, runs.clamp(1, 10));
+        return kitty_restore(&binary, runs.clamp(1, 10));
     }
     if only_zellij {
         return zellij_restore::run(&binary, &sandbox, runs.clamp(1, 5));
@@ -73,7 +77,7 @@ pub fn run(args: &[String]) -> Result<()> {
     println!("| command | entries | median | p95 |");
     println!("|---|---:|---:|---:|");
     for size in [1_000usize, 10_000] {
-        let bench = Bench::new(&binary, &sandbox.join(format!("n{size}")), size)?;
+        let bench = Bench::new(&binary, size)?;
         let surface = surface(size / 2);
         let cases: [(&str, Vec<String>, Option<String>); 5] = [
             (
@@ -111,7 +115,7 @@ pub fn run(args: &[String]) -> Result<()> {
             println!("| `{name}` | {size} | {} | {} |", ms(median), ms(p95));
         }
     }
-    let bench = Bench::new(&binary, &sandbox.join("sparse"), 1_000)?;
+    let bench = Bench::new(&binary, 1_000)?;
     let transcript = bench.sparse_transcript(1_000, 2 << 30)?;
     let args = vec!["preflight".to_string(), surface(1_000 / 2)];
     let times = bench.time_allowing(&args, runs, &[0, 4])?;
@@ -127,23 +131,23 @@ pub fn run(args: &[String]) -> Result<()> {
     );
     std::fs::remove_file(&transcript)?;
 
-    let bench = Bench::new(&binary, &sandbox.join("concurrent"), 1_000)?;
+    let bench = Bench::new(&binary, 1_000)?;
     let wall = bench.concurrent_records(100)?;
     println!(
         "\n100 concurrent `record` processes on a 1,000-entry index: all done in {}",
         ms(wall)
     );
-    plan_growth(&binary, &sandbox, runs.clamp(1, 10))?;
-    tmux_hooks(&binary, &sandbox, runs)?;
-    kitty_restore(&binary, &sandbox, runs.clamp(1, 10))
+    plan_growth(&binary, runs.clamp(1, 10))?;
+    tmux_hooks(&binary, runs)?;
+    kitty_restore(&binary, runs.clamp(1, 10))
 }
 
 /// `restore --apply kitty` into a live kitty (`bench_kitty`), held to its budget beyond
 /// kitty's own start.
-fn kitty_restore(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
+fn kitty_restore(binary: &Utf8Path, runs: usize) -> Result<()> {
     use crate::bench_kitty::{BUDGET, SURFACES};
     let load = load_average();
-    let measured = crate::bench_kitty::measure(binary, sandbox, runs)?;
+    let measured = crate::bench_kitty::measure(binary, runs)?;
     println!(
         "\n`restore --apply kitty` of {SURFACES} surfaces into a live kitty ({runs} runs; load average before: {load}):\n"
     );
@@ -168,14 +172,14 @@ fn kitty_restore(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<(
 /// The `restore` plan (no `--apply`) as the index grows: every entry's working dir is one of
 /// 50, each dir's project folder holds 20 transcripts (the sessions of its first 20 entries),
 /// so at 1,000 entries every entry resumes and beyond that the rest run the recovery scan.
-fn plan_growth(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
+fn plan_growth(binary: &Utf8Path, runs: usize) -> Result<()> {
     const DIRS: usize = 50;
     const TRANSCRIPTS_PER_DIR: usize = 20;
     println!("\n| `restore` plan: entries | median | p95 | per entry |");
     println!("|---:|---:|---:|---:|");
     for size in [1_000usize, 2_000, 5_000, 10_000] {
-        let dir = sandbox.join(format!("plan{size}"));
-        let bench = Bench::new(binary, &dir, 0)?;
+        let bench = Bench::new(binary, 0)?;
+        let dir = &bench.dir;
         let config = dir.join("home/.claude");
         let works: Vec<Utf8PathBuf> = (0..DIRS)
             .map(|n| {
@@ -225,7 +229,7 @@ fn plan_growth(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()>
 /// The hook is started by this process, not from the pane: it is named by `TMUX_PANE` only
 /// because it has a terminal (this one's); without a terminal a hook trusts `TMUX_PANE` only for
 /// a pane whose process is its ancestor, and would record nothing here.
-fn tmux_hooks(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> {
+fn tmux_hooks(binary: &Utf8Path, runs: usize) -> Result<()> {
     use std::io::IsTerminal as _;
     if !std::io::stdin().is_terminal() {
         bail!(
@@ -233,7 +237,17 @@ fn tmux_hooks(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> 
              (a hook without a terminal does not trust the TMUX_PANE of a pane it does not run in)"
         );
     }
-    let tmux = TmuxServer::start(sandbox)?;
+    let tmux_sandbox = Sandbox::default();
+    let tmux = TmuxServer::start(
+        &tmux_sandbox,
+        &format!("bench-{}", std::process::id()),
+        &[(PanePlace::new("bench", 0, 0), tmux_sandbox.home(), "sh")],
+    );
+    let tmux = Pane {
+        variable: tmux.tmux_variable(),
+        pane: tmux.display("=bench:0.0", "#{pane_id}"),
+        _server: tmux,
+    };
     println!(
         "\n`hook claude` in a real tmux pane ({runs} runs each; load average before: {}):\n",
         load_average()
@@ -241,7 +255,7 @@ fn tmux_hooks(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> 
     println!("| event | entries | median | p95 | max |");
     println!("|---|---:|---:|---:|---:|");
     for size in [10usize, 1_000] {
-        let bench = Bench::new(binary, &sandbox.join(format!("tmux-n{size}")), size)?;
+        let bench = Bench::new(binary, size)?;
         let hook = |event: &str, session: &str, extra: &str| -> Vec<String> {
             vec![format!(
                 r#"{{"session_id":"{session}","cwd":"{}","hook_event_name":"{event}",{extra}}}"#,
@@ -293,7 +307,7 @@ fn tmux_hooks(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<()> 
             &together,
         );
     }
-    tmux.kill();
+    drop(tmux);
     println!("\n(load average after: {})", load_average());
     Ok(())
 }
@@ -322,62 +336,18 @@ fn print_row(name: &str, size: usize, times: &[Duration]) {
     );
 }
 
-/// A private tmux server with one pane, on a socket of its own.
-struct TmuxServer {
-    socket: std::path::PathBuf,
+/// The one pane of the test world's private tmux server (`test_support::world`) that the
+/// hooks are named by; the server is killed when dropped.
+struct Pane {
     /// `$TMUX` as tmux sets it in its panes: socket, server pid, session index.
     variable: String,
     pane: String,
-}
-
-impl TmuxServer {
-    fn start(sandbox: &Utf8Path) -> Result<TmuxServer> {
-        // A socket path must stay short (108 bytes): the system's temp dir, not the sandbox.
-        let socket =
-            std::env::temp_dir().join(format!("crash-resume-bench-{}", std::process::id()));
-        let tmux = |args: &[&str]| {
-            Command::new("tmux")
-                .arg("-S")
-                .arg(&socket)
-                .args(args)
-                .current_dir(sandbox)
-                .stdin(Stdio::null())
-                .output()
-                .context("cannot run tmux")
-        };
-        let started = tmux(&["-f", "/dev/null", "new-session", "-d", "-s", "bench", "sh"])?;
-        if !started.status.success() {
-            bail!(
-                "tmux new-session failed: {}",
-                String::from_utf8_lossy(&started.stderr)
-            );
-        }
-        let shown = tmux(&["display-message", "-p", "-t", "bench:", "#{pane_id} #{pid}"])?;
-        let text = String::from_utf8_lossy(&shown.stdout).trim().to_string();
-        let Some((pane, pid)) = text.split_once(' ') else {
-            bail!("tmux did not name its pane: {text:?}");
-        };
-        Ok(TmuxServer {
-            variable: format!("{},{pid},0", socket.display()),
-            pane: pane.to_string(),
-            socket,
-        })
-    }
-
-    fn kill(&self) {
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .stderr(Stdio::null())
-            .status();
-        let _ = std::fs::remove_file(&self.socket);
-    }
+    _server: TmuxServer,
 }
 
 impl Bench {
     /// The hook as it runs in the pane: no surface variable, the pane's `TMUX` and `TMUX_PANE`.
-    fn hook_command(&self, tmux: &TmuxServer) -> Command {
+    fn hook_command(&self, tmux: &Pane) -> Command {
         let mut command = self.command(&["hook".to_string(), "claude".to_string()]);
         command
             .env_remove("CRASH_RESUME_SURFACE")
@@ -387,7 +357,7 @@ impl Bench {
         command
     }
 
-    fn spawn_hook(&self, tmux: &TmuxServer, payload: &str) -> Result<std::process::Child> {
+    fn spawn_hook(&self, tmux: &Pane, payload: &str) -> Result<std::process::Child> {
         let mut child = self.hook_command(tmux).spawn()?;
         if let Some(mut pipe) = child.stdin.take() {
             use std::io::Write;
@@ -396,7 +366,7 @@ impl Bench {
         Ok(child)
     }
 
-    fn hook_in_pane(&self, tmux: &TmuxServer, payload: &str) -> Result<Duration> {
+    fn hook_in_pane(&self, tmux: &Pane, payload: &str) -> Result<Duration> {
         let started = Instant::now();
         let status = self.spawn_hook(tmux, payload)?.wait()?;
         let elapsed = started.elapsed();
@@ -405,7 +375,7 @@ impl Bench {
     }
 
     /// `/clear`'s two hooks started together; the time until the SessionStart's is done.
-    fn clear_pair_in_pane(&self, tmux: &TmuxServer, end: &str, start: &str) -> Result<Duration> {
+    fn clear_pair_in_pane(&self, tmux: &Pane, end: &str, start: &str) -> Result<Duration> {
         let mut ending = self.spawn_hook(tmux, end)?;
         let started = Instant::now();
         let status = self.spawn_hook(tmux, start)?.wait()?;
@@ -455,8 +425,11 @@ fn percentiles(times: &[Duration]) -> (Duration, Duration) {
     (at(0.5), at(0.95))
 }
 
+/// One measurement's index and agent dirs, in a sandbox of the test world.
 struct Bench {
     binary: Utf8PathBuf,
+    env: Sandbox,
+    /// The sandbox's dir.
     dir: Utf8PathBuf,
     index: Utf8PathBuf,
     work: Utf8PathBuf,
@@ -465,12 +438,14 @@ struct Bench {
 impl Bench {
     /// A sandbox with an index of `size` entries and a project folder holding the transcript of
     /// the probed surface's session.
-    fn new(binary: &Utf8Path, dir: &Utf8Path, size: usize) -> Result<Bench> {
+    fn new(binary: &Utf8Path, size: usize) -> Result<Bench> {
+        let env = Sandbox::default();
+        let dir = utf8(env.root().to_path_buf())?;
         let work = dir.join("home/work");
         std::fs::create_dir_all(&work)?;
         let work = work.canonicalize_utf8()?;
         let config = dir.join("home/.claude");
-        let index = dir.join("state/crash-resume/index.json");
+        let index = utf8(env.index_path())?;
         let store = Store::open(&index, StoreOptions::default())?;
         store.update(|index| {
             for n in 0..size {
@@ -492,7 +467,8 @@ impl Bench {
         )?;
         Ok(Bench {
             binary: binary.to_owned(),
-            dir: dir.to_owned(),
+            env,
+            dir,
             index,
             work,
         })
@@ -503,8 +479,8 @@ impl Bench {
         command
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.dir.join("home"))
-            .env("XDG_CONFIG_HOME", self.dir.join("config"))
+            .env("HOME", self.env.home())
+            .env("XDG_CONFIG_HOME", self.env.config_home())
             .env("CRASH_RESUME_INDEX_PATH", &self.index)
             .env("CRASH_RESUME_SURFACE", surface(0))
             .args(args)
@@ -620,4 +596,9 @@ impl Bench {
         }
         Ok(started.elapsed())
     }
+}
+
+fn utf8(path: std::path::PathBuf) -> Result<Utf8PathBuf> {
+    Utf8PathBuf::from_path_buf(path)
+        .map_err(|path| anyhow::anyhow!("the sandbox dir {} is not UTF-8", path.display()))
 }

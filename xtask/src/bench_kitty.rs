@@ -9,9 +9,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use camino::Utf8Path;
+use camino::{Utf8Path, Utf8PathBuf};
 use index_core::{Record, Repo, SessionId, SurfaceId};
 use index_store::{Store, StoreOptions};
+use test_support::sandbox::Sandbox;
+use test_support::world::poll_until;
 
 use crate::kitty::Kitty;
 
@@ -28,11 +30,14 @@ pub struct Measured {
     pub restores: Vec<Duration>,
 }
 
-/// `runs` restores of [`SURFACES`] surfaces, each into a kitty of its own.
-pub fn measure(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<Measured> {
+/// `runs` restores of [`SURFACES`] surfaces, each into a kitty of its own, in a sandbox of the
+/// test world of its own.
+pub fn measure(binary: &Utf8Path, runs: usize) -> Result<Measured> {
     let mut measured = Measured::default();
     for run in 0..runs {
-        let dir = sandbox.join(format!("kitty-{run}"));
+        let sandbox = Sandbox::default();
+        let dir = Utf8PathBuf::from_path_buf(sandbox.root().to_path_buf())
+            .map_err(|path| anyhow::anyhow!("the sandbox dir {} is not UTF-8", path.display()))?;
         let (index, work) = index_of_surfaces(&dir)?;
         // A socket path must stay short (108 bytes): the system's temp dir, not the sandbox.
         let socket = std::env::temp_dir().join(format!(
@@ -77,21 +82,21 @@ pub fn measure(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<Mea
         }
         // kitty shows a new window's environment once its process has started (`ls` reads
         // it from /proc), a few milliseconds after `launch` answered.
-        let waited = Instant::now();
-        loop {
-            let tagged = kitty
-                .windows()?
-                .iter()
-                .filter(|window| window.tag.is_some())
-                .count();
-            if tagged == SURFACES {
-                break;
-            }
-            if tagged > SURFACES || waited.elapsed() > Duration::from_secs(10) {
-                bail!("the restore opened {tagged} tagged windows, not {SURFACES}");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        poll_until(
+            Duration::from_secs(10),
+            &format!("the restore's {SURFACES} tagged windows"),
+            || {
+                let tagged = kitty
+                    .windows()?
+                    .iter()
+                    .filter(|window| window.tag.is_some())
+                    .count();
+                if tagged > SURFACES {
+                    bail!("the restore opened {tagged} tagged windows, not {SURFACES}");
+                }
+                Ok(tagged == SURFACES)
+            },
+        )?;
         drop(kitty);
         let _ = std::fs::remove_file(&socket);
     }
@@ -101,7 +106,7 @@ pub fn measure(binary: &Utf8Path, sandbox: &Utf8Path, runs: usize) -> Result<Mea
 /// An index of [`SURFACES`] kitty windows of an instance that is gone (recorded under pid 1,
 /// which is never kitty), each with its Claude Code transcript, so each resumes into a new
 /// window. Its path and the working dir.
-fn index_of_surfaces(dir: &Utf8Path) -> Result<(camino::Utf8PathBuf, camino::Utf8PathBuf)> {
+fn index_of_surfaces(dir: &Utf8Path) -> Result<(Utf8PathBuf, Utf8PathBuf)> {
     let work = dir.join("home/work");
     std::fs::create_dir_all(&work)?;
     let work = work.canonicalize_utf8()?;

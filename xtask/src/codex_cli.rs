@@ -1,5 +1,5 @@
 //! `cargo xtask codex-cli install`: the real Codex CLI, pinned, for the Codex conformance tests
-//! (`crates/preflight/tests/it/codex_cli.rs`, `crates/cli/tests/it/codex_capture.rs`) and
+//! (`crates/preflight/tests/it/codex_cli.rs`, `crates/cli/tests/it/hook/codex.rs`) and
 //! `reboot-sim --real-codex`.
 //!
 //! The npm package `@openai/codex` is a Node.js launcher (`bin/codex.js`) that runs the native

@@ -1,5 +1,5 @@
 //! `cargo xtask gemini-cli install`: the real Gemini CLI, pinned, for the Gemini conformance
-//! tests (`crates/preflight/tests/it/gemini_cli.rs`, `crates/cli/tests/it/gemini_tui.rs`) and
+//! tests (`crates/preflight/tests/it/gemini_cli.rs`, `crates/cli/tests/it/hook/gemini_tui.rs`) and
 //! `reboot-sim --real-gemini`.
 //!
 //! The npm package `@google/gemini-cli` is a Node.js bundle (`bundle/gemini.js`) with no native

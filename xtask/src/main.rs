@@ -158,12 +158,18 @@ fn test(extra: &[String]) -> Result<()> {
     let zellij = zellij::install()?;
     eprintln!("zellij: {}", zellij.display());
     // CI's profile (`.config/nextest.toml`) when run by CI.
-    let profile = if std::env::var_os("CI").is_some() {
-        "ci"
-    } else {
-        "default"
-    };
-    run(cargo()
+    let in_ci = std::env::var_os("CI").is_some();
+    let profile = if in_ci { "ci" } else { "default" };
+    let mut nextest = cargo();
+    if in_ci {
+        // A snapshot (insta) that is missing or changed fails the test and nothing is written:
+        // CI never accepts a snapshot. (insta does so itself when `CI` is set; said here so a
+        // stray `INSTA_UPDATE` or `INSTA_FORCE_PASS` in the environment cannot change it.)
+        nextest
+            .env("INSTA_UPDATE", "no")
+            .env_remove("INSTA_FORCE_PASS");
+    }
+    run(nextest
         .args(["nextest", "run", "--workspace", "--no-fail-fast"])
         .args(["--profile", profile])
         .args([

@@ -9,8 +9,14 @@
 //!   writes them.
 //! - [`random`]: a small generator that replays from its seed.
 //! - [`records`]: index records and sizes for the benchmarks.
+//! - [`world`]: around a sandbox, an agent's environment, the stand-in agent as `claude`, a
+//!   private tmux server with panes at given places, and waits with deadlines.
 //! - [`tmux`]: commands to a private tmux server and its panes by surface id.
 //! - [`zellij`]: the pinned zellij the live tests run, and an instance confined to one dir.
+//! - [`claude_model`]: Claude Code as measured, the one model the spawn simulation and the
+//!   stand-in agent judge `--resume` with.
+//! - [`stand_in`]: the stand-in agent (the `stand-in-agent` binary): finding it, its `claude`
+//!   wrapper, its log.
 //! - [`fake_mux`]: a fake multiplexer backend, to test the apply protocol without one.
 //! - [`claude_offline`], [`codex_offline`], [`gemini_offline`] and [`copilot_offline`]: the
 //!   offline setups for the real agent CLIs.
@@ -20,6 +26,7 @@
 
 #![warn(missing_docs)]
 
+pub mod claude_model;
 pub mod claude_offline;
 pub mod codex_offline;
 pub mod copilot_offline;
@@ -29,8 +36,10 @@ pub mod process;
 pub mod random;
 pub mod records;
 pub mod sandbox;
+pub mod stand_in;
 pub mod tmux;
 pub mod transcript;
+pub mod world;
 pub mod zellij;
 
 /// The arguments of `crash-resume --json restore --apply tmux --tmux-socket SOCKET`: the

@@ -1,7 +1,22 @@
 //! Talking to a private tmux server (`tmux -L <name> -f /dev/null`), as the CLI's tmux tests and
 //! the reboot simulation both do.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// `client` (`tmux` with its environment) made a client of the private server `name`:
+/// `-L <name> -f /dev/null`, no config of the user's.
+pub fn private(mut client: Command, name: &str) -> Command {
+    client.args(["-L", name, "-f", "/dev/null"]);
+    client
+}
+
+/// The socket of the private server `name` of clients run with `TMUX_TMPDIR=<tmpdir>`.
+pub fn socket_path(tmpdir: &Path, name: &str) -> PathBuf {
+    tmpdir
+        .join(format!("tmux-{}", rustix::process::getuid().as_raw()))
+        .join(name)
+}
 
 /// Runs `client ARGS` (`client`: `tmux` with its environment, `-L <name>` and `-f /dev/null`);
 /// its stdout with the final newline trimmed, or what tmux said on stderr.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::sandbox::{Sandbox, create_dir};
-use super::stand_in::{self, Event, Kind};
+use test_support::stand_in::{self, Event, Kind};
 
 /// How long one step of a case may take (an agent starting, a prompt answered).
 const STEP_DEADLINE: Duration = Duration::from_secs(15);
@@ -244,7 +244,7 @@ pub fn start_server(sandbox: &Sandbox, slots: &[Slot]) -> Result<()> {
         bail!("tmux made panes {present:?}, not the layout {wanted:?}");
     }
     // A restore re-uses a pane only once its shell shows its prompt (bash's `\s-\v\$ `).
-    super::wait::wait_until(STEP_DEADLINE, "every pane's shell at its prompt", || {
+    super::wait_until(STEP_DEADLINE, "every pane's shell at its prompt", || {
         for pane in list_panes(sandbox)? {
             let target = pane.slot.target();
             let row = sandbox.tmux(&["display-message", "-p", "-t", &target, "#{cursor_y}"])?;
@@ -449,7 +449,7 @@ impl<'a> Driver<'a> {
 
     fn wait(&self, what: &str, wanted: impl Fn(&Event) -> bool) -> Result<Event> {
         let log = self.sandbox.log_path();
-        super::wait::wait_for(STEP_DEADLINE, what, || {
+        super::wait_for(STEP_DEADLINE, what, || {
             Ok(stand_in::read_events(&log, 0)?
                 .into_iter()
                 .find(|event| wanted(event)))

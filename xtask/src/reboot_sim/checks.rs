@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::cases::{Expect, Truth};
 use super::crash::Writer;
-use super::stand_in::{Event, Kind};
+use test_support::stand_in::{Event, Kind};
 
 /// One surface of `crash-resume --json restore`, as the library that makes the plan defines it.
 pub use resume_plan::PlanItem;

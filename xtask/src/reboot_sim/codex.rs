@@ -26,7 +26,7 @@ use super::offline::{
     requests_row, restore_plan, screen, screen_shows, short,
 };
 use super::sandbox::{Sandbox, create_dir};
-use super::wait::wait_for;
+use super::wait_for;
 
 /// The offline setup the Codex conformance tests use too (they alone look up the CLI there).
 #[allow(dead_code)]

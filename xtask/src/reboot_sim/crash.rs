@@ -115,7 +115,7 @@ pub fn kill_server(sandbox: &Sandbox) -> Result<Vec<u32>> {
         .map(|pane| pane.pid)
         .collect();
     sandbox::kill(server);
-    super::wait::wait_until(DEATH_DEADLINE, "the tmux server to die", || {
+    super::wait_until(DEATH_DEADLINE, "the tmux server to die", || {
         Ok(!is_alive(server))
     })?;
     Ok(panes)

@@ -32,7 +32,7 @@ use super::offline::{
     recorded_problem, requests_row, restore_plan, screen, screen_shows, short, wait_recorded,
 };
 use super::sandbox::{Sandbox, create_dir};
-use super::wait::wait_for;
+use super::wait_for;
 
 /// How many panes the story runs.
 pub const PANES: usize = Case::ALL.len();

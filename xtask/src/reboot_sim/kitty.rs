@@ -21,9 +21,9 @@ use serde_json::{Value, json};
 
 use super::checks::Row;
 use super::sandbox::{Sandbox, create_dir, sh_quote};
-use super::stand_in::{Event, Kind, read_events};
-use super::wait::{wait_for, wait_until};
+use super::{wait_for, wait_until};
 use crate::kitty::{Kitty, Window};
+use test_support::stand_in::{Event, Kind, read_events};
 
 /// How long the agents may take to come up in their windows.
 const DEADLINE: Duration = Duration::from_secs(30);

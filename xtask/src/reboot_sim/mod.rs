@@ -6,7 +6,7 @@
 //!    with crash-resume's hooks installed by `crash-resume hook install claude`, and a private
 //!    tmux server. Every process gets a clean environment that points only into it.
 //! 2. N panes (default 8) play the cases users hit (`cases`) through a stand-in agent that
-//!    behaves like Claude Code wherever crash-resume looks (`stand_in`).
+//!    behaves like Claude Code wherever crash-resume looks (test-support's `stand-in-agent`).
 //! 3. The crash (`crash`): `crash-resume record` writers SIGKILLed while they run, the tmux
 //!    server SIGKILLed in the middle of them.
 //! 4. The reboot: everything volatile dropped, the same tmux layout brought back with idle
@@ -14,9 +14,10 @@
 //!    once.
 //! 5. The checks (`checks`): every pane against the ground truth, no conversation resumed
 //!    twice, nothing acknowledged before the crash lost; a table and `N passed, M failed`.
-//! 6. The hostile cases (`hostile`), each with its own index and tmux server: a crafted working
-//!    dir, an option-like session id, a pane busy on `read`, half-typed text at a prompt, and 2
-//!    and 3 restores at once on an empty server.
+//!
+//! The hostile cases (crafted values in the index, busy panes, names tmux rewrites, restores
+//! racing on an empty server) are the CLI's tests (`crates/cli/tests/it/restore/tmux.rs`), each
+//! against its own tmux server; this plays the one end-to-end story.
 //!
 //! With `--real-claude` the resumed process is the real Claude Code CLI, run offline (`real`).
 //! `--real-codex` plays the Codex story instead, with the real Codex CLI in every pane, offline
@@ -32,13 +33,10 @@ mod codex;
 mod copilot;
 mod crash;
 mod gemini;
-mod hostile;
 mod kitty;
 mod offline;
 mod real;
 mod sandbox;
-mod stand_in;
-mod wait;
 mod zellij;
 
 use std::collections::HashMap;
@@ -50,12 +48,12 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use test_support::process::all_pids;
 use test_support::random::{XorShift, clock_seed};
+use test_support::stand_in::{self, Kind};
+use test_support::world::{poll_for, poll_until};
 
 use self::cases::{Expect, Slot, Truth};
 use self::checks::{Observed, PlanItem, Row};
 use self::sandbox::{Agent, Sandbox};
-use self::stand_in::Kind;
-use self::wait::wait_for;
 
 const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N]
                              [--real-claude | --real-codex | --real-gemini | --real-copilot]
@@ -176,11 +174,6 @@ impl Options {
 }
 
 pub fn run(args: &[String]) -> Result<()> {
-    if let Some((task, rest)) = args.split_first()
-        && task == stand_in::TASK
-    {
-        return stand_in::main(rest);
-    }
     let options = Options::parse(args)?;
     let crash_resume = match &options.crash_resume {
         Some(binary) => binary.clone(),
@@ -373,10 +366,7 @@ fn simulate(sandbox: &Sandbox, options: &Options, real_cli: Option<&Path>) -> Re
         real_fresh,
         claude_dir: sandbox.claude_dir.to_string_lossy().into_owned(),
     };
-    let mut rows = checks::rows(&truths, &observed, real_cli.is_some());
-    eprintln!("reboot-sim: the hostile cases");
-    rows.extend(hostile::rows(sandbox)?);
-    Ok(rows)
+    Ok(checks::rows(&truths, &observed, real_cli.is_some()))
 }
 
 /// `crash-resume --json list`: the index as the CLI shows it, and what it said on stderr.
@@ -577,4 +567,19 @@ fn shut_down(sandbox: &Sandbox) {
     if let Err(error) = sandbox.kill_all(&ours, Duration::from_secs(5)) {
         eprintln!("reboot-sim: {error:#}");
     }
+}
+
+/// Polls `check` until it finds something, at most `deadline` (the test world's wait, its
+/// errors anyhow's).
+fn wait_for<T>(
+    deadline: Duration,
+    what: &str,
+    check: impl FnMut() -> Result<Option<T>>,
+) -> Result<T> {
+    poll_for(deadline, what, check)
+}
+
+/// Polls `check` until it holds, at most `deadline`.
+fn wait_until(deadline: Duration, what: &str, check: impl FnMut() -> Result<bool>) -> Result<()> {
+    poll_until(deadline, what, check)
 }

@@ -17,7 +17,7 @@ use test_support::codex_offline;
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::sandbox::{Sandbox, create_dir, kill, sh_quote};
-use super::wait::{wait_for, wait_until};
+use super::{wait_for, wait_until};
 
 /// How long one agent screen may take to appear.
 pub const SCREEN_DEADLINE: Duration = Duration::from_secs(90);
@@ -56,10 +56,7 @@ impl Namespace {
             .stderr(Stdio::piped())
             .spawn()
             .context("cannot run unshare (util-linux), which keeps the agent offline")?;
-        let socket = sandbox
-            .volatile
-            .join(format!("tmux-{}", rustix::process::getuid().as_raw()))
-            .join(&sandbox.socket);
+        let socket = test_support::tmux::socket_path(&sandbox.volatile, &sandbox.socket);
         wait_for(
             SCREEN_DEADLINE,
             "the tmux server in the network namespace",

@@ -11,6 +11,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 use test_support::process::{is_alive, ps};
+use test_support::stand_in;
+pub use test_support::stand_in::sh_quote;
 
 /// The longest socket path a Unix socket address holds (108 bytes with the final NUL on Linux).
 const MAX_SOCKET_PATH: usize = 100;
@@ -18,9 +20,9 @@ const MAX_SOCKET_PATH: usize = 100;
 /// What the wrapper named `claude` in the sandbox's bin dir starts.
 #[derive(Debug, Clone, Copy)]
 pub enum Agent<'a> {
-    /// The stand-in agent (this program, dispatching on a hidden task).
+    /// The stand-in agent (test-support's `stand-in-agent`, in its `claude` mode).
     StandIn,
-    /// The real Claude Code CLI, driven offline by the stand-in (see `stand_in::run_real`),
+    /// The real Claude Code CLI, driven offline by the stand-in (its `--real-cli` option),
     /// with `env` (`real::offline_env`) exported.
     Real {
         cli: &'a Path,
@@ -44,8 +46,8 @@ pub struct Sandbox {
 impl Sandbox {
     /// Creates `<base>/<run id>/` (base: `<target>/reboot-sim`, see
     /// `crate::workspace::sandbox_base`) with
-    /// its dirs and binaries: a copy of the release `crash-resume`, a copy of this program (the
-    /// stand-in), and the `claude` wrapper.
+    /// its dirs and binaries: a copy of the release `crash-resume`, a copy of the stand-in
+    /// agent, and the `claude` wrapper.
     pub fn create(base: &Path, crash_resume: &Path) -> Result<Sandbox> {
         let started = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -88,8 +90,9 @@ impl Sandbox {
         }
         // Copies, not links: a rebuild during the run cannot swap the binaries under the panes.
         copy_executable(crash_resume, &sandbox.bin.join("crash-resume"))?;
-        let this = std::env::current_exe().context("cannot find this program's path")?;
-        copy_executable(&this, &sandbox.stand_in())?;
+        let agent =
+            stand_in::build(&crate::workspace::target_dir()?).map_err(anyhow::Error::msg)?;
+        copy_executable(&agent, &sandbox.stand_in())?;
         sandbox.install_agent(Agent::StandIn)?;
         Ok(sandbox)
     }
@@ -108,18 +111,16 @@ impl Sandbox {
 
     /// Where the stand-in writes what it did, one JSON line per event.
     pub fn log_path(&self) -> PathBuf {
-        self.home.join(super::stand_in::LOG_FILE)
+        self.home.join(stand_in::LOG_FILE)
     }
 
-    /// The copy of this program that the `claude` wrapper runs.
+    /// The copy of the stand-in agent that the `claude` wrapper runs.
     fn stand_in(&self) -> PathBuf {
         self.bin.join("stand-in-claude")
     }
 
     fn socket_path(&self) -> PathBuf {
-        self.volatile
-            .join(format!("tmux-{}", rustix::process::getuid().as_raw()))
-            .join(&self.socket)
+        test_support::tmux::socket_path(&self.volatile, &self.socket)
     }
 
     pub fn create_volatile(&self) -> Result<()> {
@@ -129,11 +130,8 @@ impl Sandbox {
     /// Writes the `claude` wrapper.
     pub fn install_agent(&self, agent: Agent<'_>) -> Result<()> {
         let stand_in = sh_quote(&self.stand_in().to_string_lossy());
-        let task = super::stand_in::TASK;
-        let script = match agent {
-            Agent::StandIn => {
-                format!("#!/bin/sh\nexec {stand_in} reboot-sim {task} \"$@\"\n")
-            }
+        let line = match agent {
+            Agent::StandIn => format!("{stand_in} claude"),
             Agent::Real { cli, env } => {
                 let offline = env
                     .iter()
@@ -141,22 +139,12 @@ impl Sandbox {
                     .collect::<Vec<_>>()
                     .join(" ");
                 let cli = sh_quote(&cli.to_string_lossy());
-                format!(
-                    "#!/bin/sh\nexport {offline}\nexec {stand_in} reboot-sim {task} --real-cli {cli} \"$@\"\n"
-                )
+                format!("env {offline} {stand_in} claude --real-cli {cli}")
             }
         };
-        // A new file, not rewritten in place: a shell reading the old one is not disturbed.
         // (Nothing runs it while it is swapped: the panes are down or idle.)
-        let path = self.bin.join("claude");
-        match fs::remove_file(&path) {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-                return Err(error).with_context(|| format!("cannot remove {}", path.display()));
-            }
-            _ => {}
-        }
-        fs::write(&path, script).with_context(|| format!("cannot write {}", path.display()))?;
-        set_executable(&path)
+        stand_in::write_wrapper(&self.bin, &line)
+            .with_context(|| format!("cannot write {}", self.bin.join("claude").display()))
     }
 
     /// The whole environment of every process started here: nothing from the caller's.
@@ -246,7 +234,7 @@ impl Sandbox {
                 kill(pid);
             }
         }
-        super::wait::wait_until(deadline, "the killed processes to be gone", || {
+        super::wait_until(deadline, "the killed processes to be gone", || {
             Ok(pids.iter().all(|&pid| !is_alive(pid)))
         })
     }
@@ -254,9 +242,9 @@ impl Sandbox {
 
 /// `tmux -L <socket> -f /dev/null ARGS` run from `command` (its environment and dir); its
 /// stdout, trimmed.
-pub fn run_tmux(mut command: Command, socket: &str, args: &[&str]) -> Result<String> {
-    command.args(["-L", socket, "-f", "/dev/null"]);
-    test_support::tmux::run(command, args).map_err(anyhow::Error::msg)
+pub fn run_tmux(command: Command, socket: &str, args: &[&str]) -> Result<String> {
+    let client = test_support::tmux::private(command, socket);
+    test_support::tmux::run(client, args).map_err(anyhow::Error::msg)
 }
 
 /// SIGKILL, by pid (errors ignored: the process may have exited).
@@ -300,9 +288,4 @@ fn set_executable(path: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(path, fs::Permissions::from_mode(0o755))
         .with_context(|| format!("cannot make {} executable", path.display()))
-}
-
-/// One shell word: `'...'` with every `'` written as `'\''`.
-pub fn sh_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
 }

@@ -9,18 +9,18 @@
 //!   message says the new index is in place but may not be durable, and it holds the new state.
 //!   A hook still exits 0 and logs it; restore reports it in its plan and goes on.
 //!
-//! `crashes.rs` covers the random kills and a few cases of `record`; this covers the whole
-//! matrix of operations and points.
+//! `record::crashes` covers the random kills and a few cases of `record`; this covers the whole
+//! matrix of operations and points. It is one table across every writing command (they share the
+//! write path, so the points are the same for each) and stays one file; `hook install`'s own
+//! points are `install`'s.
 
 use std::fs;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::Output;
 
 use rustix::process::Signal;
 use serde_json::{Map, Value, json};
-
 use test_support::process::spawn_piped;
 
 use crate::{DAY, Sandbox, crash_resume, crash_resume_std, entry, now_millis, parse_index, record};
@@ -462,90 +462,6 @@ fn every_writing_operation_failing_at_every_point_says_so_and_keeps_the_index() 
             parse_index(&fs::read(env.backup_path()).unwrap(), &env.backup_path());
             let state = env.entries();
             check_next_write(&env, &state, &context);
-        }
-    }
-}
-
-/// `hook install` replaces Claude Code's settings the way the index is written (temp file,
-/// sync, backup, rename, sync), under a lock of its own: the points after `locked` apply. A
-/// failure before the rename leaves the settings as they were and no backup.
-#[test]
-fn hook_install_aborted_or_failing_at_every_point_leaves_whole_settings() {
-    for action in ["abort", "fail"] {
-        for point in POINTS {
-            let context = format!("hook install, {action} at {point}");
-            let env = Sandbox::default();
-            let settings: PathBuf = env.root().join("claude").join("settings.json");
-            fs::create_dir_all(settings.parent().unwrap()).unwrap();
-            let original = b"{\n  \"model\": \"opus\"\n}\n".to_vec();
-            fs::write(&settings, &original).unwrap();
-            let settings_text = settings.to_str().unwrap();
-            let output = crash_resume_std(&env)
-                .args(["hook", "install", "claude", "--settings", settings_text])
-                .env("CRASH_RESUME_FAULT", format!("{point}:{action}"))
-                .output()
-                .unwrap();
-            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-            let after = fs::read(&settings).unwrap();
-            let installed = serde_json::from_slice::<Value>(&after)
-                .unwrap_or_else(|error| panic!("{context}: settings do not parse: {error}"));
-            let replaced = after != original;
-            match (point, action) {
-                // No lock is taken: the point is never reached.
-                ("locked", _) => assert!(output.status.success() && replaced, "{context}"),
-                (_, "abort") => {
-                    assert_eq!(
-                        output.status.signal(),
-                        Some(Signal::ABORT.as_raw()),
-                        "{context}"
-                    );
-                    assert_eq!(replaced, point == "renamed", "{context}");
-                }
-                ("renamed", _) => {
-                    assert_eq!(output.status.code(), Some(1), "{context}");
-                    assert!(replaced, "{context}");
-                    assert!(
-                        stderr.contains(settings_text) && stderr.contains("is in place"),
-                        "{context}: {stderr}"
-                    );
-                }
-                _ => {
-                    assert_eq!(output.status.code(), Some(1), "{context}");
-                    assert_eq!(after, original, "{context}: the settings are as they were");
-                    assert!(
-                        stderr.contains(&format!("injected fault at {point}"))
-                            && stderr.contains(settings.parent().unwrap().to_str().unwrap())
-                            && stderr.contains("left as it was"),
-                        "{context}: {stderr}"
-                    );
-                    assert!(
-                        stderr.contains("--settings")
-                            && !stderr.contains("index")
-                            && !stderr.contains("--path"),
-                        "{context}: said of the settings file: {stderr}"
-                    );
-                    // Neither a temp file nor a backup is left: the backup of a failed install
-                    // is taken away again.
-                    let names: Vec<String> = fs::read_dir(settings.parent().unwrap())
-                        .unwrap()
-                        .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
-                        .filter(|name| name.ends_with(".tmp") || name.ends_with(".bak"))
-                        .collect();
-                    assert_eq!(names, Vec::<String>::new(), "{context}");
-                }
-            }
-            assert_eq!(
-                installed["model"], "opus",
-                "{context}: other settings are kept"
-            );
-            // The next install goes through (or finds the hooks there).
-            crash_resume(&env)
-                .args(["hook", "install", "claude", "--settings", settings_text])
-                .assert()
-                .success();
-            let settings: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
-            assert_eq!(settings["model"], "opus", "{context}");
-            assert!(settings["hooks"]["SessionStart"].is_array(), "{context}");
         }
     }
 }

@@ -1,7 +1,9 @@
-//! `--json`: every command prints exactly one JSON document on stdout, with `"version": 1`.
+//! `--json`: every command prints exactly one JSON document on stdout, with `"version": 1`. One
+//! table across every command (the promise is the same for each), so it stays one file.
 
 use serde_json::{Value, json};
 
+use crate::snapshot::{assert_cli_json_snapshot, assert_cli_snapshot};
 use crate::{HOUR, Sandbox, crash_resume, entry, now_millis};
 
 /// Runs `crash-resume --json ARGS`, checks the exit code and that stdout is one JSON document
@@ -42,55 +44,34 @@ fn every_command_prints_one_versioned_json_document() {
     )]);
 
     let recorded = json_of(&env, &["record", "S", "SID", "REPO", "lead"], 0);
-    assert_eq!(recorded["recorded"]["surfaceId"], "S");
-    assert_eq!(recorded["recorded"]["sessionId"], "SID");
-    assert_eq!(recorded["recorded"]["role"], "lead");
-    assert_eq!(recorded["first_sight"], true);
-    assert_eq!(recorded["superseded"], Value::Null);
+    assert_cli_json_snapshot!(&env, "record", &recorded);
     assert_eq!(recorded["recorded"], env.entry("S").unwrap());
 
     let again = json_of(&env, &["record", "S", "SID-2", "REPO"], 0);
-    assert_eq!(again["first_sight"], false);
-    assert_eq!(again["superseded"], "SID");
+    assert_cli_json_snapshot!(&env, "record_again", &again);
 
     let looked_up = json_of(&env, &["lookup", "S"], 0);
-    assert_eq!(looked_up["surface"], "S");
+    assert_cli_json_snapshot!(&env, "lookup", &looked_up);
     assert_eq!(looked_up["entry"], env.entry("S").unwrap());
 
     let resume = json_of(&env, &["resume-cmd", "S"], 0);
-    assert_eq!(resume["surface"], "S");
-    assert_eq!(resume["session"], "SID-2");
-    assert_eq!(resume["command"], "claude --resume SID-2");
+    assert_cli_json_snapshot!(&env, "resume_cmd", &resume);
 
     let touched = json_of(&env, &["touch", "S"], 0);
-    assert_eq!(
-        touched,
-        json!({ "version": 1, "surface": "S", "touched": true })
-    );
+    assert_cli_json_snapshot!(&env, "touch", &touched);
 
     let listed = json_of(&env, &["list"], 0);
-    let surfaces: Vec<&str> = listed["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| entry["surfaceId"].as_str().unwrap())
-        .collect();
-    assert_eq!(surfaces, ["S", "old"]);
+    assert_cli_json_snapshot!(&env, "list", &listed);
 
     let pruned = json_of(&env, &["prune", "1h"], 0);
-    assert_eq!(pruned["pruned"].as_array().unwrap().len(), 1);
-    assert_eq!(pruned["pruned"][0]["surfaceId"], "old");
+    assert_cli_json_snapshot!(&env, "prune", &pruned);
 
     let forgotten = json_of(&env, &["forget", "S"], 0);
-    assert_eq!(forgotten["surface"], "S");
-    assert_eq!(forgotten["forgotten"]["sessionId"], "SID-2");
+    assert_cli_json_snapshot!(&env, "forget", &forgotten);
     assert!(env.entries().is_empty());
 
     let path = json_of(&env, &["path"], 0);
-    assert_eq!(path["path"], env.index_path().to_str().unwrap());
-    assert_eq!(path["durable"], true);
-    assert_eq!(path["exists"], true);
-    assert_eq!(path["volatile_reason"], Value::Null);
+    assert_cli_json_snapshot!(&env, "path", &path);
 }
 
 #[test]
@@ -123,31 +104,19 @@ fn hook_install_prints_one_versioned_json_document() {
         ],
         0,
     );
-    assert_eq!(dry["written"], json!(false), "{dry}");
-    assert_eq!(dry["added"], json!(["SessionStart", "SessionEnd"]), "{dry}");
-    assert!(dry["merged"]["hooks"]["SessionStart"].is_array(), "{dry}");
+    assert_cli_json_snapshot!(&env, "hook_install_dry_run", &dry);
     let installed = json_of(
         &env,
         &["hook", "install", "claude", "--settings", settings],
         0,
     );
-    assert_eq!(installed["written"], json!(true), "{installed}");
-    assert_eq!(installed["settings"], json!(settings));
-    assert!(
-        installed["command"]
-            .as_str()
-            .unwrap()
-            .ends_with("hook claude"),
-        "{installed}"
-    );
-    assert!(installed.get("merged").is_none(), "{installed}");
+    assert_cli_json_snapshot!(&env, "hook_install", &installed);
     let again = json_of(
         &env,
         &["hook", "install", "claude", "--settings", settings],
         0,
     );
-    assert_eq!(again["added"], json!([]), "{again}");
-    assert_eq!(again["written"], json!(false), "{again}");
+    assert_cli_json_snapshot!(&env, "hook_install_again", &again);
 }
 
 /// A failure that printed no document of its own prints the error document: the message said on
@@ -177,43 +146,44 @@ fn every_failing_command_prints_one_versioned_json_document() {
     test_support::sandbox::mkfifo(&fifo);
     let fifo = fifo.to_str().unwrap();
     // Every command that reads the index: `path` only names it, and the hooks print nothing.
-    for command in crate::matrix::COMMANDS
+    // Each document is checked by `error_of`; what they say, all of them in one snapshot.
+    let mut said = String::new();
+    let mut say = |args: &[&str], document: Value| {
+        said += &format!("--json {}\n{document:#}\n\n", args.join(" "));
+    };
+    for command in crate::bad_input::matrix::COMMANDS
         .into_iter()
         .filter(|command| !matches!(command[0], "path" | "hook"))
     {
         let args = [&["--path", fifo][..], command].concat();
-        let document = error_of(&env, &args, 1);
-        let message = document["error"]["message"].as_str().unwrap();
-        assert!(message.contains("FIFO"), "{document}");
+        say(&args, error_of(&env, &args, 1));
     }
-    error_of(&env, &["path", "extra"], 2);
-    error_of(&env, &["record", "S", "", "REPO"], 2);
+    say(&["path", "extra"], error_of(&env, &["path", "extra"], 2));
+    let args = ["record", "S", "", "REPO"];
+    say(&args, error_of(&env, &args, 2));
     let settings = env.root().join("settings.json");
     std::fs::write(&settings, "not json").unwrap();
-    error_of(
-        &env,
-        &[
-            "hook",
-            "install",
-            "claude",
-            "--settings",
-            settings.to_str().unwrap(),
-        ],
-        1,
-    );
+    let args = [
+        "hook",
+        "install",
+        "claude",
+        "--settings",
+        settings.to_str().unwrap(),
+    ];
+    say(&args, error_of(&env, &args, 1));
     // What the review found: nothing for a surface to preflight, and a refused entry.
-    error_of(&env, &["preflight", "nosuch"], 4);
+    say(
+        &["preflight", "nosuch"],
+        error_of(&env, &["preflight", "nosuch"], 4),
+    );
     let mut refused = entry("bad", "sid-bad", "REPO", now_millis(), now_millis());
     refused["cwd"] = json!("/var/tmp/\u{1b}]0;x\u{7}");
     env.write_index(&[refused]);
-    let document = error_of(&env, &["resume-cmd", "bad"], 1);
-    assert!(
-        document["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("refused"),
-        "{document}"
+    say(
+        &["resume-cmd", "bad"],
+        error_of(&env, &["resume-cmd", "bad"], 1),
     );
+    assert_cli_snapshot!(&env, "every_failing_command", said);
 }
 
 /// A usage error's document says it whole: what is missing (or the values allowed), and the
@@ -222,18 +192,9 @@ fn every_failing_command_prints_one_versioned_json_document() {
 fn a_usage_error_document_names_what_is_missing() {
     let env = Sandbox::default();
     let document = error_of(&env, &["resume-cmd"], 2);
-    let message = document["error"]["message"].as_str().unwrap();
-    assert!(
-        message.starts_with(
-            "the following required arguments were not provided: <SURFACE>; usage: crash-resume resume-cmd "
-        ) && message.ends_with("<SURFACE> [MAX_AGE]"),
-        "{message}"
-    );
+    assert_cli_json_snapshot!(&env, "usage_error_missing_argument", &document);
     let document = error_of(&env, &["restore", "--apply", "screen"], 2);
-    assert_eq!(
-        document["error"]["message"],
-        "invalid value 'screen' for '--apply <MULTIPLEXER>' [possible values: tmux, zellij, wezterm, cmux, kitty]"
-    );
+    assert_cli_json_snapshot!(&env, "usage_error_invalid_value", &document);
 }
 
 #[test]

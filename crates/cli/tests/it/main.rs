@@ -6,44 +6,28 @@
 //! dev-dependencies), so `CRASH_RESUME_FAULT=<point>:<action>` can stop, abort or fail a writer
 //! at an exact line of the write path.
 
-mod activity;
-#[cfg(feature = "real-cli")]
-mod agent_tui;
 mod bad_input;
-mod codex_capture;
-#[cfg(feature = "real-cli")]
-mod codex_tui;
-mod concurrency;
-mod copilot;
-#[cfg(feature = "real-cli")]
-mod copilot_tui;
 mod crash_points;
-mod crashes;
-mod gemini;
-#[cfg(feature = "real-cli")]
-mod gemini_tui;
+mod forget;
 mod harness;
-mod hook_log;
-mod hooks;
+mod hook;
 mod install;
 mod json;
-#[cfg(feature = "live-kitty")]
-mod kitty_restore;
-mod manual;
-mod matrix;
+mod list;
+mod lookup;
+mod man;
 mod messages;
-mod meta;
-mod paths;
+mod path;
+mod preflight;
+mod prune;
 mod reads;
+mod record;
 mod restore;
 mod resume_cmd;
-mod scenarios;
+mod snapshot;
 mod soak;
-mod tables;
-mod tmux_restore;
+mod touch;
 mod traps;
-#[cfg(feature = "live-zellij")]
-mod zellij_restore;
 
 use std::process::{Child, ExitStatus, Output};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -2,7 +2,8 @@
 //! against a missing, a healthy and a damaged index leaves every file as it was; every command
 //! (the hook too) refuses a file at the index path that is not an index, and leaves it exactly
 //! as it was; and an index, or a dir on its path, that another user owns or can write is
-//! refused as a symlink there would be. Each through the real binary.
+//! refused as a symlink there would be. Each through the real binary. One table across every
+//! command (each reads the same index), so it stays one file.
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -1,7 +1,8 @@
 //! Soak: 8 workers, each driving the real binary one operation at a time, issue 1,000 mixed
 //! operations (record, touch, forget, prune, the hook's SessionStart and SessionEnd) on
 //! overlapping surfaces, and some are SIGKILLed at random moments. At the end the index equals a
-//! model of the acknowledged operations.
+//! model of the acknowledged operations. It mixes every writing command by design, so it stays
+//! one file.
 //!
 //! How the model stays sound while the workers race:
 //! - Each worker has surfaces of its own, written by no one else, so the order it acknowledged

@@ -1,6 +1,6 @@
 //! The kitty backend against a fake kitty socket that records each command
 //! (`\eP@kitty-cmd{json}\e\\`) and answers as kitty does: what reaches kitty, with no kitty
-//! running. (The live tests against kitty itself are the binary's, `kitty_restore`.)
+//! running. (The live tests against kitty itself are the binary's, `restore::kitty`.)
 
 use std::io::{Read as _, Write as _};
 use std::os::unix::net::UnixListener;

@@ -1,9 +1,11 @@
 //! Agreement of the preflight with a spawn simulator (`docs/preflight.md`, "How agreement
 //! is checked", 1).
 //!
-//! The simulator is written from `docs/preflight.md` alone. It shares only the project folder
-//! name and the home expansion with the crate; its "simulated CLI" decides resume-or-reject
-//! from the reachability tables of that page by reading the files itself, and it plays the
+//! The simulator is written from `docs/preflight.md` alone. It shares only the home expansion
+//! with the crate; its "simulated CLI" is `test_support::claude_model` (with its own folder-name
+//! rule), which decides resume-or-reject from the reachability tables of that page by reading
+//! the files itself, as the stand-in agent of the CLI's tests and the reboot simulation does;
+//! and the simulator plays the
 //! spawn path for Claude: the resume gate, `--resume` of the candidate, the recovery retry, a
 //! blank start. Property tests generate filesystem states (transcripts in every state of the
 //! table, odd and symlinked working dirs, `~`, chains, `continued-in` records, excluded ids) and
@@ -15,13 +17,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use camino::{Utf8Path, Utf8PathBuf};
-use preflight::claude::project_folder_name;
 use preflight::paths::expand_home;
 use preflight::{Input, Outcome, Verdict, preflight};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
-use serde_json::Value;
 use tempfile::TempDir;
+use test_support::claude_model::{ClaudeCli, folder_name, holds_conversation_at};
 
 // The simulator.
 
@@ -115,16 +116,11 @@ fn chain_head(cli: &SimulatedCli, candidate: &str, chain: &[String]) -> String {
     visited.pop().expect("the candidate was visited")
 }
 
-/// Claude Code as measured, reduced to what decides `--resume`: the reachability table of
-/// `docs/preflight.md` for the folder of the resolved working dir, plus what the conformance
-/// test against the real CLI (`claude_cli.rs`) found beyond it: when that folder holds no
-/// conversation for a UUID id (and no directory stands in the way), the CLI resumes
-/// `<id>.jsonl` from whichever project folder holds one, if exactly one does.
+/// Claude Code as measured, reduced to what decides `--resume` (`test_support::claude_model`,
+/// the model the stand-in agent of the CLI's tests and the reboot simulation runs too), started
+/// in the input's working dir with its config dir.
 struct SimulatedCli {
-    /// `C/projects`.
-    projects: PathBuf,
-    /// `C/projects/<name of the resolved working dir>`.
-    project_dir: PathBuf,
+    cli: ClaudeCli,
 }
 
 impl SimulatedCli {
@@ -133,67 +129,26 @@ impl SimulatedCli {
         let cwd = expand_home(cwd, home).into_std_path_buf();
         // The CLI names the folder from its own cwd, which the kernel reports resolved.
         let resolved = fs::canonicalize(&cwd).unwrap_or(cwd);
-        let name = project_folder_name(resolved.to_str().expect("test paths are UTF-8"));
-        let projects = config_dir.as_std_path().join("projects");
         SimulatedCli {
-            project_dir: projects.join(name),
-            projects,
+            cli: ClaudeCli::new(
+                config_dir.as_std_path(),
+                resolved.to_str().expect("test paths are UTF-8"),
+            ),
         }
     }
 
-    fn transcript(&self, session: &str) -> PathBuf {
-        self.project_dir.join(format!("{session}.jsonl"))
-    }
-
-    /// The transcript `claude --resume <session>` loads, if any.
-    fn loaded(&self, session: &str) -> Option<PathBuf> {
-        let derived = self.transcript(session);
-        if regular_file_bytes(&derived).is_some_and(|bytes| holds_conversation(&bytes)) {
-            return Some(derived);
-        }
-        if derived.is_dir() || !looks_like_uuid(session) {
-            return None;
-        }
-        let holding: Vec<PathBuf> = fs::read_dir(&self.projects)
-            .ok()?
-            .map(|entry| {
-                entry
-                    .expect("the projects dir lists")
-                    .path()
-                    .join(format!("{session}.jsonl"))
-            })
-            .filter(|path| regular_file_bytes(path).is_some_and(|bytes| holds_conversation(&bytes)))
-            .collect();
-        match holding.as_slice() {
-            [only] => Some(only.clone()),
-            _ => None,
-        }
-    }
-
-    /// Whether `claude --resume <session>` loads a conversation rather than failing with "No
-    /// conversation found" or EISDIR.
     fn resumes(&self, session: &str) -> bool {
-        self.loaded(session).is_some()
+        self.cli.resumes(session)
     }
 
-    /// The session named by a `continuedInSessionId` in the last non-empty line of the
-    /// transcript the CLI would load (else the one at the working dir's folder).
     fn continued_in(&self, session: &str) -> Option<String> {
-        let path = self
-            .loaded(session)
-            .unwrap_or_else(|| self.transcript(session));
-        let bytes = regular_file_bytes(&path)?;
-        let text = String::from_utf8_lossy(&bytes);
-        let last_line = text.lines().rev().find(|line| !line.trim().is_empty())?;
-        let record: Value = serde_json::from_str(last_line).ok()?;
-        let next = record.get("continuedInSessionId")?.as_str()?;
-        (!next.is_empty()).then(|| next.to_owned())
+        self.cli.continued_in(session)
     }
 
     /// The retry's candidate: the largest direct `*.jsonl` child the CLI would resume, other than
     /// the failed id and the excluded ids; ties go to the smaller id.
     fn recovery_candidate(&self, failed: &str, excluded: &BTreeSet<String>) -> Option<String> {
-        let entries = fs::read_dir(&self.project_dir).ok()?;
+        let entries = fs::read_dir(self.cli.project_dir()).ok()?;
         let mut best: Option<(u64, String)> = None;
         for entry in entries {
             let entry = entry.expect("the project dir lists");
@@ -205,8 +160,7 @@ impl SimulatedCli {
                 continue;
             };
             // The retry picks from this folder's own files, by the table's rule for a file.
-            let holds =
-                regular_file_bytes(&entry.path()).is_some_and(|bytes| holds_conversation(&bytes));
+            let holds = holds_conversation_at(&entry.path());
             if session == failed || excluded.contains(session) || !holds {
                 continue;
             }
@@ -225,34 +179,6 @@ impl SimulatedCli {
         }
         best.map(|(_, session)| session)
     }
-}
-
-/// Eight, four, four, four and twelve hex digits joined by dashes.
-fn looks_like_uuid(session: &str) -> bool {
-    let lengths: Vec<usize> = session.split('-').map(str::len).collect();
-    lengths == [8, 4, 4, 4, 12] && session.chars().all(|c| c == '-' || c.is_ascii_hexdigit())
-}
-
-/// The contents of a regular file (following symlinks, as the CLI does); `None` for anything
-/// else.
-fn regular_file_bytes(path: &Path) -> Option<Vec<u8>> {
-    let metadata = fs::metadata(path).ok()?;
-    if !metadata.is_file() {
-        return None;
-    }
-    fs::read(path).ok()
-}
-
-/// At least one line that parses as a JSON object whose `type` is `user` or `assistant`.
-fn holds_conversation(bytes: &[u8]) -> bool {
-    bytes.split(|byte| *byte == b'\n').any(|line| {
-        serde_json::from_slice::<Value>(line).is_ok_and(|record| {
-            matches!(
-                record.get("type").and_then(Value::as_str),
-                Some("user" | "assistant")
-            )
-        })
-    })
 }
 
 // Generated states.
@@ -565,7 +491,7 @@ fn lay_out(scenario: &Scenario) -> World {
 
     let projects = config_dir.join("projects");
     let resolved = fs::canonicalize(&real_dir).expect("the real working dir resolves");
-    let project_dir = projects.join(project_folder_name(utf8(&resolved)));
+    let project_dir = projects.join(folder_name(utf8(&resolved)));
     fs::create_dir_all(&project_dir).expect("the project folder");
     let parent = resolved.parent().expect("the working dir has a parent");
     let other_project = |elsewhere: Elsewhere| {
@@ -574,7 +500,7 @@ fn lay_out(scenario: &Scenario) -> World {
             Elsewhere::Parent => parent.to_path_buf(),
             Elsewhere::Sibling => parent.join("other project"),
         };
-        projects.join(project_folder_name(utf8(&other_dir)))
+        projects.join(folder_name(utf8(&other_dir)))
     };
 
     for (index, transcript) in scenario.transcripts.iter().enumerate() {
@@ -610,7 +536,7 @@ fn lay_out(scenario: &Scenario) -> World {
     }
 
     if let Some(link) = &link {
-        let link_folder = projects.join(project_folder_name(utf8(link)));
+        let link_folder = projects.join(folder_name(utf8(link)));
         if link_folder != project_dir {
             for &index in &spec.decoys {
                 let session = POOL[index];

@@ -1,0 +1,225 @@
+//! Capture with the real GitHub Copilot CLI 1.0.102 (installed by `cargo xtask copilot-cli
+//! install`): its TUI in tmux panes, offline (`crate::hook::agent_tui::OfflineTmux`, the
+//! chat-completions mock on 127.0.0.1), with the hooks that `crash-resume hook install copilot`
+//! writes, its folder-trust dialog answered.
+//!
+//! - Start-up records nothing: Copilot runs `sessionStart` at the first prompt, which records.
+//! - A running Copilot holds its session (`inuse.<pid>.lock`): `restore` does not offer it.
+//! - `/exit` sends `sessionEnd` (`user_exit`) from a pane that stays: the session is ended.
+//! - `tmux kill-server` makes Copilot send `sessionEnd` with `user_exit` too and write
+//!   `session.shutdown`, but no pane is left to name: nothing is marked, and `restore` offers it,
+//!   saying why for each.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use test_support::copilot_offline;
+
+use crate::Sandbox;
+use crate::harness::{
+    PANE_SHELL, PanePlace, TmuxServer, crash_resume_agent, hook_log, make_dir, plan_by_surface,
+    restore, server_name,
+};
+use crate::hook::agent_tui::{
+    OfflineTmux, alive, descendants, enter, enter_until, entries, held, hooks_running, keys,
+    screen_shows, wait_for,
+};
+
+const PANE_A: &str = "copilot:0.0";
+const PANE_B: &str = "copilot:0.1";
+const SURFACE_A: &str = "tmux:copilot:0.0";
+const SURFACE_B: &str = "tmux:copilot:0.1";
+
+/// Copilot's answer to a prompt on its screen (the mock always says `ok`).
+const ANSWER: &str = "● ok";
+
+/// crash-resume's hooks installed by `hook install copilot` into Copilot's default home,
+/// `~/.copilot`; returns what the install said.
+fn copilot_setup(env: &Sandbox) -> String {
+    let output = crash_resume_agent(env)
+        .args(["hook", "install", "copilot"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "hook install copilot: {output:?}");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Starts Copilot in the pane, trusts its folder for the session, and waits for its prompt.
+fn start_copilot(env: &Sandbox, server: &TmuxServer, target: &str) {
+    let installed = copilot_offline::installed_cli(env!("CARGO_TARGET_TMPDIR"));
+    let offline = copilot_offline::Offline {
+        installed: installed.clone(),
+        root: env.root().to_path_buf(),
+        home: env.home(),
+        copilot_home: env.home().join(".copilot"),
+    };
+    // Its variables for the mock, but not `HOME`, `COPILOT_HOME` (the default, under the
+    // sandbox's home) or `TMPDIR`: the pane has those.
+    let variables: Vec<String> = offline
+        .environment()
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("COPILOT_") && *name != "COPILOT_HOME")
+        .map(|(name, value)| format!("{name}={}", shlex::try_quote(&value).unwrap()))
+        .collect();
+    let line = format!(
+        "{} {}",
+        variables.join(" "),
+        shlex::try_quote(installed.cli.to_str().unwrap()).unwrap()
+    );
+    keys(server, target, &line);
+    enter(server, target);
+    screen_shows(server, target, "Do you trust the files in this folder?");
+    enter(server, target);
+    screen_shows(server, target, "/ commands");
+}
+
+/// Sends a prompt and waits for the mock's answer (`crate::hook::agent_tui::prompt`).
+fn prompt(env: &Sandbox, server: &TmuxServer, target: &str, text: &str) {
+    crate::hook::agent_tui::prompt(env, server, target, text, ANSWER);
+}
+
+/// The ids of the session dirs Copilot made for working dir `dir`.
+fn sessions_in(env: &Sandbox, dir: &Path) -> Vec<String> {
+    let state = env.home().join(".copilot/session-state");
+    let Ok(listing) = fs::read_dir(&state) else {
+        return Vec::new();
+    };
+    let cwd = format!("cwd: {}\n", dir.display());
+    listing
+        .flatten()
+        .filter(|session| {
+            fs::read_to_string(session.path().join("workspace.yaml"))
+                .is_ok_and(|yaml| yaml.contains(&cwd))
+        })
+        .map(|session| session.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+fn place(pane: u32, dir: &Path) -> (PanePlace, PathBuf, &'static str) {
+    (
+        PanePlace::new("copilot", 0, pane),
+        dir.to_path_buf(),
+        PANE_SHELL,
+    )
+}
+
+#[test]
+fn first_prompt_records_exit_ends_and_kill_server_does_not() {
+    let env = Sandbox::default();
+    let said = copilot_setup(&env);
+    assert!(said.contains("at the first prompt"), "{said}");
+    let alpha = make_dir(&env.root().join("alpha"));
+    let beta = make_dir(&env.root().join("beta"));
+    let tmux = OfflineTmux::start(
+        &env,
+        &server_name("copilot-tui"),
+        &[place(0, &alpha), place(1, &beta)],
+    );
+    let server = tmux.server();
+
+    // Start-up: a session dir, but no hook has run yet. The first prompt records it.
+    start_copilot(&env, server, PANE_A);
+    let started = wait_for("pane A's session dir", || {
+        let sessions = sessions_in(&env, &alpha);
+        (sessions.len() == 1).then(|| sessions[0].clone())
+    });
+    assert_eq!(
+        held(&env, SURFACE_A),
+        None,
+        "nothing recorded before a prompt"
+    );
+    prompt(&env, server, PANE_A, "hello from A");
+    let session_a = wait_for("pane A's first prompt to be recorded", || {
+        held(&env, SURFACE_A)
+    });
+    assert_eq!(session_a, started);
+    let entry = env.entry(SURFACE_A).unwrap();
+    assert_eq!(entry["provider"], "copilot");
+    assert_eq!(entry["cwd"], alpha.to_str().unwrap());
+    assert_eq!(
+        entry["config_dir"],
+        env.home().join(".copilot").to_str().unwrap()
+    );
+
+    // While Copilot runs, its lock holds the session: restore does not start it again.
+    let plan = plan_by_surface(&restore(&env, true, &[]).stdout);
+    let a = &plan[SURFACE_A];
+    assert!(
+        a["held_elsewhere"]
+            .as_str()
+            .is_some_and(|holder| holder.starts_with("a running agent (pid ")),
+        "{a}"
+    );
+
+    // `/exit` in pane B: sessionEnd from a pane that stays: the end.
+    start_copilot(&env, server, PANE_B);
+    prompt(&env, server, PANE_B, "hello from B");
+    let session_b = wait_for("pane B's first prompt to be recorded", || {
+        held(&env, SURFACE_B)
+    });
+    keys(server, PANE_B, "/exit");
+    screen_shows(server, PANE_B, "/exit");
+    enter_until(
+        server,
+        PANE_B,
+        "/exit ending pane B's session",
+        || {
+            env.entry(SURFACE_B)
+                .is_some_and(|entry| entry["ended_at"].is_u64())
+        },
+        String::new,
+    );
+    assert_eq!(held(&env, SURFACE_B), Some(session_b));
+
+    // kill-server: Copilot gets SIGHUP, writes session.shutdown and sends sessionEnd
+    // `user_exit`, as after /exit, but no pane is left to name.
+    let shell_a: u32 = server.display(PANE_A, "#{pane_pid}").parse().unwrap();
+    let family = descendants(shell_a);
+    assert!(!family.is_empty(), "Copilot runs under pane A's shell");
+    server.tmux(&["kill-server"]);
+    wait_for("pane A's processes to end", || {
+        family.iter().all(|pid| !alive(*pid)).then_some(())
+    });
+    wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
+    let entry = env.entry(SURFACE_A).unwrap();
+    assert_eq!(entry["sessionId"], session_a.as_str());
+    assert_eq!(
+        entry.get("ended_at"),
+        None,
+        "a killed server is no end: {entry}"
+    );
+    let log = hook_log(&env);
+    assert!(
+        log.contains(&format!(
+            "session {session_a} ended where no surface can be named any more"
+        )),
+        "Copilot's sessionEnd ran after the server died: {log}"
+    );
+    let events = fs::read_to_string(
+        env.home()
+            .join(".copilot/session-state")
+            .join(&session_a)
+            .join("events.jsonl"),
+    )
+    .unwrap();
+    assert!(
+        events.contains("\"session.shutdown\""),
+        "a killed pane's Copilot writes session.shutdown as a clean exit does"
+    );
+
+    // restore offers A's session and leaves B out, saying why for each.
+    let plan = plan_by_surface(&restore(&env, true, &["--all"]).stdout);
+    let a = &plan[SURFACE_A];
+    assert_eq!(a["verdict"], "resume", "{a}");
+    assert_eq!(a["held_elsewhere"], serde_json::Value::Null, "{a}");
+    assert!(a["why"].as_str().unwrap().starts_with("offered"), "{a}");
+    let command = a["command"].as_str().unwrap();
+    assert!(
+        command.starts_with("cd ") && command.ends_with(&format!("copilot '--resume={session_a}'")),
+        "{a}"
+    );
+    let b = &plan[SURFACE_B];
+    assert_eq!(b["ended_cleanly"], true, "{b}");
+    assert!(b["why"].as_str().unwrap().starts_with("not offered"), "{b}");
+    assert_eq!(entries(&env).len(), 2);
+}

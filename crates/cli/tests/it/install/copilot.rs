@@ -1,0 +1,64 @@
+//! `crash-resume hook install copilot` without the real CLI: a file of our own in
+//! `$COPILOT_HOME/hooks/`, merged, idempotent, backed up, uninstalled.
+
+use std::fs;
+
+use serde_json::{Value, json};
+
+use crate::Sandbox;
+use crate::hook::copilot::{backups, hook_command, hooks, hooks_file};
+
+#[test]
+fn hook_install_copilot_writes_its_own_hooks_file_idempotently_and_uninstalls() {
+    let env = Sandbox::default();
+    let first = hook_command(&env, &["install", "copilot"]);
+    assert!(first.status.success(), "{first:?}");
+    let said = String::from_utf8_lossy(&first.stderr);
+    assert!(said.contains("at the first prompt"), "{said}");
+    let written = hooks(&env);
+    assert_eq!(written["version"], 1, "{written}");
+    let start = &written["hooks"]["sessionStart"][0];
+    let command = start["bash"].as_str().unwrap();
+    assert!(command.ends_with(" hook copilot sessionStart"), "{command}");
+    assert_eq!(start["type"], "command");
+    assert_eq!(start["timeoutSec"], 10);
+    let end = written["hooks"]["sessionEnd"][0]["bash"].as_str().unwrap();
+    assert_eq!(end, command.replace("sessionStart", "sessionEnd"));
+
+    let again = hook_command(&env, &["install", "copilot"]);
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stdout).starts_with("already installed in "));
+    assert_eq!(backups(&env), 0, "a new file has nothing to back up");
+
+    // Another hook the user put in our file stays; ours from another binary path is replaced.
+    let mut edited = hooks(&env);
+    edited["hooks"]["sessionStart"]
+        .as_array_mut()
+        .unwrap()
+        .insert(0, json!({"type": "command", "bash": "other-tool start"}));
+    let mut old = shlex::split(end).unwrap();
+    old[0] = "/old/bin/crash-resume".to_string();
+    edited["hooks"]["sessionEnd"][0]["bash"] =
+        Value::from(shlex::try_join(old.iter().map(String::as_str)).unwrap());
+    fs::write(hooks_file(&env), edited.to_string()).unwrap();
+    let replaced = hook_command(&env, &["install", "copilot"]);
+    assert!(replaced.status.success(), "{replaced:?}");
+    let merged = hooks(&env);
+    let starts = merged["hooks"]["sessionStart"].as_array().unwrap();
+    assert_eq!(starts.len(), 2, "{merged}");
+    assert_eq!(starts[0]["bash"], "other-tool start");
+    let ends = merged["hooks"]["sessionEnd"].as_array().unwrap();
+    assert_eq!(ends.len(), 1, "{merged}");
+    assert_eq!(ends[0]["bash"], end);
+    assert_eq!(backups(&env), 1);
+
+    let removed = hook_command(&env, &["uninstall", "copilot"]);
+    assert!(removed.status.success(), "{removed:?}");
+    let left = hooks(&env);
+    assert_eq!(
+        left["hooks"]["sessionStart"],
+        json!([{"type": "command", "bash": "other-tool start"}])
+    );
+    assert_eq!(left["hooks"].get("sessionEnd"), None, "{left}");
+    assert_eq!(backups(&env), 2);
+}

@@ -1,0 +1,120 @@
+//! `crash-resume hook install gemini` without the real CLI: merged, idempotent, backed up, what
+//! Gemini needs said plainly, `--retention off` only on request.
+
+use std::fs;
+use std::path::PathBuf;
+
+use predicates::str::contains;
+use serde_json::{Value, json};
+
+use crate::harness::{crash_resume_agent, make_dir};
+use crate::{Sandbox, crash_resume};
+
+/// Settings a user already has: an unrelated `general` key and another tool's hook.
+const EXISTING: &str = r#"{
+  "general": { "vimMode": true },
+  "hooks": {
+    "SessionStart": [ { "hooks": [ { "type": "command", "command": "other-tool start" } ] } ]
+  },
+  "ui": { "theme": "GitHub" }
+}
+"#;
+
+fn settings_path(env: &Sandbox) -> PathBuf {
+    env.home().join(".gemini/settings.json")
+}
+
+fn install(env: &Sandbox, args: &[&str]) -> std::process::Output {
+    crash_resume_agent(env)
+        .args(["hook", "install", "gemini"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn settings(env: &Sandbox) -> Value {
+    serde_json::from_slice(&fs::read(settings_path(env)).unwrap()).unwrap()
+}
+
+fn backups(env: &Sandbox) -> usize {
+    fs::read_dir(env.home().join(".gemini"))
+        .unwrap()
+        .flatten()
+        .filter(|item| {
+            item.file_name()
+                .to_string_lossy()
+                .starts_with("settings.json.crash-resume-")
+        })
+        .count()
+}
+
+#[test]
+fn hook_install_gemini_merges_idempotently_and_says_what_gemini_needs() {
+    let env = Sandbox::default();
+    make_dir(&env.home().join(".gemini"));
+    fs::write(settings_path(&env), EXISTING).unwrap();
+
+    let first = install(&env, &[]);
+    assert!(first.status.success(), "{first:?}");
+    let said = String::from_utf8_lossy(&first.stderr);
+    for words in [
+        "no hook in an untrusted folder",
+        "GITHUB_SHA",
+        "TMUX_PANE",
+        "general.sessionRetention",
+        "--retention off",
+    ] {
+        assert!(said.contains(words), "the install says {words:?}: {said}");
+    }
+    let merged = settings(&env);
+    assert_eq!(
+        merged["general"],
+        json!({ "vimMode": true }),
+        "never silently"
+    );
+    assert_eq!(merged["ui"]["theme"], "GitHub");
+    let starts = merged["hooks"]["SessionStart"].as_array().unwrap();
+    assert_eq!(starts[0]["hooks"][0]["command"], "other-tool start");
+    let command = starts[1]["hooks"][0]["command"].as_str().unwrap();
+    assert!(command.ends_with(" hook gemini"), "{command}");
+    assert_eq!(
+        merged["hooks"]["SessionEnd"][0]["hooks"][0]["command"],
+        command
+    );
+    assert_eq!(backups(&env), 1);
+
+    let again = install(&env, &[]);
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stdout).starts_with("already installed in "));
+    assert_eq!(backups(&env), 1);
+
+    // On request only: the cleanup off, every other `general` key kept.
+    let off = install(&env, &["--retention", "off"]);
+    assert!(off.status.success(), "{off:?}");
+    let said = String::from_utf8_lossy(&off.stderr);
+    assert!(
+        said.contains("set general.sessionRetention.enabled = false in "),
+        "{said}"
+    );
+    assert!(said.contains("cleanup is off in this file"), "{said}");
+    let merged = settings(&env);
+    assert_eq!(
+        merged["general"],
+        json!({ "vimMode": true, "sessionRetention": { "enabled": false } })
+    );
+    assert_eq!(backups(&env), 2);
+    let again = install(&env, &["--retention", "off"]);
+    assert!(again.status.success());
+    assert_eq!(backups(&env), 2, "nothing left to change");
+}
+
+#[test]
+fn retention_is_geminis_setting_alone() {
+    let env = Sandbox::default();
+    crash_resume(&env)
+        .args(["hook", "install", "claude", "--retention", "off"])
+        .assert()
+        .code(2)
+        .stderr(contains("--retention is Gemini's setting"));
+    assert!(!env.home().join(".claude").exists());
+}

@@ -1,0 +1,111 @@
+//! `crash-resume hook install|uninstall tmux`: a restore at tmux server start, written into the
+//! tmux config with the user's lines kept, idempotent; a server that starts reads it and restores
+//! into itself once; uninstall takes it out again.
+
+use std::fs;
+
+use crate::Sandbox;
+use crate::harness::{
+    PanePlace, TmuxServer, claude_runs, crash_resume_agent, git_work_dir, install_claude_stand_in,
+    server_name, uuid, wait_until,
+};
+use crate::restore::tmux::{expected_run, record_session, runs};
+
+#[test]
+fn hook_install_tmux_restores_once_when_a_tmux_server_starts_and_uninstalls() {
+    let env = Sandbox::default();
+    install_claude_stand_in(&env);
+    let cwd = git_work_dir(&env, "saved", "");
+    let place = PanePlace::new("saved", 0, 0);
+    record_session(&env, &place.surface(), &uuid(1), "saved", &cwd);
+    let config = env.root().join("tmux.conf");
+    let user = "set -g mouse on\n";
+    fs::write(&config, user).unwrap();
+    let hook = |verb: &str| {
+        let output = crash_resume_agent(&env)
+            .args(["hook", verb, "tmux", "--settings"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "hook {verb} tmux: {output:?}");
+        (
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+
+    let (said, next) = hook("install");
+    assert!(
+        said.starts_with(&format!(
+            "installed a restore at tmux server start into {}",
+            config.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        next.starts_with("next: the next tmux server that starts"),
+        "{next}"
+    );
+    let installed = fs::read_to_string(&config).unwrap();
+    assert!(installed.starts_with(user), "{installed}");
+    assert!(
+        installed.contains(&format!("run-shell -b '{} ", crate::BIN))
+            && installed.contains(" restore --apply tmux >> "),
+        "{installed}"
+    );
+    // Idempotent.
+    let (said, _) = hook("install");
+    assert!(said.starts_with("already installed in"), "{said}");
+    assert_eq!(fs::read_to_string(&config).unwrap(), installed);
+
+    // A tmux server starts (after a reboot) reading that config: it restores into itself.
+    let name = server_name("onstart");
+    let server = TmuxServer::named(&env, &name);
+    server.tmux(&[
+        "-f",
+        config.to_str().unwrap(),
+        "new-session",
+        "-d",
+        "-s",
+        "work",
+    ]);
+    wait_until("the restore at server start to run the agent", || {
+        (!claude_runs(&env).is_empty()).then_some(())
+    });
+    assert_eq!(
+        runs(&server, &env),
+        [expected_run(&env, &place, &cwd, &uuid(1))]
+    );
+    assert_eq!(server.tmux(&["show-options", "-gv", "mouse"]), "on");
+    assert_eq!(
+        server.tmux(&["show-options", "-gv", "@crash-resume-restored"]),
+        "1"
+    );
+    let log = env.index_path().parent().unwrap().join("tmux-start.log");
+    wait_until("the restore's log to say where it restored", || {
+        fs::read_to_string(&log).ok().filter(|log| {
+            log.contains(&format!(
+                "restoring into tmux at {}",
+                server.socket_path().display()
+            ))
+        })
+    });
+    // Reading the config again (`source-file`) does not restore again: the server is marked.
+    server.tmux(&["source-file", config.to_str().unwrap()]);
+    assert_eq!(
+        server.tmux(&["show-options", "-gv", "@crash-resume-restored"]),
+        "1"
+    );
+
+    // Uninstall takes the block out and keeps the rest; again, it changes nothing.
+    let (said, _) = hook("uninstall");
+    assert!(
+        said.starts_with("removed crash-resume's restore at tmux server start from"),
+        "{said}"
+    );
+    assert_eq!(fs::read_to_string(&config).unwrap(), user);
+    let (_, said) = hook("uninstall");
+    assert!(said.contains("nothing to remove"), "{said}");
+    assert_eq!(fs::read_to_string(&config).unwrap(), user);
+    server.kill_and_wait();
+}
