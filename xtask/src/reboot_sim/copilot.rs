@@ -323,22 +323,30 @@ fn events_file(copilot_home: &Path, session: &str) -> PathBuf {
         .join("events.jsonl")
 }
 
-/// The session whose `events.jsonl` holds `prompt` (its dir's name).
+/// The session whose `events.jsonl` holds `prompt` (its dir's name), once one does: Copilot
+/// writes the file a moment after its screen shows the answer.
 fn session_of(copilot_home: &Path, prompt: &str) -> Result<String> {
-    let holding: Vec<String> = fs::read_dir(copilot_home.join("session-state"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|dir| {
-            fs::read_to_string(dir.path().join("events.jsonl"))
-                .is_ok_and(|text| text.contains(prompt))
-        })
-        .map(|dir| dir.file_name().to_string_lossy().into_owned())
-        .collect();
-    let [session] = &holding[..] else {
-        bail!("{} sessions hold {prompt:?}", holding.len());
-    };
-    Ok(session.clone())
+    wait_for(
+        SCREEN_DEADLINE,
+        &format!("a session to hold {prompt:?}"),
+        || {
+            let holding: Vec<String> = fs::read_dir(copilot_home.join("session-state"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|dir| {
+                    fs::read_to_string(dir.path().join("events.jsonl"))
+                        .is_ok_and(|text| text.contains(prompt))
+                })
+                .map(|dir| dir.file_name().to_string_lossy().into_owned())
+                .collect();
+            match &holding[..] {
+                [] => Ok(None),
+                [session] => Ok(Some(session.clone())),
+                _ => bail!("{} sessions hold {prompt:?}", holding.len()),
+            }
+        },
+    )
 }
 
 /// The pids of `session`'s `inuse.<pid>.lock` files.
