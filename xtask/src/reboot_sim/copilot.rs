@@ -29,6 +29,7 @@
 //! lock is still there and only seconds old); the story answers "Resume anyway", as the user
 //! who saw the crash would, and the crashed pane's row says it was asked.
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -78,7 +79,7 @@ const IN_USE_QUESTION: &str = "Session in use";
 /// The tmux session of the user's own terminal after the reboot (not in the layout).
 const ELSEWHERE: &str = "elsewhere";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Case {
     Crashed,
     Exit,
@@ -136,7 +137,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     let namespace = Namespace::start(sandbox, &requests)?;
     let layout: Vec<Slot> = slots.iter().map(|(_, slot)| slot.clone()).collect();
     cases::start_server(sandbox, &layout)?;
-    let mut sessions: Vec<(Case, String)> = Vec::new();
+    let mut sessions: HashMap<Case, String> = HashMap::new();
     for (case, slot) in &slots {
         cases::type_line(sandbox, slot, "copilot")?;
         trust_folder(sandbox, slot)?;
@@ -148,15 +149,9 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         if *case == Case::Exit {
             end_in_pane(sandbox, slot, "/exit", "/exit print")?;
         }
-        sessions.push((*case, session));
+        sessions.insert(*case, session);
     }
-    let session = |case: Case| {
-        sessions
-            .iter()
-            .find(|(each, _)| *each == case)
-            .map(|(_, session)| session.clone())
-            .unwrap_or_default()
-    };
+    let session = |case: Case| sessions.get(&case).cloned().unwrap_or_default();
     let before_crash = list(sandbox)?;
 
     eprintln!("reboot-sim: Copilot panes played their cases; crashing");
