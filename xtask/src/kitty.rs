@@ -162,7 +162,7 @@ impl Kitty {
     /// kitty's own pid: the parent of its windows' processes.
     pub fn pid(&self) -> Result<u32> {
         let window = self.windows()?.first().context("kitty has no window")?.pid;
-        mux::procfs::proc_parent(&window.to_string()).context("the parent of a kitty window")
+        test_support::process::parent_of(window).context("the parent of a kitty window")
     }
 }
 

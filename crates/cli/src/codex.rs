@@ -11,6 +11,7 @@
 //! such title it records nothing and says why once per daemon in `hook.log`; with
 //! `codex --no-daemon` the hooks run in the TUI, in its pane.
 
+use std::ffi::OsString;
 use std::io::Write as _;
 
 use std::process::Command as Process;
@@ -18,91 +19,33 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail};
 use camino::Utf8Path;
+use proc_table::Dev;
 
 /// How many ancestors are looked at (a hook sits a few levels below the daemon).
 const MAX_ANCESTORS: usize = 32;
 
-/// The pid of the Codex daemon among this process's ancestors, if there is one: from `/proc`
-/// on Linux, from one `ps` listing elsewhere (macOS), given up on at `deadline`.
-#[cfg_attr(target_os = "linux", allow(unused_variables))]
+/// The pid of the Codex daemon among this process's ancestors, if there is one: from the
+/// process table (`/proc`, else `ps`, given up on at `deadline`).
 pub fn managed_daemon_ancestor(deadline: Instant) -> Option<u32> {
-    #[cfg(target_os = "linux")]
-    let ancestors = proc_ancestors();
-    #[cfg(not(target_os = "linux"))]
-    let ancestors = ps_ancestors(&ps_listing(deadline)?, std::process::id());
-    ancestors
-        .into_iter()
-        .find(|(_, words)| is_managed_daemon(words))
-        .map(|(pid, _)| pid)
+    let table = proc_table::table();
+    let ancestry = table.ancestry(std::process::id(), MAX_ANCESTORS, deadline)?;
+    let pids: Vec<u32> = ancestry
+        .ancestors
+        .iter()
+        .map(|process| process.pid)
+        .collect();
+    let command_lines = table.command_lines(&pids, deadline);
+    pids.into_iter().find(|pid| {
+        command_lines
+            .iter()
+            .any(|(listed, words)| listed == pid && is_managed_daemon(words))
+    })
 }
 
 /// Whether a command line (its words) is `codex app-server ... --managed-daemon`.
-pub fn is_managed_daemon(words: &[String]) -> bool {
+pub fn is_managed_daemon(words: &[OsString]) -> bool {
     words.iter().any(|word| word == "app-server")
         && words.iter().any(|word| word == "--managed-daemon")
-}
-
-/// This process's ancestors, nearest first, each with the words of its command line.
-#[cfg(target_os = "linux")]
-fn proc_ancestors() -> Vec<(u32, Vec<String>)> {
-    let mut ancestors = Vec::new();
-    let mut pid = mux::procfs::proc_parent("self");
-    while let Some(current) = pid.filter(|pid| *pid > 1) {
-        if ancestors.len() == MAX_ANCESTORS {
-            break;
-        }
-        ancestors.push((current, command_line(current)));
-        pid = mux::procfs::proc_parent(&current.to_string());
-    }
-    ancestors
-}
-
-/// The words of `/proc/<pid>/cmdline` (none when it cannot be read).
-#[cfg(target_os = "linux")]
-fn command_line(pid: u32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|bytes| {
-            bytes
-                .split(|byte| *byte == 0)
-                .filter(|word| !word.is_empty())
-                .map(|word| String::from_utf8_lossy(word).into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The ancestors of `pid` in a `ps -A -o pid=,ppid=,command=` listing, nearest first, each with
-/// its command line split at spaces (the daemon's words hold none).
-#[cfg(any(test, not(target_os = "linux")))]
-fn ps_ancestors(listing: &str, pid: u32) -> Vec<(u32, Vec<String>)> {
-    let table: std::collections::HashMap<u32, (u32, Vec<String>)> = listing
-        .lines()
-        .filter_map(|line| {
-            let mut words = line.split_whitespace();
-            let pid = words.next()?.parse().ok()?;
-            let parent = words.next()?.parse().ok()?;
-            Some((pid, (parent, words.map(str::to_string).collect())))
-        })
-        .collect();
-    let mut ancestors = Vec::new();
-    let mut current = table.get(&pid).map(|(parent, _)| *parent);
-    while let Some(pid) = current.filter(|pid| *pid > 1) {
-        let Some((parent, words)) = table.get(&pid) else {
-            break;
-        };
-        if ancestors.len() == MAX_ANCESTORS {
-            break;
-        }
-        ancestors.push((pid, words.clone()));
-        current = Some(*parent);
-    }
-    ancestors
-}
-
-/// `ps -A -o pid=,ppid=,command=`, its errors silenced.
-#[cfg(not(target_os = "linux"))]
-fn ps_listing(deadline: Instant) -> Option<String> {
-    crate::surface::ps_every_process("pid=,ppid=,command=", deadline)
 }
 
 /// Whether the daemon `daemon` is news for `marker` (a file beside the index that holds the pid
@@ -265,57 +208,23 @@ fn list_panes(deadline: Instant) -> anyhow::Result<Vec<ListedPane>> {
 }
 
 /// Whether the terminal `tty` (a path such as `/dev/pts/3`) is among `terminals`.
-fn runs_codex(tty: &str, terminals: &[Terminal]) -> bool {
+fn runs_codex(tty: &str, terminals: &[Dev]) -> bool {
     terminal_of(tty).is_some_and(|terminal| terminals.contains(&terminal))
 }
 
-/// A terminal as the process table names it.
-#[cfg(target_os = "linux")]
-type Terminal = rustix::fs::Dev;
-#[cfg(not(target_os = "linux"))]
-type Terminal = String;
-
 /// The terminal of a tty path.
-#[cfg(target_os = "linux")]
-fn terminal_of(tty: &str) -> Option<Terminal> {
+fn terminal_of(tty: &str) -> Option<Dev> {
     Some(rustix::fs::stat(tty).ok()?.st_rdev)
-}
-#[cfg(not(target_os = "linux"))]
-fn terminal_of(tty: &str) -> Option<Terminal> {
-    Some(tty.strip_prefix("/dev/")?.to_string())
 }
 
 /// The controlling terminals of the processes named `codex` (the TUI's native program; the
-/// daemon has none), from `/proc` on Linux.
-#[cfg(target_os = "linux")]
-fn codex_terminals(_deadline: Instant) -> Vec<Terminal> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|process| {
-            let name = process.file_name();
-            name.to_str()?.parse::<u32>().ok()?;
-            let stat = std::fs::read_to_string(process.path().join("stat")).ok()?;
-            let (command, _, tty) = mux::procfs::parse_proc_stat(&stat)?;
-            (command == "codex")
-                .then(|| crate::surface::terminal_device(tty))
-                .flatten()
-        })
-        .collect()
-}
-
-/// The same from one `ps -A -o tty=,comm=` listing elsewhere.
-#[cfg(not(target_os = "linux"))]
-fn codex_terminals(deadline: Instant) -> Vec<Terminal> {
-    crate::surface::ps_every_process("tty=,comm=", deadline)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| {
-            let (tty, command) = line.trim().split_once(char::is_whitespace)?;
-            (command.trim().rsplit('/').next() == Some("codex") && !tty.starts_with('?'))
-                .then(|| tty.to_string())
-        })
+/// daemon has none), from the process table.
+fn codex_terminals(deadline: Instant) -> Vec<Dev> {
+    proc_table::table()
+        .processes(deadline)
+        .into_iter()
+        .filter(|process| process.name == "codex")
+        .filter_map(|process| process.terminal)
         .collect()
 }
 
@@ -393,8 +302,8 @@ pub fn title_has_thread_id(config: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn words(line: &str) -> Vec<String> {
-        line.split(' ').map(str::to_string).collect()
+    fn words(line: &str) -> Vec<OsString> {
+        line.split(' ').map(OsString::from).collect()
     }
 
     #[test]
@@ -418,29 +327,6 @@ mod tests {
             managed_daemon_ancestor(Instant::now() + std::time::Duration::from_secs(30)),
             None
         );
-    }
-
-    #[test]
-    fn a_ps_listing_leads_to_the_daemon() {
-        let listing = "\
-    1     0 /sbin/launchd
-  500     1 /Users/u/.codex/packages/app-server-daemon/releases/0.171.0/bin/codex app-server --listen unix:// --managed-daemon
-  600   500 /bin/sh -c /usr/local/bin/crash-resume hook codex
-  601   600 /usr/local/bin/crash-resume hook codex
-  700     1 /bin/zsh -l
-  701   700 /usr/local/bin/crash-resume hook codex";
-        let ancestors = ps_ancestors(listing, 601);
-        assert_eq!(
-            ancestors.iter().map(|(pid, _)| *pid).collect::<Vec<_>>(),
-            [600, 500]
-        );
-        assert!(is_managed_daemon(&ancestors[1].1));
-        assert!(
-            !ps_ancestors(listing, 701)
-                .iter()
-                .any(|(_, words)| is_managed_daemon(words))
-        );
-        assert_eq!(ps_ancestors(listing, 999), Vec::new());
     }
 
     #[test]

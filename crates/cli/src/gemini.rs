@@ -4,34 +4,35 @@
 //! set (or `SURFACE=Github`) it passes only an allow-list of variables (`PATH`, `HOME`, `TERM`,
 //! ..., and `GEMINI_CLI_*`): `TMUX_PANE`, `TMUX` and `CRASH_RESUME_SURFACE` are stripped, and
 //! `GITHUB_SHA` itself too, so the hook cannot name its pane. The hook sees it in the
-//! environment Gemini started with, one of its ancestors' (`/proc/<pid>/environ`, Linux only).
+//! environment Gemini started with, one of its ancestors' (`/proc/<pid>/environ` on Linux,
+//! `ps -E` on macOS).
+
+use std::os::unix::ffi::OsStrExt as _;
+use std::time::Instant;
 
 /// How many ancestors are looked at (Gemini runs a hook through a shell).
 const MAX_ANCESTORS: usize = 8;
 
 /// The pid of the nearest ancestor that was started with `GITHUB_SHA` set (or `SURFACE=Github`),
-/// when this process itself does not see it: Gemini stripped the hook's environment. Linux
-/// only (elsewhere another process's environment cannot be read): `None`.
-pub fn stripped_by(own: impl Fn(&str) -> Option<String>) -> Option<u32> {
+/// when this process itself does not see it: Gemini stripped the hook's environment. Read from
+/// the process table (`ps`, where there is no `/proc`, given up on at `deadline`).
+pub fn stripped_by(own: impl Fn(&str) -> Option<String>, deadline: Instant) -> Option<u32> {
     if own("GITHUB_SHA").is_some() {
         return None;
     }
-    let mut pid = mux::procfs::proc_parent("self")?;
-    for _ in 0..MAX_ANCESTORS {
-        if pid <= 1 {
-            return None;
-        }
-        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-        let strict = environ.split(|byte| *byte == 0).any(|variable| {
+    let table = proc_table::table();
+    let ancestry = table.ancestry(std::process::id(), MAX_ANCESTORS, deadline)?;
+    ancestry.ancestors.iter().find_map(|ancestor| {
+        let environment = table
+            .environment(ancestor.pid, deadline)
+            .unwrap_or_default();
+        let strict = environment.iter().any(|variable| {
+            let variable = variable.as_bytes();
             (variable.starts_with(b"GITHUB_SHA=") && variable.len() > b"GITHUB_SHA=".len())
                 || variable == b"SURFACE=Github"
         });
-        if strict {
-            return Some(pid);
-        }
-        pid = mux::procfs::proc_parent(&pid.to_string())?;
-    }
-    None
+        strict.then_some(ancestor.pid)
+    })
 }
 
 /// What the hook log says when Gemini stripped the hook's environment.

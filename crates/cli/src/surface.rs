@@ -1,9 +1,10 @@
 //! Which pane the hook's agent runs in: the evidence that `index_core::capture::decide_surface`
-//! weighs, gathered from this machine. The process tree above the hook (from `/proc` on Linux,
-//! one `ps` call elsewhere), the hook's controlling terminal, and the tty and process of the tmux
-//! pane `TMUX_PANE` names (one `tmux display-message`, which also gives the pane's place); in a
-//! zellij pane, the pane's name (given by the hook when it has none of ours). Every
-//! program run here gets at most what is left until the caller's deadline.
+//! weighs, gathered from this machine. The process tree above the hook (from `proc-table`:
+//! `/proc` on Linux, one `ps` call elsewhere), the hook's controlling terminal, and the tty
+//! and process of the tmux pane `TMUX_PANE` names (one `tmux display-message`, which also
+//! gives the pane's place); in a zellij pane, the pane's name (given by the hook when it has
+//! none of ours). Every program run here gets at most what is left until the caller's
+//! deadline.
 
 use std::process::Command as Process;
 use std::time::Instant;
@@ -13,7 +14,7 @@ use index_core::capture::{
     Ancestor, SURFACE_VARIABLES, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface,
     explicit_surface, multiplexers_in_env,
 };
-use rustix::fs::Dev;
+use proc_table::Dev;
 
 /// How far up the process tree the hook looks for a multiplexer.
 const MAX_ANCESTORS: usize = 64;
@@ -239,172 +240,25 @@ struct Processes {
 }
 
 impl Processes {
-    /// Reads `/proc/self/stat` and each ancestor's, up to pid 1 (no program run, so no
-    /// deadline to keep).
-    #[cfg(target_os = "linux")]
-    fn read(_deadline: Instant) -> Processes {
-        let Some((_, parent, terminal)) = std::fs::read_to_string("/proc/self/stat")
-            .ok()
-            .as_deref()
-            .and_then(mux::procfs::parse_proc_stat)
+    /// This process and its ancestors up to pid 1, from the process table (`/proc`, else one
+    /// `ps` listing given up on at `deadline`).
+    fn read(deadline: Instant) -> Processes {
+        let Some(ancestry) =
+            proc_table::table().ancestry(std::process::id(), MAX_ANCESTORS, deadline)
         else {
             return Processes::default();
         };
-        let mut ancestors = Vec::new();
-        let mut pid = parent;
-        while pid > 1 && ancestors.len() < MAX_ANCESTORS {
-            let Some((name, parent, _)) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .as_deref()
-                .and_then(mux::procfs::parse_proc_stat)
-            else {
-                break;
-            };
-            ancestors.push(Ancestor { pid, name });
-            pid = parent;
-        }
-        Processes {
-            ancestors: Some(ancestors),
-            terminal: terminal_device(terminal),
-        }
-    }
-
-    /// One `ps` listing of every process, given up on at `deadline`.
-    #[cfg(not(target_os = "linux"))]
-    fn read(deadline: Instant) -> Processes {
-        ps_listing(deadline)
-            .map(|listing| Processes::from_ps(&listing, std::process::id()))
-            .unwrap_or_default()
-    }
-
-    /// The tree above `pid` in a `ps -A -o pid=,ppid=,tty=,comm=` listing (a command is its
-    /// path on macOS, its name on Linux; a process without a terminal has `??` or `?`).
-    #[cfg(any(test, not(target_os = "linux")))]
-    fn from_ps(listing: &str, pid: u32) -> Processes {
-        let table: std::collections::HashMap<u32, (u32, &str, &str)> = listing
-            .lines()
-            .filter_map(|line| {
-                let (pid, rest) = next_field(line)?;
-                let (parent, rest) = next_field(rest)?;
-                let (tty, command) = next_field(rest)?;
-                Some((
-                    pid.parse().ok()?,
-                    (parent.parse().ok()?, tty, command.trim()),
-                ))
+        let ancestors = ancestry
+            .ancestors
+            .into_iter()
+            .map(|process| Ancestor {
+                pid: process.pid,
+                name: process.name.to_string_lossy().into_owned(),
             })
             .collect();
-        let Some((parent, tty, _)) = table.get(&pid) else {
-            return Processes::default();
-        };
-        let mut ancestors = Vec::new();
-        let mut current = *parent;
-        while current > 1 && ancestors.len() < MAX_ANCESTORS {
-            let Some((parent, _, command)) = table.get(&current) else {
-                break;
-            };
-            let name = command.rsplit('/').next().unwrap_or(command);
-            ancestors.push(Ancestor {
-                pid: current,
-                name: name.to_string(),
-            });
-            current = *parent;
-        }
-        let terminal = match *tty {
-            "?" | "??" | "-" => None,
-            tty => rustix::fs::stat(format!("/dev/{tty}"))
-                .ok()
-                .map(|stat| stat.st_rdev),
-        };
         Processes {
             ancestors: Some(ancestors),
-            terminal,
+            terminal: ancestry.process.terminal,
         }
-    }
-}
-
-/// The first whitespace-separated field of `text`, and what follows it.
-#[cfg(any(test, not(target_os = "linux")))]
-fn next_field(text: &str) -> Option<(&str, &str)> {
-    let text = text.trim_start();
-    let end = text.find(char::is_whitespace)?;
-    Some(text.split_at(end))
-}
-
-/// `ps -A -o pid=,ppid=,tty=,comm=`, its errors silenced.
-#[cfg(any(test, not(target_os = "linux")))]
-fn ps_listing(deadline: Instant) -> Option<String> {
-    ps_every_process("pid=,ppid=,tty=,comm=", deadline)
-}
-
-/// `ps -A -o <columns>`, its errors silenced; none if it has not answered by `deadline`.
-#[cfg(any(test, not(target_os = "linux")))]
-pub fn ps_every_process(columns: &str, deadline: Instant) -> Option<String> {
-    let output =
-        bounded_run::output_by(Process::new("ps").args(["-A", "-o", columns]), deadline).ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
-}
-
-/// The device of a `tty_nr` (0: no terminal), which the kernel packs as minor bits 0-7, major
-/// bits 8-19, the rest of the minor from bit 20.
-#[cfg(target_os = "linux")]
-pub fn terminal_device(tty_nr: i64) -> Option<Dev> {
-    let tty_nr = u64::try_from(tty_nr).ok().filter(|tty| *tty != 0)?;
-    let major = ((tty_nr >> 8) & 0xfff) as u32;
-    let minor = ((tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00)) as u32;
-    Some(rustix::fs::makedev(major, minor))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The `ps` reading, which is what macOS uses, agrees with the `/proc` one on this machine.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn ps_and_proc_agree_on_this_process_tree() {
-        let deadline = Instant::now() + std::time::Duration::from_secs(30);
-        let from_proc = Processes::read(deadline);
-        let listing = ps_listing(deadline).expect("ps runs");
-        let from_ps = Processes::from_ps(&listing, std::process::id());
-        let pids = |processes: &Processes| {
-            processes
-                .ancestors
-                .as_ref()
-                .expect("ancestors read")
-                .iter()
-                .map(|ancestor| ancestor.pid)
-                .collect::<Vec<_>>()
-        };
-        assert!(!pids(&from_proc).is_empty());
-        assert_eq!(pids(&from_ps), pids(&from_proc));
-        assert_eq!(from_ps.terminal, from_proc.terminal);
-    }
-
-    #[test]
-    fn a_ps_listing_with_paths_and_spaces() {
-        let listing = "    1     0 ??       /sbin/launchd\n  \
-                        10     1 ??       /Applications/cmux.app/Contents/MacOS/cmux\n  \
-                        20    10 ttys003  -zsh\n  \
-                        30    20 ttys003  /usr/local/bin/node my tool\n  \
-                        40    30 ttys003  /bin/sh\n";
-        let processes = Processes::from_ps(listing, 40);
-        let ancestors: Vec<(u32, String)> = processes
-            .ancestors
-            .unwrap()
-            .into_iter()
-            .map(|ancestor| (ancestor.pid, ancestor.name))
-            .collect();
-        assert_eq!(
-            ancestors,
-            [
-                (30, "node my tool".to_string()),
-                (20, "-zsh".to_string()),
-                (10, "cmux".to_string())
-            ]
-        );
-        assert!(Processes::from_ps(listing, 99).ancestors.is_none());
     }
 }

@@ -367,68 +367,30 @@ fn describe_pid(pid: u32) -> String {
     }
 }
 
-/// The process holding the `flock` on the lock file (its device and inode), from `/proc/locks`
-/// (Linux only): the line of a granted `FLOCK` on that device and inode. Elsewhere there is no
-/// such table, and the holder cannot be told.
-#[cfg(target_os = "linux")]
+/// The process holding the `flock` on the lock file (its device and inode), from the process
+/// table's locks (`/proc/locks`, Linux only); elsewhere there is no such table, and the holder
+/// cannot be told.
 fn holder_pid((device, inode): (u64, u64)) -> Option<u32> {
-    let wanted = format!(
-        "{:02x}:{:02x}:{inode}",
-        rustix::fs::major(device),
-        rustix::fs::minor(device),
-    );
-    let locks = fs::read_to_string("/proc/locks").ok()?;
-    locks.lines().find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        // "1: FLOCK ADVISORY WRITE <pid> <maj:min:ino> 0 EOF"; a waiter's line has "->".
-        match fields.as_slice() {
-            [_, "FLOCK", _, _, pid, place, ..] if *place == wanted => pid.parse().ok(),
-            _ => None,
-        }
-    })
-}
-
-#[cfg(not(target_os = "linux"))]
-fn holder_pid(_place: (u64, u64)) -> Option<u32> {
-    None
+    proc_table::table()
+        .lock_holders(device, inode)
+        .into_iter()
+        .find(|holder| holder.kind == proc_table::LockKind::Flock)
+        .map(|holder| holder.pid)
 }
 
 /// How long a `ps` call may take: it only adds the holder's state to a message.
-#[cfg(any(test, not(target_os = "linux")))]
 const PS_DEADLINE: Duration = Duration::from_secs(2);
 
 /// The one-letter state of a process, as Linux names it (`T` stopped, `Z` zombie, `D` waiting
-/// on the disk): from `/proc` on Linux, from `ps` elsewhere.
+/// on the disk), from the process table (`/proc`, else `ps` within [`PS_DEADLINE`]).
 fn process_state(pid: u32) -> Option<char> {
-    #[cfg(target_os = "linux")]
-    return proc_state(pid);
-    #[cfg(not(target_os = "linux"))]
-    ps_state(pid)
+    process_state_in(proc_table::table(), pid)
 }
 
-/// The state from `/proc/<pid>/stat`.
-#[cfg(target_os = "linux")]
-fn proc_state(pid: u32) -> Option<char> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may hold spaces; the state follows the last ')'.
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
-}
-
-/// The state from `ps -o stat= -p <pid>` (its errors silenced, and none if it does not answer
-/// within [`PS_DEADLINE`]): the first letter, where macOS's `U` (uninterruptible wait) is
-/// Linux's `D`.
-#[cfg(any(test, not(target_os = "linux")))]
-fn ps_state(pid: u32) -> Option<char> {
-    let output = bounded_run::output(
-        std::process::Command::new("ps").args(["-o", "stat=", "-p", &pid.to_string()]),
-        PS_DEADLINE,
-    )
-    .ok()?;
-    let state = String::from_utf8_lossy(&output.stdout)
-        .trim()
-        .chars()
-        .next()?;
-    Some(if state == 'U' { 'D' } else { state })
+fn process_state_in(table: proc_table::Table, pid: u32) -> Option<char> {
+    table
+        .process(pid, Instant::now() + PS_DEADLINE)
+        .map(|process| process.state)
 }
 
 /// Renames the private dir `from` to `to` unless something is at `to` (`AlreadyExists` then).
@@ -525,5 +487,13 @@ mod tests {
 
     fn describe_holder_of(pid: u32) -> String {
         describe_pid(pid)
+    }
+
+    fn ps_state(pid: u32) -> Option<char> {
+        process_state_in(proc_table::Table::Ps, pid)
+    }
+
+    fn proc_state(pid: u32) -> Option<char> {
+        process_state_in(proc_table::Table::Proc, pid)
     }
 }

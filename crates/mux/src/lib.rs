@@ -28,7 +28,6 @@ pub mod cmux;
 pub mod kitty;
 mod multiplexer;
 pub mod pane;
-pub mod procfs;
 mod program;
 pub mod script;
 mod surface;

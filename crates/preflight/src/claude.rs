@@ -582,88 +582,48 @@ pub fn live_holders(config_dir: &Utf8Path) -> Vec<(String, u32)> {
         .collect()
 }
 
-/// The pids of `pids` that are running (not zombie) processes of the agent `program` (its
-/// name in their command line, in any case: `claude`, `copilot`), from `/proc/<pid>/cmdline`
-/// and `/proc/<pid>/stat`.
-#[cfg(target_os = "linux")]
-pub(crate) fn live_agents(pids: Vec<u32>, program: &str) -> Vec<u32> {
-    pids.into_iter()
-        .filter(|pid| is_live_agent(*pid, program))
-        .collect()
-}
-
-#[cfg(target_os = "linux")]
-fn is_live_agent(pid: u32, program: &str) -> bool {
-    match fs::read(format!("/proc/{pid}/cmdline")) {
-        Ok(cmdline) => {
-            let text = String::from_utf8_lossy(&cmdline).to_lowercase();
-            let state = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = state
-                .rsplit_once(')')
-                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-            text.contains(program) && !zombie
-        }
-        Err(_) => false,
-    }
-}
-
-/// Without `/proc`: the pids that exist (a signal 0 test, no process started), then one `ps`
-/// call for those to confirm each is a Claude process and not a zombie.
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn live_agents(pids: Vec<u32>, program: &str) -> Vec<u32> {
-    let existing: Vec<u32> = pids.into_iter().filter(|pid| exists(*pid)).collect();
-    if existing.is_empty() {
-        return existing;
-    }
-    ps_agents(&existing, program)
-}
-
-/// Whether a process with this pid exists (one we may not signal exists too).
-#[cfg(any(test, not(target_os = "linux")))]
-fn exists(pid: u32) -> bool {
-    let Some(pid) = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return false;
-    };
-    match rustix::process::test_kill_process(pid) {
-        Ok(()) => true,
-        Err(errno) => errno == rustix::io::Errno::PERM,
-    }
-}
-
-/// How long the `ps` call may take.
-#[cfg(any(test, not(target_os = "linux")))]
+/// How long a `ps` call (where there is no `/proc`) may take.
 const PS_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The running Claude processes among `pids`, by `ps -o pid=,stat=,command= -p <pids>` (its
-/// errors silenced; none if it does not answer within [`PS_DEADLINE`]).
-#[cfg(any(test, not(target_os = "linux")))]
-fn ps_agents(pids: &[u32], program: &str) -> Vec<u32> {
-    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
-    let Ok(output) = bounded_run::output(
-        std::process::Command::new("ps").args(["-o", "pid=,stat=,command=", "-p", &list.join(",")]),
-        PS_DEADLINE,
-    ) else {
-        return Vec::new();
-    };
-    agents_in_ps(&String::from_utf8_lossy(&output.stdout), program)
+/// The pids of `pids` that are running (not zombie) processes of the agent `program` (its
+/// name in their command line, in any case: `claude`, `copilot`), from the process table
+/// (`/proc`; else one `ps` call for the states and one for the command lines, none when no pid
+/// exists).
+pub(crate) fn live_agents(pids: Vec<u32>, program: &str) -> Vec<u32> {
+    live_agents_in(proc_table::table(), pids, program)
 }
 
-/// The pids of a `pid stat command` listing whose command is Claude's and state not zombie.
-#[cfg(any(test, not(target_os = "linux")))]
-fn agents_in_ps(listing: &str, program: &str) -> Vec<u32> {
-    listing
-        .lines()
-        .filter_map(|line| {
-            let mut fields = line.split_whitespace();
-            let pid = fields.next()?.parse().ok()?;
-            let state = fields.next()?;
-            let command = fields.collect::<Vec<_>>().join(" ").to_lowercase();
-            (command.contains(program) && !state.starts_with('Z')).then_some(pid)
+fn live_agents_in(table: proc_table::Table, pids: Vec<u32>, program: &str) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + PS_DEADLINE;
+    let running: Vec<u32> = table
+        .processes_of(&pids, deadline)
+        .into_iter()
+        .filter(|process| !process.has_ended())
+        .map(|process| process.pid)
+        .collect();
+    if running.is_empty() {
+        return running;
+    }
+    let command_lines = table.command_lines(&running, deadline);
+    pids.into_iter()
+        .filter(|pid| {
+            running.contains(pid)
+                && command_lines
+                    .iter()
+                    .any(|(listed, words)| listed == pid && names_program(words, program))
         })
         .collect()
+}
+
+/// Whether a command line names `program` (a lower-case name; in its program or an argument,
+/// in any case).
+fn names_program(words: &[std::ffi::OsString], program: &str) -> bool {
+    words.iter().any(|word| {
+        word.as_encoded_bytes()
+            .to_ascii_lowercase()
+            .windows(program.len())
+            .any(|window| window == program.as_bytes())
+    })
 }
 
 #[cfg(test)]
@@ -671,17 +631,20 @@ mod liveness_tests {
     use super::*;
 
     #[test]
-    fn claude_processes_in_a_ps_listing() {
-        let listing = "  101 S+   node /opt/homebrew/bin/claude --resume x\n\
-                       \x20 102 Ss   -zsh\n\
-                       \x20 103 Z    (claude)\n\
-                       \x20 104 R    /Users/u/.local/bin/Claude\n";
-        assert_eq!(agents_in_ps(listing, "claude"), [101, 104]);
-        assert_eq!(agents_in_ps("", "claude"), Vec::<u32>::new());
+    fn claude_command_lines() {
+        let words = |line: &str| -> Vec<std::ffi::OsString> {
+            line.split(' ').map(std::ffi::OsString::from).collect()
+        };
+        let is_claude = |line: &str| names_program(&words(line), "claude");
+        assert!(is_claude("node /opt/homebrew/bin/claude --resume x"));
+        assert!(is_claude("/Users/u/.local/bin/Claude"));
+        assert!(!is_claude("-zsh"));
+        assert!(!names_program(&[], "claude"));
     }
 
     /// The `ps` check, which macOS uses, agrees with the `/proc` one: a process started as
-    /// `claude` is live, this test process (no `claude` in its command) and a reaped one not.
+    /// `claude` is live, this test process (no `claude` in its command), a zombie and a reaped
+    /// one not.
     #[cfg(target_os = "linux")]
     #[test]
     fn ps_and_proc_agree_on_live_claude_processes() {
@@ -702,11 +665,30 @@ mod liveness_tests {
             .unwrap();
         let gone_pid = gone.id();
         gone.wait().unwrap();
-        let pids = vec![agent.id(), other.id(), gone_pid];
-        let existing: Vec<u32> = pids.iter().copied().filter(|pid| exists(*pid)).collect();
-        assert_eq!(existing, [agent.id(), other.id()]);
-        assert_eq!(ps_agents(&existing, "claude"), [agent.id()]);
+        let mut zombie = std::process::Command::new(&claude)
+            .arg("0")
+            .spawn()
+            .unwrap();
+        let zombie_pid = rustix::process::Pid::from_raw(zombie.id() as i32).unwrap();
+        // Returns once it has ended, leaving it unreaped.
+        rustix::process::waitid(
+            rustix::process::WaitId::Pid(zombie_pid),
+            rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT,
+        )
+        .unwrap();
+        let pids = vec![agent.id(), other.id(), gone_pid, zombie.id()];
+        let existing: Vec<u32> = pids
+            .iter()
+            .copied()
+            .filter(|pid| proc_table::exists(*pid))
+            .collect();
+        assert_eq!(existing, [agent.id(), other.id(), zombie.id()]);
+        assert_eq!(
+            live_agents_in(proc_table::Table::Ps, pids.clone(), "claude"),
+            [agent.id()]
+        );
         assert_eq!(live_agents(pids, "claude"), [agent.id()]);
+        zombie.wait().unwrap();
         for mut child in [agent, other] {
             child.kill().unwrap();
             child.wait().unwrap();

@@ -36,6 +36,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use serde::Serialize;
 
 use crate::layout::{Layout, NoLayout, Transcript};
+use crate::paths::StartDir;
 
 /// How many links of a session chain are followed before giving up (cycle-safe besides).
 pub const MAX_CHAIN_HOPS: usize = 16;
@@ -61,7 +62,9 @@ pub struct Input {
     pub chain: Vec<String>,
     /// Ids bound to other surfaces: never offered as a recovery.
     pub excluded: BTreeSet<String>,
-    /// The home dir, for `~` in `cwd` and `config_dir`.
+    /// The home dir, for `~` in `cwd` and `config_dir`, and where a restore starts the agent
+    /// when `cwd` is gone ([`paths::start_dir`]): the verdict is then what the agent does
+    /// started there.
     pub home: Option<Utf8PathBuf>,
 }
 
@@ -119,6 +122,8 @@ pub enum StepId {
     Scan,
     /// What resuming puts at risk: the agent's own start-up cleanup (Gemini).
     Cleanup,
+    /// The recorded working dir is gone: where the agent starts instead (only then taken).
+    WorkingDir,
 }
 
 impl StepId {
@@ -133,6 +138,7 @@ impl StepId {
             StepId::Recovery => "Checking recovery",
             StepId::Scan => "Scanning for recoverable sessions",
             StepId::Cleanup => "Checking the agent's start-up cleanup",
+            StepId::WorkingDir => "Checking the working dir",
         }
     }
 }
@@ -296,7 +302,9 @@ fn decide(input: &Input, trail: &mut Trail, cache: &Cache) -> Decision {
         return Decision::new(Verdict::Unknown, None);
     };
     let config_dir = paths::expand_home(config_dir, home);
-    let disk = match layout::open(agent, config_dir, non_empty(&input.cwd), home, cache) {
+    let start = start_dir(input);
+    let cwd = start_cwd(input, start.as_ref());
+    let disk = match layout::open(agent, config_dir, cwd, home, cache) {
         Ok(layout) => layout,
         Err(NoLayout::NoWorkingDir) => {
             trail.step(StepId::Provider, true, provider);
@@ -314,6 +322,25 @@ fn decide(input: &Input, trail: &mut Trail, cache: &Cache) -> Decision {
         true,
         format!("{provider}, transcripts in {}", disk.describe()),
     );
+    match &start {
+        Some(StartDir::Home { gone, home }) => trail.step(
+            StepId::WorkingDir,
+            false,
+            format!(
+                "the working dir {gone} is gone: a restore starts the agent in the home dir \
+                 {home}, and this is what it does there"
+            ),
+        ),
+        Some(StartDir::Nowhere { gone }) => trail.step(
+            StepId::WorkingDir,
+            false,
+            format!(
+                "the working dir {gone} is gone and no home dir is known to start the agent \
+                 in: judged as if it started in the recorded dir"
+            ),
+        ),
+        Some(StartDir::Recorded(_)) | None => {}
+    }
 
     let decision = match non_empty(&input.session) {
         Some(held) => decide_held(input, disk, held, trail),
@@ -325,6 +352,21 @@ fn decide(input: &Input, trail: &mut Trail, cache: &Cache) -> Decision {
         trail.step(StepId::Cleanup, false, hazard);
     }
     decision
+}
+
+/// Where a restore starts the agent of `input` ([`paths::start_dir`]); `None` when no working
+/// dir is recorded.
+fn start_dir(input: &Input) -> Option<StartDir> {
+    non_empty(&input.cwd).map(|cwd| paths::start_dir(cwd, input.home.as_deref()))
+}
+
+/// The working dir the agent's layout is read for: the recorded one, or the home dir it starts
+/// in when the recorded one is gone.
+fn start_cwd<'a>(input: &'a Input, start: Option<&'a StartDir>) -> Option<&'a str> {
+    match start {
+        Some(start @ StartDir::Home { .. }) => start.dir().map(Utf8Path::as_str),
+        _ => non_empty(&input.cwd),
+    }
 }
 
 /// Rows 2 to 4: the spawn attempts `--resume <held>`; when the CLI rejects it, the retry
@@ -531,7 +573,15 @@ pub fn open_layout<'a>(input: &Input, cache: &'a Cache) -> Option<Box<dyn Layout
     let home = input.home.as_deref();
     let agent = Agent::from_name(non_empty(&input.provider)?)?;
     let config_dir = paths::expand_home(non_empty(&input.config_dir)?, home);
-    layout::open(agent, config_dir, non_empty(&input.cwd), home, cache).ok()
+    let start = start_dir(input);
+    layout::open(
+        agent,
+        config_dir,
+        start_cwd(input, start.as_ref()),
+        home,
+        cache,
+    )
+    .ok()
 }
 
 /// The transcript path a Claude session would be resumed from, for messages and tests.

@@ -11,13 +11,14 @@
 //! 2. the surface is claimed in the index ([`index_core::Index::claim_restore`]); one another
 //!    restore claimed is skipped;
 //! 3. the backend opens it: creates what is missing and starts the command as the place's
-//!    process, in the recorded dir when it exists, with `CRASH_RESUME_SURFACE` set to the
+//!    process, in the recorded dir when it exists (else the home dir,
+//!    [`PlanItem::starts_in`](crate::PlanItem::starts_in)), with `CRASH_RESUME_SURFACE` set to the
 //!    recorded surface so that the agent's hook binds there;
 //! 4. a surface that was not started (it failed, or turned busy) gets its claim back, so the
 //!    next restore tries it.
 //!
 //! A surface of that multiplexer with nothing to resume gets its place made when it is missing,
-//! with a shell in its recorded dir ([`Backend::open_shell`]); then each window the backend
+//! with a shell in its recorded dir, or the home dir when that is gone ([`Backend::open_shell`]); then each window the backend
 //! created places in is laid out as last recorded ([`Backend::lay_out`]), so a window comes back
 //! whole. The surface the restore itself runs in ([`Backend::caller_surface`]), when the caller
 //! can start a command as its own process ([`ApplyOptions::start_here`]), is claimed last and

@@ -46,6 +46,10 @@ pub struct PlanItem {
     pub command: Option<String>,
     /// The entry's working dir, as recorded.
     pub cwd: Option<String>,
+    /// Where the agent starts instead of the recorded working dir, which is gone (deleted or
+    /// renamed): the home dir. The command then has no `cd`, and the verdict is what the agent
+    /// does started there. `None` when it starts in the recorded dir.
+    pub starts_in: Option<String>,
     /// Who holds the session already: another surface or a live agent process.
     pub held_elsewhere: Option<HeldElsewhere>,
     /// Why the entry is not resumed although it could be: a stored value that is not inert
@@ -79,12 +83,17 @@ impl PlanItem {
         self.command.is_some() && self.held_elsewhere.is_none() && self.refused.is_none()
     }
 
-    /// The recorded working dir, when it exists and may be used (the entry is not refused).
+    /// Where applying the plan starts the surface's command or shell: the recorded working dir
+    /// when it exists, else [`PlanItem::starts_in`] (the home dir); `None` when the entry is
+    /// refused or neither is known.
     pub fn usable_dir(&self) -> Option<&str> {
+        if self.refused.is_some() {
+            return None;
+        }
         self.cwd
             .as_deref()
-            .filter(|_| self.refused.is_none())
             .filter(|dir| std::path::Path::new(dir).is_dir())
+            .or(self.starts_in.as_deref())
     }
 }
 
@@ -184,6 +193,9 @@ impl<'a> Planner<'a> {
             _ => None,
         };
         let refused = resume::refusal(entry);
+        let starts_in = resume::start_dir(entry, self.home.as_deref())
+            .filter(|start| start.gone().is_some())
+            .and_then(|start| start.dir().map(ToString::to_string));
         let command = match session.as_deref() {
             Some(session) if refused.is_none() => {
                 // A recovered id is rendered only once it is known to be a valid id.
@@ -212,6 +224,7 @@ impl<'a> Planner<'a> {
             recoverable_session_id: outcome.recoverable_session_id,
             command,
             cwd: entry.cwd.clone(),
+            starts_in,
             held_elsewhere,
             refused,
             retention,

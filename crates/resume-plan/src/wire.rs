@@ -25,6 +25,8 @@ pub(crate) struct PlanItemV1 {
     recoverable_session_id: Option<String>,
     command: Option<String>,
     cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    starts_in: Option<String>,
     /// [`PlanItemV1::held_by`] in words.
     #[serde(default)]
     held_elsewhere: Option<String>,
@@ -64,6 +66,7 @@ impl From<PlanItem> for PlanItemV1 {
             recoverable_session_id,
             command,
             cwd,
+            starts_in,
             held_elsewhere,
             refused,
             retention,
@@ -85,6 +88,7 @@ impl From<PlanItem> for PlanItemV1 {
             recoverable_session_id,
             command,
             cwd,
+            starts_in,
             held_elsewhere: held_elsewhere.as_ref().map(ToString::to_string),
             refused: refused.as_ref().map(ToString::to_string),
             retention,
@@ -114,6 +118,7 @@ impl From<PlanItemV1> for PlanItem {
             recoverable_session_id,
             command,
             cwd,
+            starts_in,
             held_elsewhere: _,
             refused: _,
             retention,
@@ -138,6 +143,7 @@ impl From<PlanItemV1> for PlanItem {
             recoverable_session_id,
             command,
             cwd,
+            starts_in,
             held_elsewhere: held_by,
             refused: refusal,
             retention,

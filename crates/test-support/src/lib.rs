@@ -4,7 +4,8 @@
 //!
 //! - [`sandbox`]: one test's own directory with a home, state and config dir and an index
 //!   path, on a durable filesystem that other users can reach; a command confined to it.
-//! - [`process`]: a program run with stdin, and what `/proc` (or `ps`) says about a process.
+//! - [`process`]: a program run with stdin, and what the process table (`proc-table`) says
+//!   about a process.
 //! - [`transcript`]: the pinned agent versions and Claude Code transcript lines as the CLI
 //!   writes them.
 //! - [`random`]: a small generator that replays from its seed.

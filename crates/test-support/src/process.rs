@@ -1,9 +1,10 @@
-//! Running a program with something on its stdin, and what the system says about a process:
-//! `/proc/<pid>/stat` on Linux, `ps` where there is no `/proc` (macOS).
+//! Running a program with something on its stdin, and what the process table (`proc-table`:
+//! `/proc` on Linux, `ps` where there is none) says about a process.
 
-use std::fs;
+use std::ffi::OsString;
 use std::io::Write;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// What one finished run of a program did.
 #[derive(Debug)]
@@ -91,67 +92,59 @@ pub fn stdout_of(command: &mut Command, needs: &str) -> String {
     String::from_utf8(output.stdout).expect("its stdout is UTF-8")
 }
 
-/// The fields of `/proc/<pid>/stat` after the command name (which may hold spaces and
-/// parentheses): the state first, then the parent pid, ...; `None` when there is no such
-/// process or no `/proc`.
-fn stat_fields(pid: u32) -> Option<Vec<String>> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    Some(rest.split_whitespace().map(str::to_string).collect())
+/// What a question to the process table may take (`ps`, where there is no `/proc`).
+const TABLE_DEADLINE: Duration = Duration::from_secs(10);
+
+fn deadline() -> Instant {
+    Instant::now() + TABLE_DEADLINE
 }
 
-/// The state of a process (`R`, `S`, `T` when stopped, `Z` a zombie, ...): from
-/// `/proc/<pid>/stat` on Linux, from `ps -o stat=` elsewhere; `None` when there is none.
+/// The state of a process (`R`, `S`, `T` when stopped, `Z` a zombie, ...); `None` when there
+/// is none.
 pub fn process_state(pid: u32) -> Option<char> {
-    let state = if cfg!(target_os = "linux") {
-        stat_fields(pid)?.into_iter().next()?
-    } else {
-        ps(&["-o", "stat=", "-p", &pid.to_string()])?
-    };
-    state.chars().next()
+    proc_table::table()
+        .process(pid, deadline())
+        .map(|process| process.state)
 }
 
 /// Alive: it exists and is not a zombie (a dead process nobody reaped yet) or dead.
 pub fn is_alive(pid: u32) -> bool {
-    process_state(pid).is_some_and(|state| !matches!(state, 'Z' | 'X'))
+    proc_table::table()
+        .process(pid, deadline())
+        .is_some_and(|process| !process.has_ended())
 }
 
-/// The parent pid of `pid`: from `/proc/<pid>/stat` on Linux, `ps -o ppid=` elsewhere.
+/// The parent pid of `pid`.
 pub fn parent_of(pid: u32) -> Option<u32> {
-    if cfg!(target_os = "linux") {
-        return stat_fields(pid)?.get(1)?.parse().ok();
-    }
-    ps(&["-o", "ppid=", "-p", &pid.to_string()])?.parse().ok()
+    proc_table::table()
+        .process(pid, deadline())
+        .map(|process| process.parent)
 }
 
-/// Every process's pid: the numbered dirs of `/proc` on Linux, `ps -A` elsewhere.
+/// Every process.
+pub fn processes() -> Vec<proc_table::Process> {
+    proc_table::table().processes(deadline())
+}
+
+/// Every process's pid.
 pub fn all_pids() -> Vec<u32> {
-    if cfg!(target_os = "linux") {
-        return fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
-            .collect();
-    }
-    ps(&["-A", "-o", "pid="])
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|pid| pid.parse().ok())
-        .collect()
+    processes().into_iter().map(|process| process.pid).collect()
 }
 
-/// `ps ARGS`, its stdout trimmed; `None` when it fails.
-pub fn ps(args: &[&str]) -> Option<String> {
-    let output = Command::new("ps")
-        .args(args)
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+/// Every process below `pid`.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    proc_table::table().descendants(pid, deadline())
+}
+
+/// The arguments `pid` was started with; `None` when there is no such process.
+pub fn command_line(pid: u32) -> Option<Vec<OsString>> {
+    proc_table::table().command_line(pid, deadline())
+}
+
+/// The environment `pid` was started with (`NAME=value` entries); `None` when it cannot be
+/// read.
+pub fn environment(pid: u32) -> Option<Vec<OsString>> {
+    proc_table::table().environment(pid, deadline())
 }
 
 #[cfg(test)]

@@ -350,16 +350,13 @@ impl TmuxServer {
     /// too.
     pub fn wait_for_idle_shell(&self, target: &str) {
         wait_until("the pane to be an idle shell at its prompt", || {
-            let pid = self.display(target, "#{pane_pid}");
-            let output = Command::new("ps")
-                .args(["-o", "args=", "-p", &pid])
-                .output()
-                .ok()?;
+            let pid = self.display(target, "#{pane_pid}").trim().parse().ok()?;
+            let arguments = crate::process::command_line(pid)?;
+            let arguments: Vec<&str> = arguments.iter().filter_map(|word| word.to_str()).collect();
             let row = self.display(target, "#{cursor_y}");
             let line = self.tmux(&["capture-pane", "-p", "-t", target, "-S", &row, "-E", &row]);
-            (String::from_utf8_lossy(&output.stdout).trim() == PANE_SHELL
-                && line.trim_end().ends_with(['$', '#']))
-            .then_some(())
+            (arguments.join(" ") == PANE_SHELL && line.trim_end().ends_with(['$', '#']))
+                .then_some(())
         });
     }
 

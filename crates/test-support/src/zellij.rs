@@ -3,6 +3,8 @@
 //! config, socket, cache and temp dirs), with its sessions' panes and server process.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -170,24 +172,20 @@ impl Instance {
     }
 
     /// Whether a shell of `session` runs (a process whose environment names the session and
-    /// this instance's socket dir, from `/proc`): a server is past its start once it runs its
+    /// this instance's socket dir): a server is past its start once it runs its
     /// first shell, and one that a client connects to before that can panic.
     pub fn runs_a_shell(&self, session: &str) -> bool {
-        let wanted = format!("ZELLIJ_SESSION_NAME={session}");
-        let sockets = format!("ZELLIJ_SOCKET_DIR={}", self.sockets.path().display());
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return false;
-        };
-        entries.filter_map(Result::ok).any(|entry| {
-            let dir = entry.path();
-            let is_shell =
-                std::fs::read_to_string(dir.join("comm")).is_ok_and(|comm| comm.trim() == "bash");
-            is_shell
-                && std::fs::read(dir.join("environ")).is_ok_and(|environ| {
-                    let entries: Vec<&[u8]> = environ.split(|byte| *byte == 0).collect();
-                    entries.contains(&wanted.as_bytes()) && entries.contains(&sockets.as_bytes())
+        let wanted = OsString::from(format!("ZELLIJ_SESSION_NAME={session}"));
+        let mut sockets = OsString::from("ZELLIJ_SOCKET_DIR=");
+        sockets.push(self.sockets.path());
+        crate::process::processes()
+            .into_iter()
+            .filter(|process| process.name == "bash")
+            .any(|shell| {
+                crate::process::environment(shell.pid).is_some_and(|environment| {
+                    environment.contains(&wanted) && environment.contains(&sockets)
                 })
-        })
+            })
     }
 
     /// What zellij lists and the end of its log, for a failure's message.
@@ -210,21 +208,22 @@ impl Instance {
         )
     }
 
-    /// The pid of the server of `session` (`zellij --server <socket dir>/.../<session>`),
-    /// from `/proc`.
+    /// The pid of the server of `session` (`zellij --server <socket dir>/.../<session>`).
     pub fn server_pid(&self, session: &str) -> Option<u32> {
-        let sockets = self.sockets.path().to_string_lossy().into_owned();
-        std::fs::read_dir("/proc").ok()?.find_map(|entry| {
-            let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-            let args: Vec<String> = cmdline
-                .split(|byte| *byte == 0)
-                .map(|arg| String::from_utf8_lossy(arg).into_owned())
-                .collect();
-            let server = args.iter().position(|arg| arg == "--server")?;
-            let socket = args.get(server + 1)?;
-            (socket.starts_with(&sockets) && socket.ends_with(&format!("/{session}")))
-                .then_some(pid)
+        let sockets = self.sockets.path().as_os_str().as_bytes();
+        let socket_name = format!("/{session}");
+        crate::process::all_pids().into_iter().find(|pid| {
+            let Some(arguments) = crate::process::command_line(*pid) else {
+                return false;
+            };
+            arguments
+                .iter()
+                .position(|argument| argument == "--server")
+                .and_then(|server| arguments.get(server + 1))
+                .is_some_and(|socket| {
+                    let socket = socket.as_bytes();
+                    socket.starts_with(sockets) && socket.ends_with(socket_name.as_bytes())
+                })
         })
     }
 }

@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use test_support::process::{is_alive, ps};
+use test_support::process::{environment, is_alive};
 use test_support::stand_in;
 pub use test_support::stand_in::sh_quote;
 
@@ -219,12 +219,9 @@ impl Sandbox {
         if !is_alive(pid) {
             return false;
         }
-        let needle = format!("HOME={}", self.home.display());
-        environment(pid).is_some_and(|environ| {
-            environ
-                .split(|byte| *byte == 0)
-                .any(|entry| entry == needle.as_bytes())
-        })
+        let mut needle = std::ffi::OsString::from("HOME=");
+        needle.push(&self.home);
+        environment(pid).is_some_and(|environ| environ.contains(&needle))
     }
 
     /// SIGKILLs each of `pids` that is alive and ours, then waits until all are gone.
@@ -255,23 +252,6 @@ pub fn kill(pid: u32) {
     {
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
     }
-}
-
-/// A process's environment as NUL-separated `NAME=value` entries: `/proc/<pid>/environ` on
-/// Linux; elsewhere (macOS) the words after the command that `ps -E` prints, which is enough
-/// to find `HOME=<dir>` for a dir without spaces (the sandbox's).
-fn environment(pid: u32) -> Option<Vec<u8>> {
-    if cfg!(target_os = "linux") {
-        return fs::read(format!("/proc/{pid}/environ")).ok();
-    }
-    let listing = ps(&["-E", "-ww", "-o", "command=", "-p", &pid.to_string()])?;
-    Some(
-        listing
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join("\0")
-            .into_bytes(),
-    )
 }
 
 pub fn create_dir(dir: &Path) -> Result<()> {

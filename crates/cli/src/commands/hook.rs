@@ -234,7 +234,8 @@ fn capture(
     }
     if dialect == Dialect::Gemini
         && std::env::var_os("TMUX_PANE").is_none()
-        && let Some(gemini) = crate::gemini::stripped_by(|name| std::env::var(name).ok())
+        && let Some(gemini) =
+            crate::gemini::stripped_by(|name| std::env::var(name).ok(), programs_deadline)
     {
         log(
             cx,

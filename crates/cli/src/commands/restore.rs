@@ -283,6 +283,13 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
                 },
             };
             let mut notes = Vec::new();
+            if let (Some(cwd), Some(starts_in)) = (&item.cwd, &item.starts_in) {
+                notes.push(format!(
+                    "(working dir {} is gone: starts in {})",
+                    escape(cwd),
+                    escape(starts_in)
+                ));
+            }
             if let Some(risk) = &item.retention {
                 // The agent's own words for itself and its files, from the registry.
                 let words = agent_paths::Agent::from_name(&item.provider)

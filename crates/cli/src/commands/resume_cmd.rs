@@ -6,6 +6,8 @@
 //!   the command that resumes that conversation, as `restore` gives it, exit 0, with a note on
 //!   stderr that it is not the recorded session.
 //! - `fresh`: nothing on stdout, exit 4, stderr says why.
+//! - a working dir that is gone: the command without its `cd`, as `restore` gives it, with a
+//!   note on stderr that it is meant to run from the home dir.
 //! - a session another surface or a running agent holds: nothing on stdout, exit 4, naming the
 //!   holder (eval'ing the command would open one conversation twice).
 //!
@@ -61,6 +63,15 @@ pub fn run(cx: &Context, surface: &str, max_age: Option<&str>) -> Outcome {
     let decided = decide(&item);
     if let Ok(Some(note)) = &decided {
         output::print_message(note);
+    }
+    if let (Ok(_), Some(cwd), Some(starts_in)) = (&decided, &item.cwd, &item.starts_in) {
+        output::print_message(&format!(
+            "note: the working dir {} of surface {} is gone; the command has no `cd`: run it \
+             from the home dir {}, where `crash-resume restore --apply` starts it",
+            escape(cwd),
+            escape(surface),
+            escape(starts_in),
+        ));
     }
     let found = match decided {
         Ok(_) => match &item.command {

@@ -143,24 +143,18 @@ pub fn uuid(n: u32) -> String {
 /// the lock within its 2 s hands its record to one): the processes whose environment marks
 /// them as a retry (`CRASH_RESUME_HOOK_RETRY`) on this index.
 pub fn wait_for_hook_retries(env: &Sandbox) {
-    let index = format!("CRASH_RESUME_INDEX_PATH={}", env.index_path().display());
-    let is_retry = |environ: &[u8]| {
-        let mut marked = false;
-        let mut ours = false;
-        for variable in environ.split(|byte| *byte == 0) {
-            marked |= variable == b"CRASH_RESUME_HOOK_RETRY=1";
-            ours |= variable == index.as_bytes();
-        }
-        marked && ours
+    let mut index = std::ffi::OsString::from("CRASH_RESUME_INDEX_PATH=");
+    index.push(env.index_path());
+    let is_retry = |environ: &[std::ffi::OsString]| {
+        environ
+            .iter()
+            .any(|variable| variable == "CRASH_RESUME_HOOK_RETRY=1")
+            && environ.contains(&index)
     };
     wait_until("the hooks' background retries to finish", || {
-        let running = fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter(|item| item.file_name().to_string_lossy().parse::<u32>().is_ok())
-            .any(|item| {
-                fs::read(item.path().join("environ")).is_ok_and(|environ| is_retry(&environ))
-            });
+        let running = test_support::process::all_pids().into_iter().any(|pid| {
+            test_support::process::environment(pid).is_some_and(|environ| is_retry(&environ))
+        });
         (!running).then_some(())
     });
 }

@@ -286,9 +286,7 @@ impl Kitty {
             Some(process) => program_name(process.cmdline.as_deref().unwrap_or_default()),
             None => program_name(&window.cmdline),
         };
-        let tty = std::fs::read_link(format!("/proc/{pid}/fd/0"))
-            .map(|path| path.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let tty = crate::tmux::processes::terminal_path(pid);
         let mut state = PaneState {
             foreground,
             child: crate::tmux::processes::first_child(pid),

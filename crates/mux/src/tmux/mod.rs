@@ -601,60 +601,41 @@ pub(crate) fn terminal_is_canonical(tty: &str) -> Option<bool> {
     )
 }
 
-/// The process table, as far as telling an idle shell needs it: `/proc` on Linux, `ps`
-/// elsewhere.
+/// What the process table (`proc-table`) says of a pane's process, as far as telling an idle
+/// shell needs it.
 pub(crate) mod processes {
-    use std::process::Command as Process;
+    use std::os::unix::ffi::OsStrExt as _;
+    use std::time::Instant;
 
     use super::CALL_DEADLINE;
 
     /// A child of `pid`, if it has one.
     pub fn first_child(pid: u32) -> Option<u32> {
-        if let Ok(dir) = std::fs::read_dir("/proc") {
-            return dir.flatten().find_map(|process| {
-                let name = process.file_name();
-                let child: u32 = name.to_str()?.parse().ok()?;
-                (crate::procfs::proc_parent(name.to_str()?)? == pid).then_some(child)
-            });
-        }
-        let listing = bounded_run::output(
-            Process::new("ps").args(["-A", "-o", "pid=,ppid="]),
-            CALL_DEADLINE,
-        )
-        .ok()?;
-        String::from_utf8_lossy(&listing.stdout)
-            .lines()
-            .find_map(|line| {
-                let mut fields = line.split_whitespace();
-                let child: u32 = fields.next()?.parse().ok()?;
-                let parent: u32 = fields.next()?.parse().ok()?;
-                (parent == pid).then_some(child)
-            })
+        proc_table::table()
+            .children(pid, Instant::now() + CALL_DEADLINE)
+            .first()
+            .copied()
     }
 
     /// Whether `pid` is a shell at its prompt rather than one running a script or a `-c`
     /// command: every argument after the program name is an option (and none is `-c`).
     pub fn is_interactive_shell(pid: u32) -> bool {
-        let arguments: Vec<String> = match std::fs::read(format!("/proc/{pid}/cmdline")) {
-            Ok(bytes) => bytes
-                .split(|byte| *byte == 0)
-                .filter(|argument| !argument.is_empty())
-                .map(|argument| String::from_utf8_lossy(argument).into_owned())
-                .collect(),
-            Err(_) => match bounded_run::output(
-                Process::new("ps").args(["-o", "args=", "-p", &pid.to_string()]),
-                CALL_DEADLINE,
-            ) {
-                Ok(output) => String::from_utf8_lossy(&output.stdout)
-                    .split_whitespace()
-                    .map(str::to_string)
-                    .collect(),
-                Err(_) => return false,
-            },
+        let Some(arguments) = proc_table::table().command_line(pid, Instant::now() + CALL_DEADLINE)
+        else {
+            return false;
         };
         !arguments.is_empty()
-            && arguments[1..]
-                .iter()
-                .all(|argument| argument.starts_with('-') && argument != "-c")
+            && arguments[1..].iter().all(|argument| {
+                argument.as_bytes().starts_with(b"-") && argument.as_bytes() != b"-c"
+            })
+    }
+
+    /// The path of the terminal `pid` reads (its standard input); empty where it cannot be
+    /// told.
+    pub fn terminal_path(pid: u32) -> String {
+        proc_table::table()
+            .standard_input(pid)
+            .map(|path| path.to_string_lossy().into_owned())
+            .unwrap_or_default()
     }
 }

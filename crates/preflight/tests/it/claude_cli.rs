@@ -72,6 +72,9 @@ enum Dir {
     ChildOfWork,
     /// `link` is a symlink to `real`; the CLI runs in `link`.
     Symlink,
+    /// `work`, deleted once its transcripts are written; the CLI runs in the home dir, where a
+    /// restore starts it (`preflight::paths::start_dir`).
+    Gone,
 }
 
 /// Where a transcript file is put.
@@ -182,6 +185,7 @@ const CASES: &[Case] = {
         case("other-project-twice", Plain("work"), &[(FolderOf("elsewhere"), Conversation), (FolderOf("elsewhere-too"), Conversation)]),
         case("bookkeeping-here-conversation-elsewhere", Plain("work"), &[(Derived, Bookkeeping), (FolderOf("elsewhere"), Conversation)]),
         case("directory-here-conversation-elsewhere", Plain("work"), &[(Derived, Directory), (FolderOf("elsewhere"), Conversation)]),
+        case("working-dir-gone", Dir::Gone, &[(Derived, Conversation)]),
     ]
 };
 
@@ -192,8 +196,10 @@ struct Prepared {
     root: Utf8PathBuf,
     config: Utf8PathBuf,
     home: Utf8PathBuf,
-    /// Where the CLI runs; also the working dir the preflight is asked about.
+    /// The working dir the preflight is asked about; the CLI runs in it unless it is gone.
     cwd: Utf8PathBuf,
+    /// Where the CLI runs: `cwd`, or the home dir when `cwd` is gone.
+    run_in: Utf8PathBuf,
     session: String,
     /// The transcript path the preflight derives from `cwd`.
     derived: Utf8PathBuf,
@@ -365,6 +371,11 @@ fn prepare(base: &Utf8Path, index: usize, case: &'static Case) -> Prepared {
             create_dir(&cwd);
             cwd
         }
+        Dir::Gone => {
+            let cwd = root.join("work");
+            create_dir(&cwd);
+            cwd
+        }
         Dir::ChildOfWork => {
             let cwd = root.join("work").join("sub");
             create_dir(&cwd);
@@ -399,9 +410,20 @@ fn prepare(base: &Utf8Path, index: usize, case: &'static Case) -> Prepared {
         }
     }
 
+    let run_in = match case.dir {
+        Dir::Gone => {
+            fs::remove_dir_all(&cwd).expect("delete the working dir");
+            home.clone()
+        }
+        _ => cwd.clone(),
+    };
+    // Where the CLI looks first: the folder of the dir it runs in.
     let located = claude::locate(
         &config,
-        &claude::project_dir(&config, &resolved_cwd),
+        &claude::project_dir(
+            &config,
+            &claude::resolve_working_dir(run_in.as_str(), Some(&home)),
+        ),
         &session,
     );
     let reachability = located.reachability;
@@ -419,6 +441,7 @@ fn prepare(base: &Utf8Path, index: usize, case: &'static Case) -> Prepared {
         config,
         home,
         cwd,
+        run_in,
         session,
         derived,
         located: located.path,
@@ -540,8 +563,8 @@ fn run_cli(cli: &Path, case: &Prepared, port: u16) -> Run {
     let started = Instant::now();
     let mut child = clean_command(cli)
         .args(["-p", "--resume", &case.session, PROBE])
-        .current_dir(&case.cwd)
-        .env("PWD", &case.cwd)
+        .current_dir(&case.run_in)
+        .env("PWD", &case.run_in)
         .env("HOME", &case.home)
         .env("TMPDIR", case.root.join("tmp"))
         .env("CLAUDE_CONFIG_DIR", &case.config)
@@ -652,6 +675,11 @@ fn disagreements(prepared: &Prepared, run: &Run) -> Vec<String> {
         Answer::Unexplained => return vec!["the CLI's answer is none this test knows".into()],
     };
     let mut problems = Vec::new();
+    if matches!(prepared.case.dir, Dir::Gone) && !resumed {
+        // Measured with 2.1.328: started in the home dir, the CLI finds a UUID's transcript in
+        // the folder of the dir that is gone.
+        problems.push("the CLI did not resume a UUID whose working dir is gone".into());
+    }
     if resumed != reachable {
         problems.push(format!(
             "reachability says {}, the CLI {}",

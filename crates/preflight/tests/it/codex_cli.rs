@@ -89,8 +89,8 @@ impl CodexCase {
         case
     }
 
-    /// The offline run of `codex <args>` in the project dir, with a clean environment.
-    pub fn command(&self, cli: &Path, args: &[&str]) -> Command {
+    /// The offline run of `codex <args>` in `dir`, with a clean environment.
+    pub fn command(&self, cli: &Path, dir: &Utf8Path, args: &[&str]) -> Command {
         let mut command = clean_command("unshare");
         command
             .arg("-n")
@@ -102,7 +102,7 @@ impl CodexCase {
             .arg("--")
             .arg(cli)
             .args(args)
-            .current_dir(&self.project)
+            .current_dir(dir)
             .env("HOME", &self.home)
             .env("CODEX_HOME", &self.codex_home)
             .env("MOCK_API_KEY", "dummy")
@@ -117,8 +117,13 @@ impl CodexCase {
 
     /// Runs `codex <args>` offline to its end (bounded by the deadline).
     pub fn run(&self, cli: &Path, args: &[&str]) -> Run {
+        self.run_in(cli, &self.project, args)
+    }
+
+    /// [`Self::run`] in `dir`.
+    pub fn run_in(&self, cli: &Path, dir: &Utf8Path, args: &[&str]) -> Run {
         let mut child = self
-            .command(cli, args)
+            .command(cli, dir, args)
             .spawn()
             .expect("cannot run unshare (util-linux), which isolates every Codex run");
         let mut stderr = child.stderr.take().unwrap();
@@ -174,6 +179,7 @@ impl CodexCase {
             session: Some(session.into()),
             cwd: Some(self.project.to_string()),
             config_dir: Some(self.codex_home.to_string()),
+            home: Some(self.home.clone()),
             ..Input::default()
         })
     }
@@ -205,6 +211,8 @@ enum State {
     SessionMetaMissing,
     Empty,
     Archived,
+    /// The working dir deleted; Codex runs from the home dir, where a restore starts it.
+    CwdDeleted,
 }
 
 /// Puts the session in `state`; returns the rollout path the check looks at afterwards.
@@ -245,6 +253,7 @@ fn put_in_state(case: &CodexCase, cli: &Path, session: &str, state: State) -> Ut
             assert!(row.archived, "codex archive set `archived`");
             return row.rollout_path;
         }
+        State::CwdDeleted => fs::remove_dir_all(&case.project).unwrap(),
     }
     rollout
 }
@@ -270,8 +279,13 @@ fn check(state: State, expected: Reachability, refusal: Option<&str>) {
     let outcome = case.preflight(&session);
 
     let before = lines(&rollout);
-    let run = case.run(
+    let run_in = match state {
+        State::CwdDeleted => &case.home,
+        _ => &case.project,
+    };
+    let run = case.run_in(
         &cli,
+        run_in,
         &["exec", "--skip-git-repo-check", "resume", &session, PROBE],
     );
     let appended = fs::read_to_string(&rollout).is_ok_and(|text| text.contains(PROBE));
@@ -402,4 +416,9 @@ fn storage_is_as_measured() {
     assert_eq!(first["payload"]["cli_version"], CODEX_VERSION);
     assert!(case.codex_home.join("thread_history_1.sqlite").is_file());
     assert_eq!(case.requests(), vec!["POST /v1/responses".to_string()]);
+}
+
+#[test]
+fn a_deleted_working_dir_resumes_from_the_home_dir() {
+    check(State::CwdDeleted, Reachability::Reachable, None);
 }

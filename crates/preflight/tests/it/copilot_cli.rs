@@ -11,7 +11,7 @@
 
 use std::fs;
 
-use camino::Utf8PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 use preflight::{Input, Verdict, preflight};
 use test_support::copilot_offline::{self, Offline};
 
@@ -79,14 +79,20 @@ impl Case {
             session: Some(session.into()),
             cwd: Some(self.project.to_string()),
             config_dir: Some(self.copilot.copilot_home.display().to_string()),
+            home: Some(self.home()),
             ..Input::default()
         })
     }
 
-    /// `copilot --resume=<session> -p <probe>`, run from the case's root: its exit code.
-    fn resume(&self, session: &str) -> Option<i32> {
+    /// The home dir its runs are given.
+    fn home(&self) -> Utf8PathBuf {
+        self.root.join("home")
+    }
+
+    /// `copilot --resume=<session> -p <probe>`, run from `dir`: its exit code.
+    fn resume(&self, session: &str, dir: &Utf8Path) -> Option<i32> {
         let run = self.copilot.run(
-            self.root.as_std_path(),
+            dir.as_std_path(),
             &[
                 &format!("--resume={session}"),
                 "-p",
@@ -171,7 +177,13 @@ fn check(state: State) -> Option<i32> {
         }
     }
     let outcome = case.preflight(&session);
-    let code = case.resume(&session);
+    // From the case's root; with the working dir gone, from the home dir, where a restore
+    // starts it.
+    let run_in = match state {
+        State::CwdDeleted => case.home(),
+        _ => case.root.clone(),
+    };
+    let code = case.resume(&session, &run_in);
     assert_eq!(
         outcome.verdict == Verdict::Resume,
         code == Some(0),
@@ -218,7 +230,7 @@ fn a_killed_processs_stale_lock_resumes() {
 }
 
 #[test]
-fn a_deleted_working_dir_resumes() {
+fn a_deleted_working_dir_resumes_from_the_home_dir() {
     assert_eq!(check(State::CwdDeleted), Some(0));
 }
 

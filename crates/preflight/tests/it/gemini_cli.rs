@@ -93,6 +93,7 @@ impl Case {
             session: Some(session.into()),
             cwd: Some(cwd.into()),
             config_dir: Some(self.home().to_string()),
+            home: Some(self.home()),
             ..Input::default()
         })
     }
@@ -127,6 +128,8 @@ enum State {
     RegistryAndMarkersLost,
     NameTakenRegistryAndMarkersLost,
     CwdThroughSymlink,
+    /// The working dir deleted; Gemini run from the home dir, where a restore starts it.
+    CwdDeletedRunFromHome,
 }
 
 /// Puts the case in `state`, asks the preflight and Gemini, and holds them equal; returns
@@ -211,9 +214,14 @@ fn check(state: State) -> Option<i32> {
             cwd = case.root.join("link");
             std::os::unix::fs::symlink(&case.project, &cwd).unwrap();
         }
+        State::CwdDeletedRunFromHome => fs::remove_dir_all(&case.project).unwrap(),
     }
     let outcome = case.preflight(&session, cwd.as_str());
-    let code = case.resume(&session, cwd.as_std_path());
+    let run_in = match state {
+        State::CwdDeletedRunFromHome => case.home(),
+        _ => cwd,
+    };
+    let code = case.resume(&session, run_in.as_std_path());
     assert_eq!(
         outcome.verdict == Verdict::Resume,
         code == Some(0),
@@ -378,4 +386,9 @@ fn the_start_up_cleanup_deletes_a_resumed_conversation_and_the_preflight_says_so
     assert_eq!(other.code, Some(0), "{other:?}");
     assert!(file.exists() && stub.exists());
     assert_eq!(off.resume(&session, off.project.as_std_path()), Some(0));
+}
+
+#[test]
+fn a_deleted_working_dir_run_from_the_home_dir_is_refused() {
+    assert_eq!(check(State::CwdDeletedRunFromHome), Some(EXIT_NO_SESSION));
 }

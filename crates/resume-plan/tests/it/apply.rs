@@ -69,6 +69,7 @@ impl Setup {
                 } else {
                     format!("{dir}/gone")
                 }),
+                starts_in: None,
                 held_elsewhere: None,
                 refused: None,
                 retention: None,

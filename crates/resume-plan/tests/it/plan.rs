@@ -445,3 +445,70 @@ fn the_json_form_says_each_reason_in_words_and_typed_and_reads_back_the_typed() 
     assert_eq!(document["end_evidence"], serde_json::Value::Null);
     assert!(document.get("cleanup").is_none(), "{document}");
 }
+
+#[test]
+fn a_working_dir_that_is_gone_is_resumed_from_the_home_dir_without_a_cd() {
+    let mut world = World::new();
+    // A UUID id: Claude Code, started in the home dir, finds it in the other project folder.
+    let claude = "5e551010-0000-4000-8000-00000000000a";
+    world.record("pane-a", claude, "claude");
+    world.claude_transcript(claude, 1);
+    world.record("pane-b", "019a0000-0000-7000-8000-00000000000b", "codex");
+    world.codex_rollout("019a0000-0000-7000-8000-00000000000b");
+    let cwd = world.cwd();
+    fs::remove_dir_all(&cwd).unwrap();
+    let home = utf8(world.sandbox.home());
+
+    let plan = world.plan();
+    for item in &plan {
+        assert_eq!(item.cwd.as_deref(), Some(cwd.as_str()), "{}", item.surface);
+        assert_eq!(item.verdict, Verdict::Resume, "{item:#?}");
+        assert_eq!(item.starts_in.as_deref(), Some(home.as_str()), "{item:#?}");
+        assert_eq!(item.usable_dir(), Some(home.as_str()), "{item:#?}");
+        let command = item.command.as_deref().unwrap();
+        assert!(
+            !command.contains("cd "),
+            "no cd into a dir that is gone: {command}"
+        );
+    }
+    let config = world.config_dir("claude");
+    assert_eq!(
+        plan[0].command.as_deref(),
+        Some(format!("CLAUDE_CONFIG_DIR={config} claude --resume {claude}").as_str())
+    );
+    let codex_home = world.config_dir("codex");
+    assert_eq!(
+        plan[1].command.as_deref(),
+        Some(
+            format!("CODEX_HOME={codex_home} codex resume 019a0000-0000-7000-8000-00000000000b")
+                .as_str()
+        )
+    );
+    // The plan's JSON form says where it starts, and reads back the same.
+    let json = serde_json::to_value(&plan[0]).unwrap();
+    assert_eq!(json["starts_in"], home.as_str());
+    assert_eq!(serde_json::from_value::<PlanItem>(json).unwrap(), plan[0]);
+
+    // With the dir back, the command changes into it again and nothing is noted.
+    fs::create_dir_all(&cwd).unwrap();
+    let item = world.item("pane-a");
+    assert_eq!(item.starts_in, None);
+    assert!(item.command.unwrap().starts_with(&format!("cd {cwd} && ")));
+}
+
+#[test]
+fn a_claude_id_that_is_not_a_uuid_is_fresh_when_its_dir_is_gone() {
+    // Started in the home dir, Claude Code looks in the home dir's project folder, and looks
+    // further only for a UUID.
+    let mut world = World::new();
+    world.record("pane-a", "11111111-aaaa", "claude");
+    world.claude_transcript("11111111-aaaa", 1);
+    fs::remove_dir_all(world.cwd()).unwrap();
+    let item = world.item("pane-a");
+    assert_eq!(item.verdict, Verdict::Fresh, "{item:#?}");
+    assert_eq!(item.command, None);
+    assert_eq!(
+        item.starts_in.as_deref(),
+        Some(utf8(world.sandbox.home()).as_str())
+    );
+}

@@ -178,43 +178,20 @@ pub fn held(env: &Sandbox, surface: &str) -> Option<String> {
 
 /// Whether a `crash-resume hook` is still running (a hook of an event just seen may be).
 pub fn hooks_running() -> bool {
-    let Ok(listing) = fs::read_dir("/proc") else {
-        return false;
-    };
-    listing.flatten().any(|entry| {
-        fs::read(entry.path().join("cmdline")).is_ok_and(|bytes| {
-            let words: Vec<&[u8]> = bytes.split(|byte| *byte == 0).collect();
-            words
-                .first()
-                .is_some_and(|first| *first == crate::BIN.as_bytes())
-                && words.iter().any(|word| *word == b"hook")
+    test_support::process::all_pids().into_iter().any(|pid| {
+        test_support::process::command_line(pid).is_some_and(|words| {
+            words.first().is_some_and(|first| first == crate::BIN)
+                && words.iter().any(|word| word == "hook")
         })
     })
 }
 
 /// Every process below `pid`.
 pub fn descendants(pid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    let mut queue = vec![pid];
-    while let Some(parent) = queue.pop() {
-        let children = fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
-            .unwrap_or_default();
-        for child in children
-            .split_whitespace()
-            .filter_map(|pid| pid.parse().ok())
-        {
-            found.push(child);
-            queue.push(child);
-        }
-    }
-    found
+    test_support::process::descendants(pid)
 }
 
 /// Whether `pid` runs (a zombie does not).
 pub fn alive(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z")
-    })
+    test_support::process::is_alive(pid)
 }

@@ -1256,8 +1256,12 @@ fn a_payload_of_any_size_reaches_the_retry_and_never_its_command_line() {
     // set it up (the spawn returns when exec has begun, and the new program's arguments are
     // in place a moment later).
     let cmdline = wait_until("the retry's command line", || {
-        let bytes = fs::read(format!("/proc/{pid}/cmdline")).unwrap();
-        (!bytes.is_empty()).then(|| String::from_utf8_lossy(&bytes).into_owned())
+        let words = test_support::process::command_line(pid).unwrap();
+        let words: Vec<String> = words
+            .iter()
+            .map(|word| word.to_string_lossy().into_owned())
+            .collect();
+        (!words.is_empty()).then(|| words.join(" "))
     });
     assert!(cmdline.contains("hook"), "{cmdline}");
     assert!(

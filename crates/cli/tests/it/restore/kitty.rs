@@ -158,7 +158,7 @@ impl Kitty {
     /// kitty's own pid: the parent of its windows' processes.
     fn pid(&self) -> u32 {
         let window = self.windows()[0].pid;
-        mux::procfs::proc_parent(&window.to_string()).expect("the parent of a kitty window")
+        test_support::process::parent_of(window).expect("the parent of a kitty window")
     }
 
     /// Kills kitty with SIGKILL and waits until it is gone.

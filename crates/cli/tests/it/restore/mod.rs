@@ -3,8 +3,9 @@
 //! as held elsewhere and never resumed; a transcript close to Claude Code's retention cut-off is
 //! flagged; a max age counts the transcript's activity; the plan is a table on a terminal and TSV
 //! when piped; two Gemini panes in one dir with the cleanup on are said before anything starts;
-//! FIFOs in the agents' dirs never hang it. `--apply` per multiplexer: `tmux`, `kitty` (feature
-//! `live-kitty`), `zellij` (feature `live-zellij`).
+//! FIFOs in the agents' dirs never hang it; a working dir gone since the crash (`gone_dir`).
+//! `--apply` per multiplexer: `tmux`, `kitty` (feature `live-kitty`), `zellij` (feature
+//! `live-zellij`).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -29,6 +30,7 @@ use crate::preflight::{SESSION_A, SESSION_B, gemini_home, record_claude, record_
 use crate::snapshot::assert_cli_snapshot;
 use crate::{Reaped, Sandbox, crash_resume, now_millis};
 
+mod gone_dir;
 #[cfg(feature = "live-kitty")]
 mod kitty;
 pub mod tmux;
@@ -198,14 +200,10 @@ pub fn fake_claude_process() -> Reaped {
             .expect("spawn sleep"),
     );
     // Right after the spawn, under load, the kernel may not show the new command line yet.
-    let cmdline = format!("/proc/{}/cmdline", process.pid());
-    if Path::new("/proc").is_dir() {
-        wait_until("the fake agent's command line", || {
-            fs::read(&cmdline)
-                .ok()
-                .filter(|bytes| bytes.starts_with(b"claude"))
-        });
-    }
+    wait_until("the fake agent's command line", || {
+        test_support::process::command_line(process.pid())
+            .filter(|words| words.first().is_some_and(|first| first == "claude"))
+    });
     process
 }
 
@@ -743,10 +741,8 @@ fn restore_offers_a_copilot_session_with_its_home_says_why_and_not_one_a_running
         .unwrap();
     // Until it has exec'd, its command line is still this test's.
     wait_until("the stand-in copilot to run", || {
-        fs::read(format!("/proc/{}/cmdline", copilot.id()))
-            .is_ok_and(|cmdline| {
-                cmdline.starts_with(bin.join("copilot").to_str().unwrap().as_bytes())
-            })
+        test_support::process::command_line(copilot.id())
+            .is_some_and(|words| words.first() == Some(&bin.join("copilot").into_os_string()))
             .then_some(())
     });
     fs::write(held_dir.join(format!("inuse.{}.lock", copilot.id())), "").unwrap();
