@@ -22,8 +22,8 @@ use anyhow::{Context, Result, bail};
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::offline::{
-    Namespace, SCREEN_DEADLINE, end_kind, entry, find, install_wrapper, list, requests_row,
-    restore_plan, screen, screen_shows, short,
+    Namespace, SCREEN_DEADLINE, case_slots, end_kind, entry, find, install_wrapper, list,
+    requests_row, restore_plan, screen, screen_shows, short,
 };
 use super::sandbox::{Sandbox, create_dir};
 use super::wait_for;
@@ -84,13 +84,7 @@ impl Case {
 pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     let codex_home = sandbox.home.join(".codex");
     create_dir(&codex_home)?;
-    let slots: Vec<(Case, Slot)> = Case::ALL
-        .iter()
-        .map(|case| (*case, case.slot(&sandbox.work)))
-        .collect();
-    for (_, slot) in &slots {
-        create_dir(&slot.dir)?;
-    }
+    let slots = case_slots(&Case::ALL, |case| case.slot(&sandbox.work))?;
     write_config(&codex_home, &slots)?;
     let requests = sandbox.root.join("codex-requests.log");
     install_wrapper(

@@ -20,7 +20,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use test_support::gemini_offline;
@@ -28,17 +27,15 @@ use test_support::gemini_offline;
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::offline::{
-    Namespace, SCREEN_DEADLINE, end_kind, entry, find, install_wrapper, list, requests_row,
-    restore_plan, screen, screen_shows, short,
+    Namespace, SCREEN_DEADLINE, case_slots, crash_and_reboot, crashed_cells, deleted_cells,
+    end_in_pane, ended_cells, entry, find, install_wrapper, list, press_enter_until,
+    recorded_problem, requests_row, restore_plan, screen, screen_shows, short, wait_recorded,
 };
-use super::sandbox::{Sandbox, create_dir, kill};
-use super::{wait_for, wait_until};
+use super::sandbox::{Sandbox, create_dir};
+use super::wait_for;
 
 /// How many panes the story runs.
 pub const PANES: usize = Case::ALL.len();
-
-/// How long an Enter may take to be taken as a submit before it is pressed again.
-const SUBMIT_RETRY: Duration = Duration::from_secs(3);
 
 /// Gemini's answer to a prompt, as its TUI shows the mock's `ok`.
 const ANSWER: &str = "✦ ok";
@@ -109,13 +106,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         gemini_offline::settings_json(serde_json::json!({})),
     )
     .with_context(|| format!("cannot write {}", settings.display()))?;
-    let slots: Vec<(Case, Slot)> = Case::ALL
-        .iter()
-        .map(|case| (*case, case.slot(&sandbox.work)))
-        .collect();
-    for (_, slot) in &slots {
-        create_dir(&slot.dir)?;
-    }
+    let slots = case_slots(&Case::ALL, |case| case.slot(&sandbox.work))?;
     install_wrapper(
         sandbox,
         "gemini",
@@ -151,22 +142,9 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         screen_shows(sandbox, slot, READY)?;
         prompt(sandbox, slot, &case.prompt())?;
         let session = session_of(&gemini_dir, &case.prompt())?;
-        let surface = slot.surface();
-        wait_for(
-            SCREEN_DEADLINE,
-            &format!("{surface}'s session to be recorded"),
-            || {
-                Ok(entry(sandbox, &surface)?
-                    .filter(|entry| entry["sessionId"] == session.as_str())
-                    .map(|_| ()))
-            },
-        )?;
+        wait_recorded(sandbox, &slot.surface(), &session)?;
         if *case == Case::Quit {
-            sandbox.tmux(&["send-keys", "-t", &slot.target(), "-l", "/quit"])?;
-            screen_shows(sandbox, slot, "Exit the cli")?;
-            press_enter_until(sandbox, slot, "the /quit to be recorded", || {
-                Ok(entry(sandbox, &surface)?.is_some_and(|entry| entry["ended_at"].is_u64()))
-            })?;
+            end_in_pane(sandbox, slot, "/quit", "Exit the cli")?;
         }
         sessions.push((*case, session));
     }
@@ -185,20 +163,12 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         .map_or(0, |metadata| metadata.len());
 
     eprintln!("reboot-sim: Gemini panes played their cases; crashing");
-    let server: u32 = sandbox
-        .tmux(&["display-message", "-p", "#{pid}"])?
-        .parse()
-        .context("tmux printed no server pid")?;
-    kill(server);
-    namespace.crash()?;
-    for file in session_files(&gemini_dir, &session(Case::FileDeleted))? {
-        fs::remove_file(&file).with_context(|| format!("cannot delete {}", file.display()))?;
-    }
-    fs::remove_dir_all(&sandbox.volatile)
-        .with_context(|| format!("cannot remove {}", sandbox.volatile.display()))?;
-    sandbox.create_volatile()?;
-    let namespace = Namespace::start(sandbox, &requests)?;
-    cases::start_server(sandbox, &layout)?;
+    let namespace = crash_and_reboot(sandbox, namespace, &requests, &layout, || {
+        for file in session_files(&gemini_dir, &session(Case::FileDeleted))? {
+            fs::remove_file(&file).with_context(|| format!("cannot delete {}", file.display()))?;
+        }
+        Ok(())
+    })?;
     eprintln!("reboot-sim: rebooted; restoring");
     let said = sandbox.crash_resume(&["restore"])?;
     if !said.status.success() {
@@ -236,79 +206,16 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     for (case, slot) in &slots {
         let surface = slot.surface();
         let held = session(*case);
-        let recorded = before_crash
-            .iter()
-            .find(|item| item["surfaceId"] == surface.as_str());
         let item = find(&plan, &surface);
-        let item_all = find(&plan_all, &surface);
-        let why = |item: Option<&serde_json::Value>| {
-            item.and_then(|item| item["why"].as_str())
-                .unwrap_or_default()
-                .to_string()
-        };
         let mut problems = Vec::new();
         let (expected, got) = match case {
             Case::Crashed => {
                 let resumed = resumed_session(sandbox, slot, &gemini_dir, &held, crashed_size);
-                if let Err(error) = &resumed {
-                    problems.push(format!("{error:#}"));
-                }
-                if find(&applied, &surface)
-                    .and_then(|item| item["applied"].as_str())
-                    .is_none()
-                {
-                    problems.push("restore --apply tmux did not act on the pane".into());
-                }
-                if end_kind(item) != "offered" {
-                    problems.push(format!("restore's reason: {:?}", why(item)));
-                }
-                (
-                    format!("resume {}", short(&held)),
-                    match &resumed {
-                        Ok(()) => format!("resume {}", short(&held)),
-                        Err(_) => "not resumed".to_string(),
-                    },
-                )
+                let applied = find(&applied, &surface);
+                crashed_cells(&held, &resumed, item, applied, &mut problems)
             }
-            Case::Quit => {
-                if item.is_some() {
-                    problems.push("restore offers a session that ended with /quit".into());
-                }
-                let why = why(item_all);
-                let ended = end_kind(item_all) == "ended";
-                if !ended {
-                    problems.push(format!("restore --all's reason: {why:?}"));
-                }
-                (
-                    "ended, not offered".to_string(),
-                    match item {
-                        None if ended => "ended, not offered".to_string(),
-                        None => "not offered".to_string(),
-                        Some(_) => "offered".to_string(),
-                    },
-                )
-            }
-            Case::FileDeleted => {
-                let verdict = item
-                    .and_then(|item| item["verdict"].as_str())
-                    .unwrap_or("-");
-                let why = why(item);
-                let said_why = end_kind(item) == "cannot_resume";
-                if verdict != "fresh" || !said_why {
-                    problems.push(format!("verdict {verdict}, reason {why:?}"));
-                }
-                (
-                    "fresh (cannot resume, says why)".to_string(),
-                    format!(
-                        "{verdict}{}",
-                        if said_why {
-                            " (cannot resume, says why)"
-                        } else {
-                            ""
-                        }
-                    ),
-                )
-            }
+            Case::Quit => ended_cells("/quit", item, find(&plan_all, &surface), &mut problems),
+            Case::FileDeleted => deleted_cells(item, &mut problems),
             Case::TwinA | Case::TwinB => {
                 let offered = item.is_some_and(|item| item["verdict"] == "resume");
                 let warned = restore_stderr.contains(SHARED_DIR_WARNING)
@@ -338,11 +245,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
                 )
             }
         };
-        if recorded.and_then(|entry| entry["sessionId"].as_str()) != Some(held.as_str()) {
-            problems.push(format!(
-                "the index held {recorded:?} before the crash, not {held}"
-            ));
-        }
+        problems.extend(recorded_problem(&before_crash, &surface, &held));
         rows.push(Row {
             surface,
             case: case.name().to_string(),
@@ -376,27 +279,6 @@ fn prompt(sandbox: &Sandbox, slot: &Slot, text: &str) -> Result<()> {
     screen_shows(sandbox, slot, text)?;
     press_enter_until(sandbox, slot, &format!("the answer to {text:?}"), || {
         Ok(answers()? > before)
-    })
-}
-
-/// Presses Enter, and again every [`SUBMIT_RETRY`] until `done` holds (within
-/// [`SCREEN_DEADLINE`]).
-fn press_enter_until(
-    sandbox: &Sandbox,
-    slot: &Slot,
-    what: &str,
-    mut done: impl FnMut() -> Result<bool>,
-) -> Result<()> {
-    wait_for(SCREEN_DEADLINE, what, || {
-        sandbox.tmux(&["send-keys", "-t", &slot.target(), "Enter"])?;
-        Ok(wait_until(SUBMIT_RETRY, what, &mut done).ok())
-    })
-    .with_context(|| {
-        format!(
-            "{} shows:\n{}",
-            slot.surface(),
-            screen(sandbox, slot).unwrap_or_default()
-        )
     })
 }
 

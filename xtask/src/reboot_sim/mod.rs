@@ -1,5 +1,6 @@
-//! `cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex | --real-gemini] [--seed N] [--keep]`: the whole
-//! crash-and-resume story, end to end, against the release `crash-resume`.
+//! `cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex | --real-gemini |
+//! --real-copilot] [--seed N] [--keep]`: the whole crash-and-resume story, end to end, against
+//! the release `crash-resume`.
 //!
 //! 1. A sandbox under the build dir (`sandbox`): its own `HOME`, XDG dirs, Claude config dir
 //!    with crash-resume's hooks installed by `crash-resume hook install claude`, and a private
@@ -21,13 +22,15 @@
 //! With `--real-claude` the resumed process is the real Claude Code CLI, run offline (`real`).
 //! `--real-codex` plays the Codex story instead, with the real Codex CLI in every pane, offline
 //! in a network namespace of its own (`codex`); `--real-gemini` the Gemini story, the same way
-//! with the real Gemini CLI (`gemini`). What the two share is in `offline`.
+//! with the real Gemini CLI (`gemini`); `--real-copilot` the Copilot story, with the real GitHub
+//! Copilot CLI (`copilot`). What they share is in `offline`.
 //! `--mux kitty` plays the story in a real kitty under Xvfb instead of tmux (`kitty`).
 //! `--mux zellij` plays it in the real, pinned zellij (`zellij`).
 
 mod cases;
 mod checks;
 mod codex;
+mod copilot;
 mod crash;
 mod gemini;
 mod kitty;
@@ -52,8 +55,8 @@ use self::cases::{Expect, Slot, Truth};
 use self::checks::{Observed, PlanItem, Row};
 use self::sandbox::{Agent, Sandbox};
 
-const USAGE: &str =
-    "usage: cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex | --real-gemini]
+const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N]
+                             [--real-claude | --real-codex | --real-gemini | --real-copilot]
                              [--mux tmux|kitty|zellij] [--seed N] [--keep] [--crash-resume FILE]
 
   --panes N            how many tmux panes to run (default 8, one per case; more are plain sessions)
@@ -62,6 +65,8 @@ const USAGE: &str =
                        offline in a network namespace (needs root or unprivileged user namespaces)
   --real-gemini        the Gemini story: the real Gemini CLI (the pinned npm package) in every
                        pane, offline in a network namespace, as --real-codex
+  --real-copilot       the Copilot story: the real GitHub Copilot CLI (the pinned npm package) in
+                       every pane, offline in a network namespace, as --real-codex
   --mux kitty          the story in a real kitty under Xvfb (apt-get install -y kitty xvfb)
   --mux zellij         the story in the real, pinned zellij (`cargo xtask zellij install`)
   --seed N             replay the random kill moments of an earlier run
@@ -83,6 +88,7 @@ struct Options {
     real_claude: bool,
     real_codex: bool,
     real_gemini: bool,
+    real_copilot: bool,
     kitty: bool,
     /// `--mux zellij`: the story in zellij.
     zellij: bool,
@@ -98,6 +104,7 @@ impl Options {
             real_claude: false,
             real_codex: false,
             real_gemini: false,
+            real_copilot: false,
             kitty: false,
             zellij: false,
             seed: clock_seed(),
@@ -136,6 +143,7 @@ impl Options {
                 "--real-claude" => options.real_claude = true,
                 "--real-codex" => options.real_codex = true,
                 "--real-gemini" => options.real_gemini = true,
+                "--real-copilot" => options.real_copilot = true,
                 "--keep" => options.keep = true,
                 "-h" | "--help" => {
                     eprintln!("{USAGE}");
@@ -144,11 +152,16 @@ impl Options {
                 other => bail!("unknown argument {other:?}\n\n{USAGE}"),
             }
         }
-        let stories = [options.real_claude, options.real_codex, options.real_gemini];
+        let stories = [
+            options.real_claude,
+            options.real_codex,
+            options.real_gemini,
+            options.real_copilot,
+        ];
         if stories.iter().filter(|chosen| **chosen).count() > 1 {
             bail!(
-                "--real-claude, --real-codex and --real-gemini are different stories; run one at \
-                 a time\n\n{USAGE}"
+                "--real-claude, --real-codex, --real-gemini and --real-copilot are different \
+                 stories; run one at a time\n\n{USAGE}"
             );
         }
         if (options.kitty || options.zellij) && stories.contains(&true) {
@@ -178,6 +191,10 @@ pub fn run(args: &[String]) -> Result<()> {
         .real_gemini
         .then(crate::gemini_cli::install)
         .transpose()?;
+    let copilot_cli = options
+        .real_copilot
+        .then(crate::copilot_cli::install)
+        .transpose()?;
     let zellij = options.zellij.then(crate::zellij::install).transpose()?;
 
     let started = Instant::now();
@@ -193,12 +210,13 @@ pub fn run(args: &[String]) -> Result<()> {
     );
     let outcome = {
         let _shut_down = ShutDown(&sandbox);
-        match (&codex_cli, &gemini_cli, &zellij) {
-            (Some(cli), _, _) => codex::simulate(&sandbox, cli),
-            (None, Some(cli), _) => gemini::simulate(&sandbox, cli),
-            (None, None, Some(zellij)) => zellij::simulate(&sandbox, zellij),
-            (None, None, None) if options.kitty => kitty::simulate(&sandbox),
-            (None, None, None) => simulate(&sandbox, &options, real_cli.as_deref()),
+        match (&codex_cli, &gemini_cli, &copilot_cli, &zellij) {
+            (Some(cli), _, _, _) => codex::simulate(&sandbox, cli),
+            (None, Some(cli), _, _) => gemini::simulate(&sandbox, cli),
+            (None, None, Some(cli), _) => copilot::simulate(&sandbox, cli),
+            (None, None, None, Some(zellij)) => zellij::simulate(&sandbox, zellij),
+            (None, None, None, None) if options.kitty => kitty::simulate(&sandbox),
+            (None, None, None, None) => simulate(&sandbox, &options, real_cli.as_deref()),
         }
     };
     let elapsed = started.elapsed();
@@ -217,6 +235,8 @@ pub fn run(args: &[String]) -> Result<()> {
         codex::PANES
     } else if options.real_gemini {
         gemini::PANES
+    } else if options.real_copilot {
+        copilot::PANES
     } else if options.kitty {
         kitty::WINDOWS
     } else if options.zellij {
@@ -236,6 +256,8 @@ pub fn run(args: &[String]) -> Result<()> {
             ", real Codex CLI"
         } else if options.real_gemini {
             ", real Gemini CLI"
+        } else if options.real_copilot {
+            ", real GitHub Copilot CLI"
         } else if options.zellij {
             ", zellij"
         } else {

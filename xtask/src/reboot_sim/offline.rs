@@ -14,13 +14,16 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use test_support::codex_offline;
 
-use super::cases::Slot;
+use super::cases::{self, Slot};
 use super::checks::Row;
-use super::sandbox::{Sandbox, sh_quote};
-use super::wait_for;
+use super::sandbox::{Sandbox, create_dir, kill, sh_quote};
+use super::{wait_for, wait_until};
 
 /// How long one agent screen may take to appear.
 pub const SCREEN_DEADLINE: Duration = Duration::from_secs(90);
+
+/// How long an Enter may take to be taken as a submit before it is pressed again.
+const SUBMIT_RETRY: Duration = Duration::from_secs(3);
 
 /// The namespace, held by its launcher: dropping it ends every process in it.
 pub struct Namespace {
@@ -94,6 +97,41 @@ impl Drop for Namespace {
     }
 }
 
+/// Each of a story's cases with its pane's place, the pane's dir created.
+pub fn case_slots<C: Copy>(cases: &[C], slot: impl Fn(C) -> Slot) -> Result<Vec<(C, Slot)>> {
+    let slots: Vec<(C, Slot)> = cases.iter().map(|case| (*case, slot(*case))).collect();
+    for (_, slot) in &slots {
+        create_dir(&slot.dir)?;
+    }
+    Ok(slots)
+}
+
+/// The crash of a story whose tmux server runs in `namespace` with `layout`: the tmux server
+/// SIGKILLed, then every process left in the namespace; `after_crash` then does what happened
+/// to the disk meanwhile (a file deleted). Then the reboot: the volatile dirs dropped, a new
+/// namespace with the same layout of idle shells, which it returns.
+pub fn crash_and_reboot(
+    sandbox: &Sandbox,
+    namespace: Namespace,
+    requests: &Path,
+    layout: &[Slot],
+    after_crash: impl FnOnce() -> Result<()>,
+) -> Result<Namespace> {
+    let server: u32 = sandbox
+        .tmux(&["display-message", "-p", "#{pid}"])?
+        .parse()
+        .context("tmux printed no server pid")?;
+    kill(server);
+    namespace.crash()?;
+    after_crash()?;
+    fs::remove_dir_all(&sandbox.volatile)
+        .with_context(|| format!("cannot remove {}", sandbox.volatile.display()))?;
+    sandbox.create_volatile()?;
+    let namespace = Namespace::start(sandbox, requests)?;
+    cases::start_server(sandbox, layout)?;
+    Ok(namespace)
+}
+
 /// Writes the wrapper `name` in the sandbox's bin dir (what a pane and a restore run): `env`
 /// exported, then `cli` with the wrapper's arguments.
 pub fn install_wrapper(
@@ -141,6 +179,51 @@ pub fn screen_shows(sandbox: &Sandbox, slot: &Slot, text: &str) -> Result<()> {
     })
 }
 
+/// Presses Enter, and again every [`SUBMIT_RETRY`] until `done` holds (within
+/// [`SCREEN_DEADLINE`]).
+pub fn press_enter_until(
+    sandbox: &Sandbox,
+    slot: &Slot,
+    what: &str,
+    mut done: impl FnMut() -> Result<bool>,
+) -> Result<()> {
+    wait_for(SCREEN_DEADLINE, what, || {
+        sandbox.tmux(&["send-keys", "-t", &slot.target(), "Enter"])?;
+        Ok(wait_until(SUBMIT_RETRY, what, &mut done).ok())
+    })
+    .with_context(|| {
+        format!(
+            "{} shows:\n{}",
+            slot.surface(),
+            screen(sandbox, slot).unwrap_or_default()
+        )
+    })
+}
+
+/// Waits until the index holds `session` for `surface`: the agent's hook recorded it.
+pub fn wait_recorded(sandbox: &Sandbox, surface: &str, session: &str) -> Result<()> {
+    wait_for(
+        SCREEN_DEADLINE,
+        &format!("{surface}'s session to be recorded"),
+        || {
+            Ok(entry(sandbox, surface)?
+                .filter(|entry| entry["sessionId"] == session)
+                .map(|_| ()))
+        },
+    )
+}
+
+/// Ends the agent in `slot` with the command `end` (typed, then submitted once the screen shows
+/// `shown`), and waits until its hook marked the pane's session ended.
+pub fn end_in_pane(sandbox: &Sandbox, slot: &Slot, end: &str, shown: &str) -> Result<()> {
+    let surface = slot.surface();
+    sandbox.tmux(&["send-keys", "-t", &slot.target(), "-l", end])?;
+    screen_shows(sandbox, slot, shown)?;
+    press_enter_until(sandbox, slot, &format!("the {end} to be recorded"), || {
+        Ok(entry(sandbox, &surface)?.is_some_and(|entry| entry["ended_at"].is_u64()))
+    })
+}
+
 /// The first 8 characters of a session id, for the table.
 pub fn short(session: &str) -> &str {
     session.get(..8).unwrap_or(session)
@@ -167,6 +250,99 @@ pub fn restore_plan(sandbox: &Sandbox, args: &[&str]) -> Result<Vec<Value>> {
 
 pub fn find<'a>(plan: &'a [Value], surface: &str) -> Option<&'a Value> {
     plan.iter().find(|item| item["surface"] == surface)
+}
+
+/// Why the plan item offers its session or not (`restore`'s `why`), or nothing.
+pub fn why(item: Option<&Value>) -> String {
+    item.and_then(|item| item["why"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The expected and the got of a crashed pane that the restore should resume into `held`;
+/// `resumed` is what the pane did after the restore, `item` its plan item and `applied` what
+/// `restore --apply` did to it.
+pub fn crashed_cells(
+    held: &str,
+    resumed: &Result<()>,
+    item: Option<&Value>,
+    applied: Option<&Value>,
+    problems: &mut Vec<String>,
+) -> (String, String) {
+    if let Err(error) = resumed {
+        problems.push(format!("{error:#}"));
+    }
+    if applied.and_then(|item| item["applied"].as_str()).is_none() {
+        problems.push("restore --apply tmux did not act on the pane".into());
+    }
+    if end_kind(item) != "offered" {
+        problems.push(format!("restore's reason: {:?}", why(item)));
+    }
+    (
+        format!("resume {}", short(held)),
+        match resumed {
+            Ok(()) => format!("resume {}", short(held)),
+            Err(_) => "not resumed".to_string(),
+        },
+    )
+}
+
+/// The expected and the got of a pane whose agent was ended with `end` (`/quit`): not offered
+/// by `restore` (`item`), and `restore --all` (`item_all`) says why.
+pub fn ended_cells(
+    end: &str,
+    item: Option<&Value>,
+    item_all: Option<&Value>,
+    problems: &mut Vec<String>,
+) -> (String, String) {
+    if item.is_some() {
+        problems.push(format!("restore offers a session that ended with {end}"));
+    }
+    let ended = end_kind(item_all) == "ended";
+    if !ended {
+        problems.push(format!("restore --all's reason: {:?}", why(item_all)));
+    }
+    (
+        "ended, not offered".to_string(),
+        match item {
+            None if ended => "ended, not offered".to_string(),
+            None => "not offered".to_string(),
+            Some(_) => "offered".to_string(),
+        },
+    )
+}
+
+/// The expected and the got of a pane whose conversation file was deleted after the crash: a
+/// fresh start, and `restore` saying that the agent cannot resume it.
+pub fn deleted_cells(item: Option<&Value>, problems: &mut Vec<String>) -> (String, String) {
+    let verdict = item
+        .and_then(|item| item["verdict"].as_str())
+        .unwrap_or("-");
+    let said_why = end_kind(item) == "cannot_resume";
+    if verdict != "fresh" || !said_why {
+        problems.push(format!("verdict {verdict}, reason {:?}", why(item)));
+    }
+    (
+        "fresh (cannot resume, says why)".to_string(),
+        format!(
+            "{verdict}{}",
+            if said_why {
+                " (cannot resume, says why)"
+            } else {
+                ""
+            }
+        ),
+    )
+}
+
+/// What is wrong when the index did not hold `held` for `surface` before the crash
+/// (`before_crash`: the entries of `list`).
+pub fn recorded_problem(before_crash: &[Value], surface: &str, held: &str) -> Option<String> {
+    let recorded = before_crash
+        .iter()
+        .find(|entry| entry["surfaceId"] == surface);
+    (recorded.and_then(|entry| entry["sessionId"].as_str()) != Some(held))
+        .then(|| format!("the index held {recorded:?} before the crash, not {held}"))
 }
 
 /// Why a plan item's session is or is not offered, typed (its `end_evidence`'s kind:
