@@ -583,7 +583,7 @@ pub fn live_holders(config_dir: &Utf8Path) -> Vec<(String, u32)> {
 }
 
 /// How long a `ps` call (where there is no `/proc`) may take.
-const PS_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const PS_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The pids of `pids` that are running (not zombie) processes of the agent `program` (its
 /// name in their command line, in any case: `claude`, `copilot`), from the process table
@@ -617,7 +617,7 @@ fn live_agents_in(table: proc_table::Table, pids: Vec<u32>, program: &str) -> Ve
 
 /// Whether a command line names `program` (a lower-case name; in its program or an argument,
 /// in any case).
-fn names_program(words: &[std::ffi::OsString], program: &str) -> bool {
+pub(crate) fn names_program(words: &[std::ffi::OsString], program: &str) -> bool {
     words.iter().any(|word| {
         word.as_encoded_bytes()
             .to_ascii_lowercase()

@@ -139,8 +139,21 @@ fn is_uuid(text: &str) -> bool {
 
 /// The sessions running Copilot processes hold, as `(session, pid)`: an `inuse.<pid>.lock` in
 /// the session's dir whose pid is a running Copilot (a SIGKILLed one leaves its lock behind,
-/// and after a reboot the pid may be anything's).
+/// and after a reboot the pid may be anything's), and the session a running Copilot was
+/// started to resume (`--resume=<id>` on its command line): a resumed Copilot takes its lock
+/// only at its first prompt, so until then its command line is all that says it holds it.
 pub fn live_holders(home: &Utf8Path) -> Vec<(String, u32)> {
+    let mut held = locked_sessions(home);
+    for (session, pid) in resumed_by_running_copilots() {
+        if !held.contains(&(session.clone(), pid)) {
+            held.push((session, pid));
+        }
+    }
+    held
+}
+
+/// The sessions whose `inuse.<pid>.lock` names a running Copilot.
+fn locked_sessions(home: &Utf8Path) -> Vec<(String, u32)> {
     let Ok(listing) = fs::read_dir(sessions_dir(home)) else {
         return Vec::new();
     };
@@ -172,9 +185,65 @@ pub fn live_holders(home: &Utf8Path) -> Vec<(String, u32)> {
     held
 }
 
+/// `(session, pid)` for every running process whose command line names Copilot and resumes a
+/// session by id (`--resume=<id>`, or `--resume <id>`).
+fn resumed_by_running_copilots() -> Vec<(String, u32)> {
+    let table = proc_table::table();
+    let deadline = std::time::Instant::now() + crate::claude::PS_DEADLINE;
+    let running: Vec<u32> = table
+        .processes(deadline)
+        .into_iter()
+        .filter(|process| !process.has_ended())
+        .map(|process| process.pid)
+        .collect();
+    table
+        .command_lines(&running, deadline)
+        .into_iter()
+        .filter(|(_, words)| crate::claude::names_program(words, "copilot"))
+        .filter_map(|(pid, words)| Some((resumed_session(&words)?, pid)))
+        .collect()
+}
+
+/// The session a Copilot command line resumes: the value of `--resume=<id>` or the word after
+/// `--resume`.
+fn resumed_session(words: &[std::ffi::OsString]) -> Option<String> {
+    let words: Vec<&str> = words.iter().filter_map(|word| word.to_str()).collect();
+    words
+        .iter()
+        .enumerate()
+        .find_map(|(at, word)| match word.strip_prefix("--resume") {
+            Some(value) if value.starts_with('=') => Some(value[1..].to_string()),
+            Some("") => words
+                .get(at + 1)
+                .filter(|next| !next.starts_with('-'))
+                .map(ToString::to_string),
+            _ => None,
+        })
+        .filter(|session| !session.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_session_a_command_line_resumes() {
+        let words =
+            |line: &str| -> Vec<std::ffi::OsString> { line.split(' ').map(Into::into).collect() };
+        let id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+        assert_eq!(
+            resumed_session(&words(&format!("copilot --resume={id}"))).as_deref(),
+            Some(id)
+        );
+        assert_eq!(
+            resumed_session(&words(&format!("node /x/copilot --resume {id} --yolo"))).as_deref(),
+            Some(id)
+        );
+        assert_eq!(resumed_session(&words("copilot --resume")), None);
+        assert_eq!(resumed_session(&words("copilot --resume --yolo")), None);
+        assert_eq!(resumed_session(&words("copilot --resume=")), None);
+        assert_eq!(resumed_session(&words("copilot -p hi")), None);
+    }
 
     fn check(head: &str, expected: Reachability) {
         assert_eq!(

@@ -207,7 +207,11 @@ impl<'a> Planner<'a> {
         let why = Agent::from_name(&agent)
             .filter(|agent| agent.facts().clean_end == CleanEnd::FromOpenPane)
             .and_then(UnclearEnd::of)
-            .map(|agent| end_evidence(agent, entry, &outcome));
+            .map(|agent| end_evidence(agent, entry, &outcome))
+            // A session a running agent holds is not offered, whatever its end says.
+            .filter(|evidence| {
+                held_elsewhere.is_none() || !matches!(evidence, EndEvidence::Offered { .. })
+            });
         let cleanup = outcome
             .steps
             .iter()

@@ -778,6 +778,11 @@ fn restore_offers_a_copilot_session_with_its_home_says_why_and_not_one_a_running
         format!("a running agent (pid {})", copilot.id()).as_str(),
         "{item}"
     );
+    assert_eq!(
+        item["why"],
+        Value::Null,
+        "held, so not said to be offered: {item}"
+    );
     let item = &plan["tmux:w:0.2"];
     assert_eq!(item["verdict"], "fresh", "{item}");
     let why = item["why"].as_str().unwrap();
@@ -785,4 +790,48 @@ fn restore_offers_a_copilot_session_with_its_home_says_why_and_not_one_a_running
         why.contains("Copilot cannot resume it") && why.contains("never had a prompt"),
         "{why}"
     );
+}
+
+/// A Copilot resumed by hand in another terminal takes its `inuse.<pid>.lock` only at its first
+/// prompt; until then its command line (`--resume=<id>`) is what says it holds the session, and
+/// `restore` does not resume it a second time.
+#[test]
+fn a_copilot_resumed_elsewhere_holds_its_session_before_its_first_prompt() {
+    let env = Sandbox::default();
+    let work = make_dir(&env.root().join("work"));
+    let home = copilot_home(&env);
+    let session = uuid(4);
+    copilot_session(&home, &session, &work);
+    record_copilot(&env, "tmux:w:0.0", &session, &work);
+    let bin = make_dir(&env.root().join("bin"));
+    let stand_in = bin.join("copilot");
+    fs::write(&stand_in, "#!/bin/sh\nwhile :; do sleep 1; done\n").unwrap();
+    fs::set_permissions(
+        &stand_in,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let resume = format!("--resume={session}");
+    // Its output goes nowhere: the `sleep` it leaves behind must not hold the test's pipes.
+    let mut copilot = Command::new(&stand_in)
+        .arg(&resume)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the stand-in copilot to run", || {
+        test_support::process::command_line(copilot.id())
+            .is_some_and(|words| words.iter().any(|word| *word == *resume))
+            .then_some(())
+    });
+    let output = restore(&env, true, &[]);
+    let _ = copilot.kill();
+    let _ = copilot.wait();
+    let item = &plan_by_surface(&output.stdout)["tmux:w:0.0"];
+    assert_eq!(
+        item["held_elsewhere"],
+        format!("a running agent (pid {})", copilot.id()).as_str(),
+        "{item}"
+    );
+    assert_eq!(item["why"], Value::Null, "{item}");
 }
