@@ -11,8 +11,8 @@
 //! crash: the tmux server SIGKILLed, then every process left in the namespace SIGKILLed by pid.
 //! The panes:
 //!
-//! - crashed: recorded by the hook at the first prompt; `restore --apply tmux` resumes it (`cd
-//!   <dir> && copilot --resume=<id>`), the TUI replays the conversation, and a prompt after the
+//! - crashed: recorded by the hook at the first prompt; `restore --apply tmux` resumes it
+//!   (`cd <dir> && copilot --resume=<id>`), the TUI replays the conversation, and a prompt after the
 //!   reboot is written into that session's `events.jsonl`;
 //! - `/exit`: Copilot's `sessionEnd` from a pane that stays marks it ended; not offered;
 //! - `events.jsonl` deleted after the crash: offered fresh, `restore` saying why;
