@@ -96,7 +96,7 @@ impl Case {
                 "--allow-all-tools",
             ],
         );
-        real_cli::resumed_or_missed("copilot", run, EXIT_NOT_RESUMED)
+        real_cli::resumed_or_missed("copilot", &run, EXIT_NOT_RESUMED)
     }
 }
 

@@ -99,7 +99,7 @@ impl Case {
         let run = self
             .gemini
             .run(cwd, &["--resume", session, "-p", "crash-resume probe"]);
-        real_cli::resumed_or_missed("gemini", run, EXIT_NO_SESSION)
+        real_cli::resumed_or_missed("gemini", &run, EXIT_NO_SESSION)
     }
 }
 

@@ -36,7 +36,7 @@ pub(crate) fn last_line_torn(lines: &[&str]) -> String {
 
 /// The exit code of the `--resume` run of `agent`, which must be a resume (0) or a miss
 /// (`miss`), nothing else.
-pub(crate) fn resumed_or_missed(agent: &str, run: Run, miss: i32) -> Option<i32> {
+pub(crate) fn resumed_or_missed(agent: &str, run: &Run, miss: i32) -> Option<i32> {
     assert!(
         run.code == Some(0) || run.code == Some(miss),
         "{agent} --resume neither resumed nor missed: {run:?}"
