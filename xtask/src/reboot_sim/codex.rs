@@ -67,12 +67,7 @@ impl Case {
             Case::RolloutDeleted => (0, 2, "codex-deleted"),
             Case::Daemon => (1, 0, "codex-daemon"),
         };
-        Slot {
-            session: "codex".to_string(),
-            window,
-            pane,
-            dir: work.join(dir),
-        }
+        Slot::new("codex", window, pane, work.join(dir))
     }
 
     fn prompt(self) -> String {

@@ -106,12 +106,7 @@ impl Case {
             Case::EventsDeleted => (2, "copilot-deleted"),
             Case::Held => (3, "copilot-held"),
         };
-        Slot {
-            session: "copilot".to_string(),
-            window,
-            pane: 0,
-            dir: work.join(dir),
-        }
+        Slot::new("copilot", window, 0, work.join(dir))
     }
 
     fn prompt(self) -> String {
@@ -357,12 +352,7 @@ fn lock_pids(copilot_home: &Path, session: &str) -> Vec<u32> {
 /// The user's own terminal after the reboot: a tmux session outside the layout, in the held
 /// pane's dir.
 fn elsewhere(sandbox: &Sandbox) -> Slot {
-    Slot {
-        session: ELSEWHERE.to_string(),
-        window: 0,
-        pane: 0,
-        dir: Case::Held.slot(&sandbox.work).dir,
-    }
+    Slot::new(ELSEWHERE, 0, 0, Case::Held.slot(&sandbox.work).dir)
 }
 
 /// `copilot --resume=<session>` in the user's own terminal `slot`, without the multiplexer's

@@ -83,12 +83,7 @@ impl Case {
             Case::TwinA => (3, 0, "gemini-twins"),
             Case::TwinB => (3, 1, "gemini-twins"),
         };
-        Slot {
-            session: "gemini".to_string(),
-            window,
-            pane,
-            dir: work.join(dir),
-        }
+        Slot::new("gemini", window, pane, work.join(dir))
     }
 
     fn prompt(self) -> String {
