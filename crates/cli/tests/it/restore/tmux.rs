@@ -173,15 +173,26 @@ fn layout_of<T>(
 /// has one) written first.
 fn start_sessions(env: &Sandbox, server: &TmuxServer, config: &Path, panes: &[RecordedPane]) {
     for (place, cwd, session, has_transcript) in panes {
-        if *has_transcript {
-            write_transcript(config, cwd, session, HOUR);
-        }
-        server.run_hook_in_pane(
-            env,
-            &place.target(),
-            &session_start(session, cwd, "startup"),
-        );
+        start_session(env, server, config, (place, cwd, session, *has_transcript));
     }
+}
+
+/// Before the crash: the agent in the pane at `place` (working dir `cwd`) fires the
+/// SessionStart hook of `session`, its transcript in `config` written first where it has one.
+fn start_session(
+    env: &Sandbox,
+    server: &TmuxServer,
+    config: &Path,
+    (place, cwd, session, has_transcript): (&PanePlace, &Path, &str, bool),
+) {
+    if has_transcript {
+        write_transcript(config, cwd, session, HOUR);
+    }
+    server.run_hook_in_pane(
+        env,
+        &place.target(),
+        &session_start(session, cwd, "startup"),
+    );
 }
 
 #[test]
@@ -350,12 +361,7 @@ fn restore_creates_what_is_missing_and_leaves_a_busy_pane_alone() {
     let name = server_name("missing");
     let server = TmuxServer::start(&env, &name, &layout_of(&panes));
     for (place, cwd, session, _) in &panes {
-        write_transcript(&config, cwd, session, HOUR);
-        server.run_hook_in_pane(
-            &env,
-            &place.target(),
-            &session_start(session, cwd, "startup"),
-        );
+        start_session(&env, &server, &config, (place, cwd, session, true));
     }
     assert_eq!(env.entries().len(), 5);
     server.kill_and_wait();
@@ -431,11 +437,11 @@ fn a_pane_busy_at_the_first_restore_is_restored_by_the_next() {
     let session = uuid(1);
     let name = server_name("busy");
     let server = TmuxServer::start(&env, &name, &[(place.clone(), cwd.clone(), PANE_SHELL)]);
-    write_transcript(&claude_dir(&env), &cwd, &session, HOUR);
-    server.run_hook_in_pane(
+    start_session(
         &env,
-        &place.target(),
-        &session_start(&session, &cwd, "startup"),
+        &server,
+        &claude_dir(&env),
+        (&place, &cwd, &session, true),
     );
     server.kill_and_wait();
     drop(server);
@@ -593,12 +599,7 @@ fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
     let name = server_name("typed");
     let server = TmuxServer::start(&env, &name, &layout);
     for (case, (cwd, session)) in cases.iter().zip(&sessions) {
-        write_transcript(&config, cwd, session, HOUR);
-        server.run_hook_in_pane(
-            &env,
-            &case.place.target(),
-            &session_start(session, cwd, "startup"),
-        );
+        start_session(&env, &server, &config, (&case.place, cwd, session, true));
     }
     server.kill_and_wait();
     drop(server);
@@ -972,12 +973,7 @@ fn recorded_values_reach_tmux_as_inert_text() {
     let name = server_name("inert");
     let server = TmuxServer::start(&env, &name, &layout);
     for (place, cwd, session) in &hooked {
-        write_transcript(&config, cwd, session, HOUR);
-        server.run_hook_in_pane(
-            &env,
-            &place.target(),
-            &session_start(session, cwd, "startup"),
-        );
+        start_session(&env, &server, &config, (place, cwd, session, true));
     }
     server.kill_and_wait();
     drop(server);
