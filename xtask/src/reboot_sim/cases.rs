@@ -140,6 +140,16 @@ pub struct Slot {
 }
 
 impl Slot {
+    /// Pane `pane` of window `window` of the tmux session `session`, its shell in `dir`.
+    pub fn new(session: &str, window: u32, pane: u32, dir: PathBuf) -> Slot {
+        Slot {
+            session: session.to_string(),
+            window,
+            pane,
+            dir,
+        }
+    }
+
     pub fn surface(&self) -> String {
         format!("tmux:{}:{}.{}", self.session, self.window, self.pane)
     }

@@ -22,8 +22,8 @@ use anyhow::{Context, Result, bail};
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::offline::{
-    Namespace, SCREEN_DEADLINE, case_slots, end_kind, entry, find, install_wrapper, list,
-    requests_row, restore_plan, screen, screen_shows, short,
+    Namespace, Restored, SCREEN_DEADLINE, case_slots, end_kind, entry, find, list, requests_row,
+    restore_all_ways, screen, screen_shows, session_of_case, short, start_story,
 };
 use super::sandbox::{Sandbox, create_dir};
 use super::wait_for;
@@ -67,12 +67,7 @@ impl Case {
             Case::RolloutDeleted => (0, 2, "codex-deleted"),
             Case::Daemon => (1, 0, "codex-daemon"),
         };
-        Slot {
-            session: "codex".to_string(),
-            window,
-            pane,
-            dir: work.join(dir),
-        }
+        Slot::new("codex", window, pane, work.join(dir))
     }
 
     fn prompt(self) -> String {
@@ -87,22 +82,13 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     let slots = case_slots(&Case::ALL, |case| case.slot(&sandbox.work))?;
     write_config(&codex_home, &slots)?;
     let requests = sandbox.root.join("codex-requests.log");
-    install_wrapper(
+    let (namespace, layout) = start_story(
         sandbox,
-        "codex",
+        ("codex", cli),
         &[("MOCK_API_KEY", "dummy".to_string())],
-        cli,
+        &slots,
+        &requests,
     )?;
-    eprintln!(
-        "reboot-sim: {}",
-        sandbox
-            .crash_resume_ok(&["hook", "install", "codex"])?
-            .trim()
-    );
-
-    let namespace = Namespace::start(sandbox, &requests)?;
-    let layout: Vec<Slot> = slots.iter().map(|(_, slot)| slot.clone()).collect();
-    cases::start_server(sandbox, &layout)?;
     let mut first = true;
     for (case, slot) in &slots {
         let flag = if *case == Case::Daemon {
@@ -127,13 +113,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         .iter()
         .map(|(case, _)| Ok((*case, session_of(&codex_home, &case.prompt())?)))
         .collect::<Result<_>>()?;
-    let session = |case: Case| {
-        sessions
-            .iter()
-            .find(|(each, _)| *each == case)
-            .map(|(_, session)| session.clone())
-            .unwrap_or_default()
-    };
+    let session = |case: Case| session_of_case(&sessions, case);
     wait_for(SCREEN_DEADLINE, "pane /quit's end to be recorded", || {
         Ok(entry(sandbox, &Case::Quit.slot(&sandbox.work).surface())?
             .filter(|entry| entry["ended_at"].is_u64()))
@@ -150,13 +130,11 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     let namespace = Namespace::start(sandbox, &requests)?;
     cases::start_server(sandbox, &layout)?;
     eprintln!("reboot-sim: rebooted; restoring");
-    eprint!(
-        "reboot-sim: crash-resume restore says:\n{}",
-        sandbox.crash_resume_ok(&["restore"])?
-    );
-    let plan = restore_plan(sandbox, &["--json", "restore"])?;
-    let plan_all = restore_plan(sandbox, &["--json", "restore", "--all"])?;
-    let applied = restore_plan(sandbox, &test_support::restore_apply_args(&sandbox.socket))?;
+    let Restored {
+        plan,
+        plan_all,
+        applied,
+    } = restore_all_ways(sandbox)?;
 
     let mut rows = Vec::new();
     for (case, slot) in &slots {

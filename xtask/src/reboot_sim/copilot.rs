@@ -29,7 +29,6 @@
 //! lock is still there and only seconds old); the story answers "Resume anyway", as the user
 //! who saw the crash would, and the crashed pane's row says it was asked.
 
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,9 +39,9 @@ use test_support::copilot_offline::{self, Installed};
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::offline::{
-    Namespace, SCREEN_DEADLINE, case_slots, crash_and_reboot, crashed_cells, deleted_cells,
-    end_in_pane, ended_cells, entry, find, install_wrapper, list, press_enter_until,
-    recorded_problem, requests_row, restore_plan, screen, screen_shows, short, wait_recorded,
+    Restored, SCREEN_DEADLINE, case_slots, crash_and_reboot, crashed_cells, deleted_cells,
+    end_in_pane, ended_cells, entry, find, list, press_enter_until, recorded_problem, requests_row,
+    restore_all_ways, screen, screen_shows, session_of_case, short, start_story, wait_recorded,
 };
 use super::sandbox::{Sandbox, create_dir};
 use super::wait_for;
@@ -79,7 +78,7 @@ const IN_USE_QUESTION: &str = "Session in use";
 /// The tmux session of the user's own terminal after the reboot (not in the layout).
 const ELSEWHERE: &str = "elsewhere";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Case {
     Crashed,
     Exit,
@@ -107,12 +106,7 @@ impl Case {
             Case::EventsDeleted => (2, "copilot-deleted"),
             Case::Held => (3, "copilot-held"),
         };
-        Slot {
-            session: "copilot".to_string(),
-            window,
-            pane: 0,
-            dir: work.join(dir),
-        }
+        Slot::new("copilot", window, 0, work.join(dir))
     }
 
     fn prompt(self) -> String {
@@ -125,19 +119,15 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     let copilot_home = sandbox.home.join(".copilot");
     create_dir(&copilot_home)?;
     let slots = case_slots(&Case::ALL, |case| case.slot(&sandbox.work))?;
-    install_wrapper(sandbox, "copilot", &wrapper_env(sandbox, cli)?, cli)?;
-    eprintln!(
-        "reboot-sim: {}",
-        sandbox
-            .crash_resume_ok(&["hook", "install", "copilot"])?
-            .trim()
-    );
     let requests = sandbox.root.join("copilot-requests.log");
-
-    let namespace = Namespace::start(sandbox, &requests)?;
-    let layout: Vec<Slot> = slots.iter().map(|(_, slot)| slot.clone()).collect();
-    cases::start_server(sandbox, &layout)?;
-    let mut sessions: HashMap<Case, String> = HashMap::new();
+    let (namespace, layout) = start_story(
+        sandbox,
+        ("copilot", cli),
+        &wrapper_env(sandbox, cli)?,
+        &slots,
+        &requests,
+    )?;
+    let mut sessions: Vec<(Case, String)> = Vec::new();
     for (case, slot) in &slots {
         cases::type_line(sandbox, slot, "copilot")?;
         trust_folder(sandbox, slot)?;
@@ -149,9 +139,9 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         if *case == Case::Exit {
             end_in_pane(sandbox, slot, "/exit", "/exit print")?;
         }
-        sessions.insert(*case, session);
+        sessions.push((*case, session));
     }
-    let session = |case: Case| sessions.get(&case).cloned().unwrap_or_default();
+    let session = |case: Case| session_of_case(&sessions, case);
     let before_crash = list(sandbox)?;
 
     eprintln!("reboot-sim: Copilot panes played their cases; crashing");
@@ -179,13 +169,11 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         "reboot-sim: Copilot pid {holder} holds {}; restoring",
         short(&session(Case::Held))
     );
-    eprint!(
-        "reboot-sim: crash-resume restore says:\n{}",
-        sandbox.crash_resume_ok(&["restore"])?
-    );
-    let plan = restore_plan(sandbox, &["--json", "restore"])?;
-    let plan_all = restore_plan(sandbox, &["--json", "restore", "--all"])?;
-    let applied = restore_plan(sandbox, &test_support::restore_apply_args(&sandbox.socket))?;
+    let Restored {
+        plan,
+        plan_all,
+        applied,
+    } = restore_all_ways(sandbox)?;
 
     let mut rows = Vec::new();
     for (case, slot) in &slots {
@@ -364,12 +352,7 @@ fn lock_pids(copilot_home: &Path, session: &str) -> Vec<u32> {
 /// The user's own terminal after the reboot: a tmux session outside the layout, in the held
 /// pane's dir.
 fn elsewhere(sandbox: &Sandbox) -> Slot {
-    Slot {
-        session: ELSEWHERE.to_string(),
-        window: 0,
-        pane: 0,
-        dir: Case::Held.slot(&sandbox.work).dir,
-    }
+    Slot::new(ELSEWHERE, 0, 0, Case::Held.slot(&sandbox.work).dir)
 }
 
 /// `copilot --resume=<session>` in the user's own terminal `slot`, without the multiplexer's

@@ -27,9 +27,9 @@ use test_support::gemini_offline;
 use super::cases::{self, Slot};
 use super::checks::Row;
 use super::offline::{
-    Namespace, SCREEN_DEADLINE, case_slots, crash_and_reboot, crashed_cells, deleted_cells,
-    end_in_pane, ended_cells, entry, find, install_wrapper, list, press_enter_until,
-    recorded_problem, requests_row, restore_plan, screen, screen_shows, short, wait_recorded,
+    SCREEN_DEADLINE, case_slots, crash_and_reboot, crashed_cells, deleted_cells, end_in_pane,
+    ended_cells, entry, find, list, press_enter_until, recorded_problem, requests_row,
+    restore_plan, screen, screen_shows, session_of_case, short, start_story, wait_recorded,
 };
 use super::sandbox::{Sandbox, create_dir};
 use super::wait_for;
@@ -83,12 +83,7 @@ impl Case {
             Case::TwinA => (3, 0, "gemini-twins"),
             Case::TwinB => (3, 1, "gemini-twins"),
         };
-        Slot {
-            session: "gemini".to_string(),
-            window,
-            pane,
-            dir: work.join(dir),
-        }
+        Slot::new("gemini", window, pane, work.join(dir))
     }
 
     fn prompt(self) -> String {
@@ -107,9 +102,10 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     )
     .with_context(|| format!("cannot write {}", settings.display()))?;
     let slots = case_slots(&Case::ALL, |case| case.slot(&sandbox.work))?;
-    install_wrapper(
+    let requests = sandbox.root.join("gemini-requests.log");
+    let (namespace, layout) = start_story(
         sandbox,
-        "gemini",
+        ("gemini", cli),
         &[
             ("GEMINI_API_KEY", "dummy".to_string()),
             (
@@ -117,25 +113,9 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
                 format!("http://127.0.0.1:{}", gemini_offline::PORT),
             ),
         ],
-        cli,
+        &slots,
+        &requests,
     )?;
-    let installed = sandbox.crash_resume(&["hook", "install", "gemini"])?;
-    if !installed.status.success() {
-        bail!(
-            "crash-resume hook install gemini failed ({}): {}",
-            installed.status,
-            String::from_utf8_lossy(&installed.stderr).trim()
-        );
-    }
-    eprintln!(
-        "reboot-sim: {}",
-        String::from_utf8_lossy(&installed.stdout).trim()
-    );
-    let requests = sandbox.root.join("gemini-requests.log");
-
-    let namespace = Namespace::start(sandbox, &requests)?;
-    let layout: Vec<Slot> = slots.iter().map(|(_, slot)| slot.clone()).collect();
-    cases::start_server(sandbox, &layout)?;
     let mut sessions: Vec<(Case, String)> = Vec::new();
     for (case, slot) in &slots {
         cases::type_line(sandbox, slot, "gemini")?;
@@ -148,13 +128,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         }
         sessions.push((*case, session));
     }
-    let session = |case: Case| {
-        sessions
-            .iter()
-            .find(|(each, _)| *each == case)
-            .map(|(_, session)| session.clone())
-            .unwrap_or_default()
-    };
+    let session = |case: Case| session_of_case(&sessions, case);
     let before_crash = list(sandbox)?;
     let crashed_file = session_files(&gemini_dir, &session(Case::Crashed))?;
     let crashed_size = crashed_file

@@ -1,9 +1,10 @@
-//! What the stories with real agents in tmux panes share (`codex`, `gemini`): the tmux server in
+//! What the stories with real agents in tmux panes share (`codex`, `gemini`, `copilot`): the tmux server in
 //! a network namespace with loopback alone (`unshare -n`), started by the offline launcher of
 //! `test_support::codex_offline` (written into the sandbox), which serves the mocks of the
 //! model APIs on 127.0.0.1 and, when the story lets go of it, SIGKILLs every process left in the
-//! namespace by pid; the agent's wrapper in the sandbox's bin dir; the screen helpers; the index
-//! and the restore plan as JSON; and the row that lists what the mock was asked.
+//! namespace by pid; the agent's wrapper in the sandbox's bin dir; the story's start; the screen
+//! helpers; the index and the restore plans as JSON; and the row that lists what the mock was
+//! asked.
 
 use std::fs;
 use std::path::Path;
@@ -157,6 +158,58 @@ pub fn install_wrapper(
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755))
         .with_context(|| format!("cannot make {} executable", wrapper.display()))
+}
+
+/// The start of a story: the wrapper `agent` (`env` exported, then `cli`), crash-resume's hooks
+/// installed by `hook install <agent>` (what it said printed), the namespace whose mock logs to
+/// `requests`, and its tmux server with a pane at each case's slot. Returns the namespace and
+/// that layout.
+pub fn start_story<C>(
+    sandbox: &Sandbox,
+    (agent, cli): (&str, &Path),
+    env: &[(&str, String)],
+    slots: &[(C, Slot)],
+    requests: &Path,
+) -> Result<(Namespace, Vec<Slot>)> {
+    install_wrapper(sandbox, agent, env, cli)?;
+    eprintln!(
+        "reboot-sim: {}",
+        sandbox.crash_resume_ok(&["hook", "install", agent])?.trim()
+    );
+    let namespace = Namespace::start(sandbox, requests)?;
+    let layout: Vec<Slot> = slots.iter().map(|(_, slot)| slot.clone()).collect();
+    cases::start_server(sandbox, &layout)?;
+    Ok((namespace, layout))
+}
+
+/// The session a story recorded for `case`, or none (`""`) when it did not get one.
+pub fn session_of_case<C: Copy + PartialEq>(sessions: &[(C, String)], case: C) -> String {
+    sessions
+        .iter()
+        .find(|(each, _)| *each == case)
+        .map(|(_, session)| session.clone())
+        .unwrap_or_default()
+}
+
+/// What `restore` offers after the reboot: its words (printed), then its plan, the plan of
+/// `restore --all`, and what `restore --apply tmux` did.
+pub struct Restored {
+    pub plan: Vec<Value>,
+    pub plan_all: Vec<Value>,
+    pub applied: Vec<Value>,
+}
+
+/// Runs the restore of a story (see [`Restored`]).
+pub fn restore_all_ways(sandbox: &Sandbox) -> Result<Restored> {
+    eprint!(
+        "reboot-sim: crash-resume restore says:\n{}",
+        sandbox.crash_resume_ok(&["restore"])?
+    );
+    Ok(Restored {
+        plan: restore_plan(sandbox, &["--json", "restore"])?,
+        plan_all: restore_plan(sandbox, &["--json", "restore", "--all"])?,
+        applied: restore_plan(sandbox, &test_support::restore_apply_args(&sandbox.socket))?,
+    })
 }
 
 /// What the pane shows now (no scroll-back: a dialog that closed is gone from it).

@@ -12,8 +12,10 @@
 use std::fs;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use preflight::{Input, Verdict, preflight};
+use preflight::{Input, preflight};
 use test_support::copilot_offline::{self, Offline};
+
+use crate::real_cli;
 
 /// Copilot's exit code when `--resume` finds no session it can load.
 const EXIT_NOT_RESUMED: i32 = 1;
@@ -28,13 +30,7 @@ struct Case {
 
 impl Case {
     fn new(name: &str) -> Case {
-        let temp = tempfile::Builder::new()
-            .prefix(&format!("copilot-{name}-"))
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .expect("create the case's temp dir");
-        let root = Utf8PathBuf::from_path_buf(temp.path().canonicalize().unwrap()).unwrap();
-        let project = root.join("proj");
-        fs::create_dir_all(&project).unwrap();
+        let (temp, root, project) = real_cli::case_dirs("copilot", name);
         let copilot = Offline::new(
             copilot_offline::installed_cli(env!("CARGO_TARGET_TMPDIR")),
             root.as_std_path(),
@@ -100,11 +96,7 @@ impl Case {
                 "--allow-all-tools",
             ],
         );
-        assert!(
-            matches!(run.code, Some(0 | EXIT_NOT_RESUMED)),
-            "copilot --resume neither resumed nor missed: {run:?}"
-        );
-        run.code
+        real_cli::resumed_or_missed("copilot", &run, EXIT_NOT_RESUMED)
     }
 }
 
@@ -140,11 +132,7 @@ fn check(state: State) -> Option<i32> {
     match state {
         State::Intact => {}
         State::UnknownId => session = "00000000-0000-4000-8000-000000000000".to_string(),
-        State::LastLineTorn => {
-            let last = lines[lines.len() - 1];
-            let kept = lines[..lines.len() - 1].join("\n");
-            fs::write(&events, format!("{kept}\n{}", &last[..last.len() / 2])).unwrap();
-        }
+        State::LastLineTorn => fs::write(&events, real_cli::last_line_torn(&lines)).unwrap(),
         State::GarbageMiddleLine => {
             let (head, tail) = lines.split_at(lines.len() / 2);
             let text = format!("{}\nnot json {{\n{}\n", head.join("\n"), tail.join("\n"));
@@ -171,10 +159,7 @@ fn check(state: State) -> Option<i32> {
         State::CwdDeleted => fs::remove_dir_all(&case.project).unwrap(),
         State::EmptyEvents => fs::write(&events, "").unwrap(),
         State::EventsDeleted => fs::remove_file(&events).unwrap(),
-        State::FirstLineTorn => {
-            let torn = &lines[0][..lines[0].len() / 2];
-            fs::write(&events, format!("{torn}\n{}\n", lines[1..].join("\n"))).unwrap();
-        }
+        State::FirstLineTorn => fs::write(&events, real_cli::first_line_torn(&lines)).unwrap(),
     }
     let outcome = case.preflight(&session);
     // From the case's root; with the working dir gone, from the home dir, where a restore
@@ -184,13 +169,7 @@ fn check(state: State) -> Option<i32> {
         _ => case.root.clone(),
     };
     let code = case.resume(&session, &run_in);
-    assert_eq!(
-        outcome.verdict == Verdict::Resume,
-        code == Some(0),
-        "{state:?}: the preflight said {:?} ({:#?}), Copilot exited {code:?}",
-        outcome.verdict,
-        outcome.steps
-    );
+    real_cli::assert_verdict_is_exit("Copilot", state, &outcome, code);
     code
 }
 
@@ -253,11 +232,7 @@ fn a_torn_first_line_is_refused() {
 fn print_mode_runs_offline_against_the_mock_and_writes_its_session() {
     let case = Case::new("print");
     let session = case.new_session();
-    let dir = case
-        .copilot
-        .copilot_home
-        .join("session-state")
-        .join(&session);
+    let dir = case.session_dir(&session);
     let events = fs::read_to_string(dir.join("events.jsonl")).unwrap();
     let first: serde_json::Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
     assert_eq!(first["type"], "session.start");

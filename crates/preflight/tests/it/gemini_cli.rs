@@ -16,6 +16,8 @@ use camino::Utf8PathBuf;
 use preflight::{Input, StepId, Verdict, preflight};
 use test_support::gemini_offline::{self, EXIT_NO_SESSION, Offline};
 
+use crate::real_cli;
+
 /// One case's dirs: Gemini's home and the project dir.
 struct Case {
     _temp: tempfile::TempDir,
@@ -26,13 +28,7 @@ struct Case {
 
 impl Case {
     fn new(name: &str, settings: serde_json::Value) -> Case {
-        let temp = tempfile::Builder::new()
-            .prefix(&format!("gemini-{name}-"))
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .expect("create the case's temp dir");
-        let root = Utf8PathBuf::from_path_buf(temp.path().canonicalize().unwrap()).unwrap();
-        let project = root.join("proj");
-        fs::create_dir_all(&project).unwrap();
+        let (temp, root, project) = real_cli::case_dirs("gemini", name);
         let gemini = Offline::new(
             gemini_offline::installed_cli(env!("CARGO_TARGET_TMPDIR")),
             root.as_std_path(),
@@ -103,11 +99,7 @@ impl Case {
         let run = self
             .gemini
             .run(cwd, &["--resume", session, "-p", "crash-resume probe"]);
-        assert!(
-            matches!(run.code, Some(0 | EXIT_NO_SESSION)),
-            "gemini --resume neither resumed nor missed: {run:?}"
-        );
-        run.code
+        real_cli::resumed_or_missed("gemini", &run, EXIT_NO_SESSION)
     }
 }
 
@@ -151,16 +143,8 @@ fn check(state: State) -> Option<i32> {
         State::UnknownId => session = "00000000-0000-4000-8000-000000000000".to_string(),
         State::EmptyFile => fs::write(&file, "").unwrap(),
         State::HeaderOnly => fs::write(&file, format!("{}\n", lines[0])).unwrap(),
-        State::FirstLineTorn => {
-            let torn = &lines[0][..lines[0].len() / 2];
-            fs::write(&file, format!("{torn}\n{}\n", lines[1..].join("\n"))).unwrap();
-        }
-        State::LastLineTorn => {
-            let last = lines[lines.len() - 1];
-            let torn = &last[..last.len() / 2];
-            let kept = lines[..lines.len() - 1].join("\n");
-            fs::write(&file, format!("{kept}\n{torn}")).unwrap();
-        }
+        State::FirstLineTorn => fs::write(&file, real_cli::first_line_torn(&lines)).unwrap(),
+        State::LastLineTorn => fs::write(&file, real_cli::last_line_torn(&lines)).unwrap(),
         State::Renamed => {
             // A case's own file, not the index.
             #[allow(clippy::disallowed_methods)]
@@ -222,13 +206,7 @@ fn check(state: State) -> Option<i32> {
         _ => cwd,
     };
     let code = case.resume(&session, run_in.as_std_path());
-    assert_eq!(
-        outcome.verdict == Verdict::Resume,
-        code == Some(0),
-        "{state:?}: the preflight said {:?} ({:#?}), Gemini exited {code:?}",
-        outcome.verdict,
-        outcome.steps
-    );
+    real_cli::assert_verdict_is_exit("Gemini", state, &outcome, code);
     code
 }
 

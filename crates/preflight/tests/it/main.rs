@@ -12,6 +12,8 @@ mod folder_names;
 #[cfg(feature = "real-cli")]
 mod gemini_cli;
 mod reachability;
+#[cfg(feature = "real-cli")]
+mod real_cli;
 mod spawn_sim;
 mod verdicts;
 

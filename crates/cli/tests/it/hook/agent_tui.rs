@@ -1,12 +1,13 @@
-//! What the tests of the real agents' TUIs share (`codex_tui`, `gemini_tui`): a tmux server in a
+//! What the tests of the real agents' TUIs share (`codex_tui`, `gemini_tui`, `copilot_tui`): a tmux server in a
 //! network namespace with loopback alone, started by the offline launcher of
 //! `test_support::codex_offline` (which serves the model API mocks on 127.0.0.1), so every pane
 //! and every agent process is there too, and the launcher kills each of them by pid when the
 //! test lets go of it; the test drives tmux through its socket from outside. And the screen,
-//! key, process and index helpers those tests use.
+//! key, process and index helpers those tests use, and the steps they take alike: the hooks'
+//! install, a pane's place, a `kill-server` that ends nothing, and the restore plan after it.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -15,7 +16,10 @@ use serde_json::Value;
 use test_support::codex_offline;
 
 use crate::Sandbox;
-use crate::harness::{PanePlace, TmuxServer, agent_command, tmux_tmpdir, wait_within};
+use crate::harness::{
+    PANE_SHELL, PanePlace, TmuxServer, agent_command, crash_resume_agent, hook_log,
+    plan_by_surface, restore, tmux_tmpdir, wait_within,
+};
 
 /// How long an agent's screen may take to appear (its start-up is seconds on a loaded machine).
 pub const SCREEN_DEADLINE: Duration = Duration::from_secs(90);
@@ -156,7 +160,7 @@ pub fn prompt(env: &Sandbox, server: &TmuxServer, target: &str, text: &str, answ
             format!(
                 "the mock received:\n{}\nhook.log:\n{}",
                 fs::read_to_string(env.root().join("requests.log")).unwrap_or_default(),
-                crate::harness::hook_log(env)
+                hook_log(env)
             )
         },
     );
@@ -194,4 +198,80 @@ pub fn descendants(pid: u32) -> Vec<u32> {
 /// Whether `pid` runs (a zombie does not).
 pub fn alive(pid: u32) -> bool {
     test_support::process::is_alive(pid)
+}
+
+/// crash-resume's hooks installed by `hook install <agent>`; returns what the install said.
+pub fn install_hooks(env: &Sandbox, agent: &str) -> String {
+    let output = crash_resume_agent(env)
+        .args(["hook", "install", agent])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "hook install {agent}: {output:?}");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Pane `pane` of window 0 of tmux session `session`, with its shell in `dir`.
+pub fn place(session: &str, pane: u32, dir: &Path) -> (PanePlace, PathBuf, &'static str) {
+    (
+        PanePlace::new(session, 0, pane),
+        dir.to_path_buf(),
+        PANE_SHELL,
+    )
+}
+
+/// `tmux kill-server` with `agent` running in pane `target`: waits for the pane's processes
+/// and the hooks to end, then holds that the index still has `session` for `surface`, not
+/// ended (no pane is left to name), and that the agent's end hook ran after the server died.
+pub fn kill_server_ends_nothing(
+    env: &Sandbox,
+    server: &TmuxServer,
+    agent: &str,
+    (target, surface): (&str, &str),
+    session: &str,
+) {
+    let shell: u32 = server.display(target, "#{pane_pid}").parse().unwrap();
+    let family = descendants(shell);
+    assert!(!family.is_empty(), "{agent} runs under {target}'s shell");
+    server.tmux(&["kill-server"]);
+    wait_for(&format!("{target}'s processes to end"), || {
+        family.iter().all(|pid| !alive(*pid)).then_some(())
+    });
+    wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
+    let entry = env.entry(surface).unwrap();
+    assert_eq!(entry["sessionId"], session);
+    assert_eq!(
+        entry.get("ended_at"),
+        None,
+        "a killed server is no end: {entry}"
+    );
+    let log = hook_log(env);
+    assert!(
+        log.contains(&format!(
+            "session {session} ended where no surface can be named any more"
+        )),
+        "{agent}'s session end ran after the server died: {log}"
+    );
+}
+
+/// `restore --all`'s plan: `offered` resumes with a command that `cd`s and ends with
+/// `command_end`; `ended` ended cleanly and is not offered. Returns their plan rows.
+pub fn restore_offers_one_not_the_ended(
+    env: &Sandbox,
+    offered: &str,
+    command_end: &str,
+    ended: &str,
+) -> (Value, Value) {
+    let plan = plan_by_surface(&restore(env, true, &["--all"]).stdout);
+    let a = plan[offered].clone();
+    assert_eq!(a["verdict"], "resume", "{a}");
+    assert!(a["why"].as_str().unwrap().starts_with("offered"), "{a}");
+    let command = a["command"].as_str().unwrap();
+    assert!(
+        command.starts_with("cd ") && command.ends_with(command_end),
+        "{a}"
+    );
+    let b = plan[ended].clone();
+    assert_eq!(b["ended_cleanly"], true, "{b}");
+    assert!(b["why"].as_str().unwrap().starts_with("not offered"), "{b}");
+    (a, b)
 }

@@ -16,13 +16,10 @@ use std::path::{Path, PathBuf};
 use test_support::copilot_offline;
 
 use crate::Sandbox;
-use crate::harness::{
-    PANE_SHELL, PanePlace, TmuxServer, crash_resume_agent, hook_log, make_dir, plan_by_surface,
-    restore, server_name,
-};
+use crate::harness::{PanePlace, TmuxServer, make_dir, plan_by_surface, restore, server_name};
 use crate::hook::agent_tui::{
-    OfflineTmux, alive, descendants, enter, enter_until, entries, held, hooks_running, keys,
-    screen_shows, wait_for,
+    OfflineTmux, enter, enter_until, entries, held, install_hooks, keys, kill_server_ends_nothing,
+    restore_offers_one_not_the_ended, screen_shows, wait_for,
 };
 
 const PANE_A: &str = "copilot:0.0";
@@ -36,12 +33,7 @@ const ANSWER: &str = "● ok";
 /// crash-resume's hooks installed by `hook install copilot` into Copilot's default home,
 /// `~/.copilot`; returns what the install said.
 fn copilot_setup(env: &Sandbox) -> String {
-    let output = crash_resume_agent(env)
-        .args(["hook", "install", "copilot"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "hook install copilot: {output:?}");
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    install_hooks(env, "copilot")
 }
 
 /// Starts Copilot in the pane, trusts its folder for the session, and waits for its prompt.
@@ -96,11 +88,7 @@ fn sessions_in(env: &Sandbox, dir: &Path) -> Vec<String> {
 }
 
 fn place(pane: u32, dir: &Path) -> (PanePlace, PathBuf, &'static str) {
-    (
-        PanePlace::new("copilot", 0, pane),
-        dir.to_path_buf(),
-        PANE_SHELL,
-    )
+    crate::hook::agent_tui::place("copilot", pane, dir)
 }
 
 #[test]
@@ -173,28 +161,7 @@ fn first_prompt_records_exit_ends_and_kill_server_does_not() {
 
     // kill-server: Copilot gets SIGHUP, writes session.shutdown and sends sessionEnd
     // `user_exit`, as after /exit, but no pane is left to name.
-    let shell_a: u32 = server.display(PANE_A, "#{pane_pid}").parse().unwrap();
-    let family = descendants(shell_a);
-    assert!(!family.is_empty(), "Copilot runs under pane A's shell");
-    server.tmux(&["kill-server"]);
-    wait_for("pane A's processes to end", || {
-        family.iter().all(|pid| !alive(*pid)).then_some(())
-    });
-    wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
-    let entry = env.entry(SURFACE_A).unwrap();
-    assert_eq!(entry["sessionId"], session_a.as_str());
-    assert_eq!(
-        entry.get("ended_at"),
-        None,
-        "a killed server is no end: {entry}"
-    );
-    let log = hook_log(&env);
-    assert!(
-        log.contains(&format!(
-            "session {session_a} ended where no surface can be named any more"
-        )),
-        "Copilot's sessionEnd ran after the server died: {log}"
-    );
+    kill_server_ends_nothing(&env, server, "Copilot", (PANE_A, SURFACE_A), &session_a);
     let events = fs::read_to_string(
         env.home()
             .join(".copilot/session-state")
@@ -208,18 +175,12 @@ fn first_prompt_records_exit_ends_and_kill_server_does_not() {
     );
 
     // restore offers A's session and leaves B out, saying why for each.
-    let plan = plan_by_surface(&restore(&env, true, &["--all"]).stdout);
-    let a = &plan[SURFACE_A];
-    assert_eq!(a["verdict"], "resume", "{a}");
-    assert_eq!(a["held_elsewhere"], serde_json::Value::Null, "{a}");
-    assert!(a["why"].as_str().unwrap().starts_with("offered"), "{a}");
-    let command = a["command"].as_str().unwrap();
-    assert!(
-        command.starts_with("cd ") && command.ends_with(&format!("copilot '--resume={session_a}'")),
-        "{a}"
+    let (a, _) = restore_offers_one_not_the_ended(
+        &env,
+        SURFACE_A,
+        &format!("copilot '--resume={session_a}'"),
+        SURFACE_B,
     );
-    let b = &plan[SURFACE_B];
-    assert_eq!(b["ended_cleanly"], true, "{b}");
-    assert!(b["why"].as_str().unwrap().starts_with("not offered"), "{b}");
+    assert_eq!(a["held_elsewhere"], serde_json::Value::Null, "{a}");
     assert_eq!(entries(&env).len(), 2);
 }

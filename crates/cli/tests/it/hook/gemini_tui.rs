@@ -17,13 +17,10 @@ use std::path::{Path, PathBuf};
 use test_support::gemini_offline;
 
 use crate::Sandbox;
-use crate::harness::{
-    PANE_SHELL, PanePlace, TmuxServer, crash_resume_agent, hook_log, make_dir, plan_by_surface,
-    restore, server_name,
-};
+use crate::harness::{PanePlace, TmuxServer, make_dir, server_name};
 use crate::hook::agent_tui::{
-    OfflineTmux, alive, descendants, enter, enter_until, entries, held, hooks_running, keys,
-    screen_shows, wait_for,
+    OfflineTmux, enter, enter_until, entries, held, hooks_running, install_hooks, keys,
+    kill_server_ends_nothing, restore_offers_one_not_the_ended, screen_shows, wait_for,
 };
 
 const PANE_A: &str = "gemini:0.0";
@@ -41,12 +38,7 @@ fn gemini_setup(env: &Sandbox, settings: serde_json::Value) -> String {
         gemini_offline::settings_json(settings),
     )
     .unwrap();
-    let output = crash_resume_agent(env)
-        .args(["hook", "install", "gemini"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "hook install gemini: {output:?}");
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    install_hooks(env, "gemini")
 }
 
 /// Starts Gemini in the pane and waits for its prompt.
@@ -98,11 +90,7 @@ fn sessions_in(env: &Sandbox, dir: &str) -> Vec<String> {
 }
 
 fn place(pane: u32, dir: &Path) -> (PanePlace, PathBuf, &'static str) {
-    (
-        PanePlace::new("gemini", 0, pane),
-        dir.to_path_buf(),
-        PANE_SHELL,
-    )
+    crate::hook::agent_tui::place("gemini", pane, dir)
 }
 
 #[test]
@@ -163,42 +151,15 @@ fn start_up_clear_quit_and_kill_server_as_gemini_reports_them() {
     assert_eq!(held(&env, SURFACE_B), Some(session_b.clone()));
 
     // kill-server: Gemini gets SIGHUP and sends SessionEnd `exit`, but no pane is left to name.
-    let shell_a: u32 = server.display(PANE_A, "#{pane_pid}").parse().unwrap();
-    let family = descendants(shell_a);
-    assert!(!family.is_empty(), "Gemini runs under pane A's shell");
-    server.tmux(&["kill-server"]);
-    wait_for("pane A's processes to end", || {
-        family.iter().all(|pid| !alive(*pid)).then_some(())
-    });
-    wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
-    let entry = env.entry(SURFACE_A).unwrap();
-    assert_eq!(entry["sessionId"], second.as_str());
-    assert_eq!(
-        entry.get("ended_at"),
-        None,
-        "a killed server is no end: {entry}"
-    );
-    let log = hook_log(&env);
-    assert!(
-        log.contains(&format!(
-            "session {second} ended where no surface can be named any more"
-        )),
-        "Gemini's SessionEnd ran after the server died: {log}"
-    );
+    kill_server_ends_nothing(&env, server, "Gemini", (PANE_A, SURFACE_A), &second);
 
     // restore offers A's second session and leaves B out, saying why for each.
-    let plan = plan_by_surface(&restore(&env, true, &["--all"]).stdout);
-    let a = &plan[SURFACE_A];
-    assert_eq!(a["verdict"], "resume", "{a}");
-    assert!(a["why"].as_str().unwrap().starts_with("offered"), "{a}");
-    let command = a["command"].as_str().unwrap();
-    assert!(
-        command.ends_with(&format!("gemini --resume {second}")) && command.starts_with("cd "),
-        "{a}"
+    let (a, b) = restore_offers_one_not_the_ended(
+        &env,
+        SURFACE_A,
+        &format!("gemini --resume {second}"),
+        SURFACE_B,
     );
-    let b = &plan[SURFACE_B];
-    assert_eq!(b["ended_cleanly"], true, "{b}");
-    assert!(b["why"].as_str().unwrap().starts_with("not offered"), "{b}");
     assert_eq!(b["session_id"], session_b.as_str(), "{b}");
     assert!(
         a["cleanup"]

@@ -131,50 +131,85 @@ fn wait_for_shell_in(server: &TmuxServer, place: &PanePlace, dir: &Path) {
     );
 }
 
+/// A pane of a test's layout: its place, its working dir, the session its agent runs, and
+/// whether that session's transcript exists.
+type RecordedPane = (PanePlace, PathBuf, String, bool);
+
+/// Three panes of tmux session `work` at `places` (window, pane), in the git work dirs `dirs`
+/// (repo, sub dir), running sessions `uuid(1)` to `uuid(3)`; the third's agent never got a
+/// prompt, so it has no transcript.
+fn three_panes(
+    env: &Sandbox,
+    places: [(u32, u32); 3],
+    dirs: [(&str, &str); 3],
+) -> Vec<RecordedPane> {
+    places
+        .into_iter()
+        .zip(dirs)
+        .zip(1..)
+        .map(|(((window, pane), (repo, sub)), n)| {
+            (
+                PanePlace::new("work", window, pane),
+                git_work_dir(env, repo, sub),
+                uuid(n),
+                n < 3,
+            )
+        })
+        .collect()
+}
+
+/// The layout of `panes` (place, working dir, session, what the test knows of it): each an idle
+/// shell in its working dir.
+fn layout_of<T>(
+    panes: &[(PanePlace, PathBuf, String, T)],
+) -> Vec<(PanePlace, PathBuf, &'static str)> {
+    panes
+        .iter()
+        .map(|(place, cwd, _, _)| (place.clone(), cwd.clone(), PANE_SHELL))
+        .collect()
+}
+
+/// Before the crash: each pane's agent fires its SessionStart hook, its transcript (where it
+/// has one) written first.
+fn start_sessions(env: &Sandbox, server: &TmuxServer, config: &Path, panes: &[RecordedPane]) {
+    for (place, cwd, session, has_transcript) in panes {
+        start_session(env, server, config, (place, cwd, session, *has_transcript));
+    }
+}
+
+/// Before the crash: the agent in the pane at `place` (working dir `cwd`) fires the
+/// SessionStart hook of `session`, its transcript in `config` written first where it has one.
+fn start_session(
+    env: &Sandbox,
+    server: &TmuxServer,
+    config: &Path,
+    (place, cwd, session, has_transcript): (&PanePlace, &Path, &str, bool),
+) {
+    if has_transcript {
+        write_transcript(config, cwd, session, HOUR);
+    }
+    server.run_hook_in_pane(
+        env,
+        &place.target(),
+        &session_start(session, cwd, "startup"),
+    );
+}
+
 #[test]
 fn restore_after_a_tmux_crash_starts_each_command_in_its_pane_once() {
     let env = Sandbox::default();
     install_claude_stand_in(&env);
     let config = claude_dir(&env);
-    // (place, working dir, session, whether its transcript exists)
-    let panes = [
-        (
-            PanePlace::new("work", 0, 0),
-            git_work_dir(&env, "alpha", ""),
-            uuid(1),
-            true,
-        ),
-        (
-            PanePlace::new("work", 0, 1),
-            git_work_dir(&env, "beta", "my dir"),
-            uuid(2),
-            true,
-        ),
-        (
-            PanePlace::new("work", 1, 0),
-            git_work_dir(&env, "gamma", ""),
-            uuid(3),
-            false,
-        ),
-    ];
-    let layout: Vec<(PanePlace, PathBuf, &str)> = panes
-        .iter()
-        .map(|(place, cwd, _, _)| (place.clone(), cwd.clone(), PANE_SHELL))
-        .collect();
+    let panes = three_panes(
+        &env,
+        [(0, 0), (0, 1), (1, 0)],
+        [("alpha", ""), ("beta", "my dir"), ("gamma", "")],
+    );
     let name = server_name("restore");
 
     // Before the crash: each pane's agent fired its SessionStart hook.
-    let server = TmuxServer::start(&env, &name, &layout);
-    for (place, cwd, session, has_transcript) in &panes {
-        if *has_transcript {
-            write_transcript(&config, cwd, session, HOUR);
-        }
-        server.run_hook_in_pane(
-            &env,
-            &place.target(),
-            &session_start(session, cwd, "startup"),
-        );
-    }
+    let server = TmuxServer::start(&env, &name, &layout_of(&panes));
+    start_sessions(&env, &server, &config, &panes);
     let entries = env.entries();
     assert_eq!(
         entries.keys().collect::<Vec<_>>(),
@@ -323,19 +358,10 @@ fn restore_creates_what_is_missing_and_leaves_a_busy_pane_alone() {
             "created the session and started in it",
         ),
     ];
-    let layout: Vec<(PanePlace, PathBuf, &str)> = panes
-        .iter()
-        .map(|(place, cwd, _, _)| (place.clone(), cwd.clone(), PANE_SHELL))
-        .collect();
     let name = server_name("missing");
-    let server = TmuxServer::start(&env, &name, &layout);
+    let server = TmuxServer::start(&env, &name, &layout_of(&panes));
     for (place, cwd, session, _) in &panes {
-        write_transcript(&config, cwd, session, HOUR);
-        server.run_hook_in_pane(
-            &env,
-            &place.target(),
-            &session_start(session, cwd, "startup"),
-        );
+        start_session(&env, &server, &config, (place, cwd, session, true));
     }
     assert_eq!(env.entries().len(), 5);
     server.kill_and_wait();
@@ -411,11 +437,11 @@ fn a_pane_busy_at_the_first_restore_is_restored_by_the_next() {
     let session = uuid(1);
     let name = server_name("busy");
     let server = TmuxServer::start(&env, &name, &[(place.clone(), cwd.clone(), PANE_SHELL)]);
-    write_transcript(&claude_dir(&env), &cwd, &session, HOUR);
-    server.run_hook_in_pane(
+    start_session(
         &env,
-        &place.target(),
-        &session_start(&session, &cwd, "startup"),
+        &server,
+        &claude_dir(&env),
+        (&place, &cwd, &session, true),
     );
     server.kill_and_wait();
     drop(server);
@@ -573,12 +599,7 @@ fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
     let name = server_name("typed");
     let server = TmuxServer::start(&env, &name, &layout);
     for (case, (cwd, session)) in cases.iter().zip(&sessions) {
-        write_transcript(&config, cwd, session, HOUR);
-        server.run_hook_in_pane(
-            &env,
-            &case.place.target(),
-            &session_start(session, cwd, "startup"),
-        );
+        start_session(&env, &server, &config, (&case.place, cwd, session, true));
     }
     server.kill_and_wait();
     drop(server);
@@ -952,12 +973,7 @@ fn recorded_values_reach_tmux_as_inert_text() {
     let name = server_name("inert");
     let server = TmuxServer::start(&env, &name, &layout);
     for (place, cwd, session) in &hooked {
-        write_transcript(&config, cwd, session, HOUR);
-        server.run_hook_in_pane(
-            &env,
-            &place.target(),
-            &session_start(session, cwd, "startup"),
-        );
+        start_session(&env, &server, &config, (place, cwd, session, true));
     }
     server.kill_and_wait();
     drop(server);
@@ -1196,48 +1212,19 @@ fn a_window_comes_back_whole_with_its_layout_and_a_shell_where_nothing_resumes()
     let env = Sandbox::default();
     install_claude_stand_in(&env);
     let config = claude_dir(&env);
-    // (place, working dir, session, whether its transcript exists): pane 0 left, panes 1 and 2
-    // stacked on the right; pane 2's agent never got a prompt.
-    let panes = [
-        (
-            PanePlace::new("work", 0, 0),
-            git_work_dir(&env, "left", ""),
-            uuid(1),
-            true,
-        ),
-        (
-            PanePlace::new("work", 0, 1),
-            git_work_dir(&env, "top", "a dir"),
-            uuid(2),
-            true,
-        ),
-        (
-            PanePlace::new("work", 0, 2),
-            git_work_dir(&env, "bottom", "é"),
-            uuid(3),
-            false,
-        ),
-    ];
-    let layout: Vec<(PanePlace, PathBuf, &str)> = panes
-        .iter()
-        .map(|(place, cwd, _, _)| (place.clone(), cwd.clone(), PANE_SHELL))
-        .collect();
+    // Pane 0 left, panes 1 and 2 stacked on the right; pane 2's agent never got a prompt.
+    let panes = three_panes(
+        &env,
+        [(0, 0), (0, 1), (0, 2)],
+        [("left", ""), ("top", "a dir"), ("bottom", "é")],
+    );
     let name = server_name("window");
-    let server = TmuxServer::start(&env, &name, &layout);
+    let server = TmuxServer::start(&env, &name, &layout_of(&panes));
     server.tmux(&["resize-window", "-t", "=work:0", "-x", "200", "-y", "50"]);
     server.tmux(&["select-layout", "-t", "=work:0", "main-vertical"]);
     let recorded_layout = server.display("=work:0.0", "#{window_layout}");
     let before = geometry(&server, "=work:0");
-    for (place, cwd, session, has_transcript) in &panes {
-        if *has_transcript {
-            write_transcript(&config, cwd, session, HOUR);
-        }
-        server.run_hook_in_pane(
-            &env,
-            &place.target(),
-            &session_start(session, cwd, "startup"),
-        );
-    }
+    start_sessions(&env, &server, &config, &panes);
     // Capture recorded the window's layout (its size first) with each pane.
     for (place, _, _, _) in &panes {
         let entry = env.entry(&place.surface()).unwrap();
