@@ -74,7 +74,7 @@ pub fn record_gemini(env: &Sandbox, surface: &str, session: &str, work: &Path, h
 }
 
 #[test]
-fn preflight_provider_gemini_finds_the_session_by_its_content_and_names_a_stub() {
+fn preflight_agent_gemini_finds_the_session_by_its_content_and_names_a_stub() {
     let env = Sandbox::default();
     let work = make_dir(&env.root().join("work"));
     let home = gemini_home(&env, &work, &[SESSION_A]);

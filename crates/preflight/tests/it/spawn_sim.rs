@@ -32,10 +32,10 @@ const MAX_HOPS: usize = 16;
 /// Plays the spawn path for Claude against the filesystem: the verdict and the session that would
 /// actually load.
 fn simulate(input: &Input) -> (Verdict, Option<String>) {
-    let Some(provider) = non_empty(input.agent.as_deref()) else {
+    let Some(agent_name) = non_empty(input.agent.as_deref()) else {
         return (Verdict::Unknown, None);
     };
-    assert_eq!(provider, "claude", "the simulator plays Claude Code only");
+    assert_eq!(agent_name, "claude", "the simulator plays Claude Code only");
     let Some(config_dir) = non_empty(input.config_dir.as_deref()) else {
         return (Verdict::Unknown, None);
     };
@@ -298,7 +298,7 @@ struct Transcript {
 
 #[derive(Debug, Clone)]
 struct Scenario {
-    provider_empty: bool,
+    agent_empty: bool,
     config: ConfigForm,
     pass_home: bool,
     working_dir: WorkingDir,
@@ -403,7 +403,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
     )
         .prop_map(
             |(
-                provider_empty,
+                agent_empty,
                 config,
                 pass_home,
                 working_dir,
@@ -414,7 +414,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 held_is_head,
                 excluded,
             )| Scenario {
-                provider_empty,
+                agent_empty,
                 config,
                 pass_home,
                 working_dir,
@@ -558,7 +558,7 @@ fn lay_out(scenario: &Scenario) -> World {
         chain.push(POOL[held].to_owned());
     }
     let input = Input {
-        agent: (!scenario.provider_empty).then(|| "claude".to_owned()),
+        agent: (!scenario.agent_empty).then(|| "claude".to_owned()),
         session: scenario.held.map(|index| POOL[index].to_owned()),
         cwd: Some(cwd),
         config_dir: config_input,
@@ -704,7 +704,7 @@ fn only(state: State) -> Transcript {
 /// A Claude pane in `<root>/w/my project`, config dir absolute, nothing on disk, nothing held.
 fn base() -> Scenario {
     Scenario {
-        provider_empty: false,
+        agent_empty: false,
         config: ConfigForm::Absolute,
         pass_home: false,
         working_dir: WorkingDir {
@@ -745,9 +745,9 @@ fn check(scenario: &Scenario, expected: (Verdict, Option<&str>)) -> Outcome {
 }
 
 #[test]
-fn row_1_a_provider_without_resume_is_unknown() {
+fn row_1_an_agent_without_resume_is_unknown() {
     let mut scenario = base();
-    scenario.provider_empty = true;
+    scenario.agent_empty = true;
     scenario.held = Some(0);
     scenario.transcripts[0] = valid(0);
     check(&scenario, (Verdict::Unknown, None));

@@ -78,12 +78,12 @@ fn step_ids(outcome: &Outcome) -> Vec<StepId> {
 }
 
 #[test]
-fn row_1_a_provider_without_resume_by_id_is_unknown() {
+fn row_1_an_agent_without_resume_by_id_is_unknown() {
     let sandbox = Sandbox::new();
     sandbox.conversation("S", 1);
-    for provider in ["", "aider"] {
+    for agent_name in ["", "aider"] {
         let input = Input {
-            agent: Some(provider.into()),
+            agent: Some(agent_name.into()),
             ..sandbox.input(Some("S"))
         };
         let outcome = check(&input, Verdict::Unknown, None);

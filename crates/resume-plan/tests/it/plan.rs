@@ -50,22 +50,22 @@ impl World {
         utf8(fs::canonicalize(dir).unwrap())
     }
 
-    fn config_dir(&self, provider: &str) -> Utf8PathBuf {
-        let dir = utf8(self.sandbox.root().join(format!("{provider}-config")));
+    fn config_dir(&self, agent_name: &str) -> Utf8PathBuf {
+        let dir = utf8(self.sandbox.root().join(format!("{agent_name}-config")));
         fs::create_dir_all(&dir).unwrap();
         dir
     }
 
     /// Records `session` of `provider` in `surface`, in the working dir, with its config dir.
-    fn record(&mut self, surface: &str, session: &str, provider: &str) {
+    fn record(&mut self, surface: &str, session: &str, agent_name: &str) {
         let mut record = Record::new(
             SurfaceId::new(surface).unwrap(),
             SessionId::new(session).unwrap(),
             Repo::new("repo").unwrap(),
         );
-        record.agent = Some(AgentName::new(provider).unwrap());
+        record.agent = Some(AgentName::new(agent_name).unwrap());
         record.cwd = Some(self.cwd().into_string());
-        record.config_dir = Some(self.config_dir(provider).into_string());
+        record.config_dir = Some(self.config_dir(agent_name).into_string());
         self.index.record(record, 1_000);
     }
 
