@@ -153,6 +153,7 @@ pub fn pane_by_title(
         index_core::title::TitleMatch::One(at) => Ok(crate::surface::Named {
             surface: showing[at].surface.clone(),
             window_layout: showing[at].layout.clone(),
+            warning: None,
         }),
         index_core::title::TitleMatch::None { stale } if stale.is_empty() => {
             Err(Unfound::NoTitle(format!(

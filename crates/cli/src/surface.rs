@@ -27,6 +27,9 @@ pub struct Named {
     /// The layout of the surface's window (tmux's `#{window_layout}`), when the multiplexer
     /// was asked and has one.
     pub window_layout: Option<String>,
+    /// What went wrong on the way that the hook log should say, though a surface was named (a
+    /// zellij pane that could not be given a name of ours).
+    pub warning: Option<String>,
 }
 
 impl Named {
@@ -34,6 +37,7 @@ impl Named {
         Named {
             surface,
             window_layout: None,
+            warning: None,
         }
     }
 }
@@ -77,13 +81,12 @@ pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
         terminal_is_tmux_pane,
     };
     match decide_surface(get, &evidence) {
-        SurfaceDecision::Named(SurfaceHint::Ready(surface)) => {
-            Ok(Named::bare(stable_zellij(surface, deadline)))
-        }
+        SurfaceDecision::Named(SurfaceHint::Ready(surface)) => Ok(stable_zellij(surface, deadline)),
         SurfaceDecision::Named(SurfaceHint::TmuxPane(pane)) => match tmux {
             Some(answer) => answer.place.map(|surface| Named {
                 surface,
                 window_layout: answer.layout,
+                warning: None,
             }),
             None => bail!("tmux pane {pane} was not asked about"),
         },
@@ -110,16 +113,16 @@ pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
 /// A zellij pane named by its bare id (which zellij renumbers when it resurrects the session)
 /// is given a name of ours, or keeps the one it has (`mux::zellij::name_pane`): the surface
 /// becomes `zellij:<session>:<name>`, which survives the restart. When zellij cannot be asked
-/// by `deadline`, the bare id is recorded (hook.log shows which).
-fn stable_zellij(surface: String, deadline: Instant) -> String {
+/// by `deadline`, the bare id is recorded, with a warning for hook.log saying why.
+fn stable_zellij(surface: String, deadline: Instant) -> Named {
     let Ok(mux::Surface::Zellij(pane)) = mux::Surface::parse(&surface) else {
-        return surface;
+        return Named::bare(surface);
     };
     let mux::zellij::PaneHandle::Id(id) = pane.handle() else {
-        return surface;
+        return Named::bare(surface);
     };
     if pane.session.is_empty() {
-        return surface;
+        return Named::bare(surface);
     }
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -128,8 +131,16 @@ fn stable_zellij(surface: String, deadline: Instant) -> String {
         });
     let program = mux::zellij::program();
     match mux::zellij::name_pane(&program, &pane.session, id, now_ms, deadline) {
-        Ok(named) => named.to_string(),
-        Err(_) => surface,
+        Ok(named) => Named::bare(named.to_string()),
+        Err(error) => Named {
+            warning: Some(format!(
+                "zellij pane {id} of session {} could not be given a name that outlives a \
+                 restart ({error}); recorded as {surface}, whose pane id zellij renumbers \
+                 when it resurrects the session",
+                index_core::text::escape(&pane.session),
+            )),
+            ..Named::bare(surface)
+        },
     }
 }
 

@@ -271,6 +271,9 @@ fn capture(
         }
         Err(error) => return Err(error),
     };
+    if let Some(warning) = &named.warning {
+        log(cx, &format!("hook {}: warning: {warning}", agent.name()));
+    }
     let surface = named.surface;
     let mut record = build_record(cx, agent, &surface, &payload)?;
     record.window_layout = named.window_layout;

@@ -177,9 +177,14 @@ pub fn is_pane_name(title: &str) -> bool {
     })
 }
 
+/// How long the hook waits before it lists a session's panes again when its own is not shown.
+const LIST_AGAIN_AFTER: Duration = Duration::from_millis(50);
+
 /// The stable surface of the pane `pane_id` of `session`, for the hook: the pane's name when
 /// it already bears one of ours, else a new name given to it (`rename-pane`). Every call ends by
-/// `deadline`.
+/// `deadline`. A pane the list does not show yet is asked for again until then, and a refused
+/// rename is tried again: a hook that runs first thing in a new pane can ask before zellij lists
+/// the pane, and zellij now and then answers a running session with nothing or refuses it.
 pub fn name_pane(
     program: &Path,
     session: &str,
@@ -189,26 +194,41 @@ pub fn name_pane(
 ) -> Result<ZellijPane, MuxError> {
     let zellij = Zellij::new(Some(program.to_path_buf()), Duration::ZERO, None);
     let remaining = || deadline.saturating_duration_since(Instant::now());
-    let panes = zellij.panes_within(session, remaining())?;
-    let name = match panes
-        .iter()
-        .find(|pane| !pane.is_plugin && pane.id == pane_id)
-    {
+    let listed = |panes: &[ListedPane]| {
+        panes
+            .iter()
+            .find(|pane| !pane.is_plugin && pane.id == pane_id)
+            .cloned()
+    };
+    let mut panes = zellij.panes_within(session, remaining())?;
+    while listed(&panes).is_none() && remaining() > LIST_AGAIN_AFTER * 2 {
+        std::thread::sleep(LIST_AGAIN_AFTER);
+        panes = zellij.panes_within(session, remaining())?;
+    }
+    let name = match listed(&panes).as_ref() {
         Some(pane) if is_pane_name(&pane.title) => pane.title.clone(),
         Some(pane) => {
             let name = new_pane_name(pane_id, now_ms);
-            zellij.call_within(
-                &[
-                    "--session",
-                    session,
-                    "action",
-                    "rename-pane",
-                    "--pane-id",
-                    &pane.target(),
-                    &name,
-                ],
-                remaining(),
-            )?;
+            let target = pane.target();
+            let rename = [
+                "--session",
+                session,
+                "action",
+                "rename-pane",
+                "--pane-id",
+                &target,
+                &name,
+            ];
+            // zellij now and then refuses an action on a running session ("There is no active
+            // session!"): a refusal is tried again while time is left, a timeout is not.
+            let mut renamed = zellij.call_within(&rename, remaining());
+            while matches!(renamed, Err(MuxError::Failed { .. }))
+                && remaining() > LIST_AGAIN_AFTER * 2
+            {
+                std::thread::sleep(LIST_AGAIN_AFTER);
+                renamed = zellij.call_within(&rename, remaining());
+            }
+            renamed?;
             name
         }
         None => {
