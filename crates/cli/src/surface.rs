@@ -113,7 +113,8 @@ pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
 /// A zellij pane named by its bare id (which zellij renumbers when it resurrects the session)
 /// is given a name of ours, or keeps the one it has (`mux::zellij::name_pane`): the surface
 /// becomes `zellij:<session>:<name>`, which survives the restart. When zellij cannot be asked
-/// by `deadline`, the bare id is recorded, with a warning for hook.log saying why.
+/// by `deadline`, the bare id is recorded, with a warning for hook.log saying why (none when
+/// there is no zellij program to ask).
 fn stable_zellij(surface: String, deadline: Instant) -> Named {
     let Ok(mux::Surface::Zellij(pane)) = mux::Surface::parse(&surface) else {
         return Named::bare(surface);
@@ -132,6 +133,9 @@ fn stable_zellij(surface: String, deadline: Instant) -> Named {
     let program = mux::zellij::program();
     match mux::zellij::name_pane(&program, &pane.session, id, now_ms, deadline) {
         Ok(named) => Named::bare(named.to_string()),
+        // No zellij program to ask (the variables came from elsewhere): the bare id is all
+        // there is to record.
+        Err(mux::MuxError::Run(bounded_run::RunError::Start { .. })) => Named::bare(surface),
         Err(error) => Named {
             warning: Some(format!(
                 "zellij pane {id} of session {} could not be given a name that outlives a \
