@@ -437,8 +437,11 @@ impl TmuxServer {
         format!("{},{pid},0", self.socket_path().display())
     }
 
-    /// Types `line` into the pane's shell and waits until it has run: the line signals a
-    /// `tmux wait-for` channel when done.
+    /// Runs the shell line `line` in the pane and waits until it has run. Nothing is typed: the
+    /// line is started as the pane's own process (`respawn-pane -k`, as a restore starts an
+    /// agent in an idle pane), in the pane's terminal and environment; it signals a `tmux
+    /// wait-for` channel when done, and then the plain shell [`PANE_SHELL`] is the pane's
+    /// process again.
     pub fn run_in_pane(&self, target: &str, line: &str) {
         static CHANNELS: AtomicUsize = AtomicUsize::new(0);
         let channel = format!("done-{}", CHANNELS.fetch_add(1, Ordering::Relaxed));
@@ -447,8 +450,9 @@ impl TmuxServer {
             .args(["wait-for", &channel])
             .spawn()
             .expect("spawn tmux wait-for");
-        self.type_line(target, &format!("{line}; tmux wait-for -S {channel}"));
-        let status = wait_until(&format!("the line typed into {target} to run"), || {
+        let script = format!("{line}; tmux wait-for -S {channel}; exec {PANE_SHELL}");
+        self.tmux(&["respawn-pane", "-k", "-t", target, &script]);
+        let status = wait_until(&format!("the line started in {target} to run"), || {
             waiter.try_wait().expect("poll tmux wait-for")
         });
         assert!(status.success(), "tmux wait-for {channel}: {status}");
@@ -484,12 +488,6 @@ impl TmuxServer {
             "",
             "{program} in {target} prints nothing on stderr"
         );
-    }
-
-    /// Types `line` and Enter into the pane.
-    pub fn type_line(&self, target: &str, line: &str) {
-        self.tmux(&["send-keys", "-t", target, "-l", line]);
-        self.tmux(&["send-keys", "-t", target, "Enter"]);
     }
 
     /// The server's pid.

@@ -612,10 +612,12 @@ fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
     for case in &cases {
         let target = case.place.target();
         for (n, line) in case.lines.iter().enumerate() {
-            server.tmux(&["send-keys", "-t", &target, "-l", line]);
-            if case.enter_last || n + 1 < case.lines.len() {
-                server.tmux(&["send-keys", "-t", &target, "Enter"]);
-            }
+            person_types(
+                &server,
+                &target,
+                line,
+                case.enter_last || n + 1 < case.lines.len(),
+            );
         }
         // The shell has taken the lines once the cursor's line shows what it should: the
         // prompt of the `read` or of the continuation, or the cursor on a line of its own.
@@ -671,7 +673,7 @@ fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
 
     // The scripts still wait for their input, and got none: end them with a line of ours.
     for case in &cases[..2] {
-        server.type_line(&case.place.target(), "mine");
+        person_types(&server, &case.place.target(), "mine", true);
         wait_until("the script to take our line", || {
             fs::read_to_string(&answer)
                 .ok()
@@ -1399,4 +1401,14 @@ fn a_restore_run_in_a_pane_it_restores_opens_the_others_then_becomes_that_agent(
     }
     assert_eq!(runs(&server, &env), expected, "no second run");
     server.kill_and_wait();
+}
+
+/// What the person at the pane types (`text`, then Enter when `enter`): these tests play the
+/// user whose half-typed text or waiting `read` a restore must leave alone. The product never
+/// types into a pane; only this test of it does, as the user.
+fn person_types(server: &TmuxServer, target: &str, text: &str, enter: bool) {
+    server.tmux(&["send-keys", "-t", target, "-l", text]);
+    if enter {
+        server.tmux(&["send-keys", "-t", target, "Enter"]);
+    }
 }
