@@ -18,13 +18,20 @@ pub fn socket_path(tmpdir: &Path, name: &str) -> PathBuf {
         .join(name)
 }
 
+/// How long a test waits for one tmux command (a stopped or hung server fails the test
+/// instead of holding it).
+const TMUX_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Runs `client ARGS` (`client`: `tmux` with its environment, `-L <name>` and `-f /dev/null`);
 /// its stdout with the final newline trimmed, or what tmux said on stderr.
 pub fn run(mut client: Command, args: &[&str]) -> Result<String, String> {
-    let output = client
-        .args(args)
-        .output()
-        .map_err(|error| format!("cannot run tmux ({error}); install tmux and retry"))?;
+    client.args(args);
+    let output = bounded_run::output(&mut client, TMUX_DEADLINE).map_err(|error| match error {
+        bounded_run::RunError::Start { .. } => {
+            format!("cannot run tmux ({error}); install tmux and retry")
+        }
+        other => format!("tmux {}: {other}", args.join(" ")),
+    })?;
     if !output.status.success() {
         return Err(format!(
             "tmux {}: {}",
