@@ -33,6 +33,37 @@ pub const EXECUTABLE: &str = "node_modules/.bin/copilot";
 /// The unpacked runtime (`COPILOT_CACHE_HOME`), relative to the install dir.
 pub const CACHE: &str = "cache";
 
+/// What Copilot's TUI shows at each step, as the TUI test and the reboot simulation wait for it.
+pub mod screen {
+    /// Copilot's answer to a prompt (the mock always says `ok`).
+    pub const ANSWER: &str = "● ok";
+
+    /// The status line once the prompt takes input.
+    pub const READY: &str = "/ commands · ? help";
+
+    /// The folder-trust dialog of a Copilot's first start in a dir. Its first choice (Enter)
+    /// trusts the folder for this session; its second, [`TRUST_AND_REMEMBER`], for good.
+    pub const TRUST_QUESTION: &str = "Do you trust the files in this folder?";
+
+    /// The dialog's second choice: "Yes, and remember this folder for future sessions".
+    pub const TRUST_AND_REMEMBER: &str = "2";
+
+    /// What Copilot says once the folder is remembered.
+    pub const TRUSTED: &str = "has been added to trusted folders";
+
+    /// What Copilot says once it has reloaded its MCP servers for the newly trusted folder. It
+    /// may come after a first prompt typed as soon as the prompt shows (even before that
+    /// prompt's answer); a `/exit` typed after such a prompt was seen to stay `Queued` for good.
+    /// So a first prompt waits for it.
+    pub const RELOADED: &str = "MCP Servers reloaded";
+
+    /// The title of the question a resume asks when the session looks held although its holder
+    /// is dead: seen when the resume came within about 5 s of the SIGKILLed Copilot taking its
+    /// `inuse.<pid>.lock`, not 10 s after. Its first choice, "Resume anyway", is the one a user
+    /// who saw the crash takes.
+    pub const IN_USE_QUESTION: &str = "Session in use";
+}
+
 /// The pinned CLI as installed in the build dir.
 #[derive(Debug, Clone)]
 pub struct Installed {

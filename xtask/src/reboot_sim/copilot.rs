@@ -34,6 +34,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use test_support::copilot_offline::screen::{
+    ANSWER, IN_USE_QUESTION, READY, RELOADED, TRUST_AND_REMEMBER, TRUST_QUESTION, TRUSTED,
+};
 use test_support::copilot_offline::{self, Installed};
 
 use super::cases::{self, Slot};
@@ -48,32 +51,6 @@ use super::wait_for;
 
 /// How many panes the story runs (one per case).
 pub const PANES: usize = Case::ALL.len();
-
-/// Copilot's answer to a prompt, as its TUI shows the mock's `ok`: a line of its own.
-const ANSWER: &str = "● ok";
-
-/// What Copilot's status line shows once its prompt takes input.
-const READY: &str = "/ commands · ? help";
-
-/// The folder-trust dialog of a Copilot's first start in a dir.
-const TRUST_QUESTION: &str = "Do you trust the files in this folder?";
-
-/// The dialog's second choice: "Yes, and remember this folder for future sessions".
-const TRUST_AND_REMEMBER: &str = "2";
-
-/// What Copilot says once the folder is remembered.
-const TRUSTED: &str = "has been added to trusted folders";
-
-/// What Copilot says once it has reloaded its MCP servers for the newly trusted folder, which
-/// may come after the answer to the first prompt. A `/exit` typed after that answer but before
-/// this was seen to stay `Queued` for good.
-const RELOADED: &str = "MCP Servers reloaded";
-
-/// The title of the question a resume asks when the session looks held although its holder is
-/// dead: seen when the resume came within about 5 s of the SIGKILLed Copilot taking its
-/// `inuse.<pid>.lock`, not 10 s after. Its first choice, "Resume anyway", is the one a user who
-/// saw the crash takes.
-const IN_USE_QUESTION: &str = "Session in use";
 
 /// The tmux session of the user's own terminal after the reboot (not in the layout).
 const ELSEWHERE: &str = "elsewhere";

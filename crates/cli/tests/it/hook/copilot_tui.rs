@@ -14,6 +14,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use test_support::copilot_offline;
+use test_support::copilot_offline::screen::{ANSWER, READY, RELOADED, TRUST_QUESTION};
 
 use crate::Sandbox;
 use crate::harness::{PanePlace, TmuxServer, make_dir, plan_by_surface, restore, server_name};
@@ -27,16 +28,15 @@ const PANE_B: &str = "copilot:0.1";
 const SURFACE_A: &str = "tmux:copilot:0.0";
 const SURFACE_B: &str = "tmux:copilot:0.1";
 
-/// Copilot's answer to a prompt on its screen (the mock always says `ok`).
-const ANSWER: &str = "● ok";
-
 /// crash-resume's hooks installed by `hook install copilot` into Copilot's default home,
 /// `~/.copilot`; returns what the install said.
 fn copilot_setup(env: &Sandbox) -> String {
     install_hooks(env, "copilot")
 }
 
-/// Starts Copilot in the pane, trusts its folder for the session, and waits for its prompt.
+/// Starts Copilot in the pane, trusts its folder for the session, and waits for its prompt and
+/// for the MCP reload that trusting a folder starts (a first prompt typed before it may leave a
+/// later `/exit` queued for good).
 fn start_copilot(env: &Sandbox, server: &TmuxServer, target: &str) {
     let installed = copilot_offline::installed_cli(env!("CARGO_TARGET_TMPDIR"));
     let offline = copilot_offline::Offline {
@@ -60,9 +60,10 @@ fn start_copilot(env: &Sandbox, server: &TmuxServer, target: &str) {
     );
     keys(server, target, &line);
     enter(server, target);
-    screen_shows(server, target, "Do you trust the files in this folder?");
+    screen_shows(server, target, TRUST_QUESTION);
     enter(server, target);
-    screen_shows(server, target, "/ commands");
+    screen_shows(server, target, READY);
+    screen_shows(server, target, RELOADED);
 }
 
 /// Sends a prompt and waits for the mock's answer (`crate::hook::agent_tui::prompt`).
