@@ -83,7 +83,14 @@ pub enum SlugSource {
     Marker,
     /// Nothing names the dir: Gemini would claim this slug for it at its next start.
     New,
+    /// Nothing names the dir, and none of the [`MAX_SLUG_ATTEMPTS`] slugs Gemini tries is free
+    /// (a marker of each is another project's, or cannot be read: `tmp` or `history` is not a
+    /// dir one can read): Gemini cannot start there, and the slug is the first it tries.
+    Unclaimable,
 }
+
+/// How many slugs Gemini's project registry tries for a new project before it gives up.
+pub const MAX_SLUG_ATTEMPTS: usize = 1000;
 
 /// A project's slug and how it was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +127,7 @@ pub fn project_slug(root: &Utf8Path, project: &Utf8Path) -> Project {
     } else {
         base_name
     });
-    let free = (0..)
+    let free = (0..MAX_SLUG_ATTEMPTS)
         .map(|counter| match counter {
             0 => slug.clone(),
             _ => format!("{slug}-{counter}"),
@@ -134,11 +141,16 @@ pub fn project_slug(root: &Utf8Path, project: &Utf8Path) -> Project {
                         Marker::Unreadable => false,
                     }
                 })
-        })
-        .expect("an unbounded counter finds a free slug");
-    Project {
-        slug: free,
-        source: SlugSource::New,
+        });
+    match free {
+        Some(free) => Project {
+            slug: free,
+            source: SlugSource::New,
+        },
+        None => Project {
+            slug,
+            source: SlugSource::Unclaimable,
+        },
     }
 }
 

@@ -1,6 +1,6 @@
 //! `crash-resume preflight`: the preflight of one session through the real binary (Gemini's, whose
-//! session file is found by its content and a stub is named), a huge sparse transcript judged
-//! from its head, and the Gemini layout and Claude binding the restore tests share.
+//! session file is found by its content and a stub is named, and one whose dir Gemini can claim
+//! no project for), a huge sparse transcript judged from its head, and the Gemini layout and Claude binding the restore tests share.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -117,6 +117,30 @@ fn preflight_agent_gemini_finds_the_session_by_its_content_and_names_a_stub() {
         cleanup["detail"].as_str().unwrap().contains(&stub),
         "{cleanup}"
     );
+}
+
+#[test]
+fn a_gemini_dir_with_no_project_to_claim_is_answered_at_once() {
+    let env = Sandbox::default();
+    let work = make_dir(&env.root().join("work"));
+    let home = env.home();
+    // `history` a file: no slug's marker there can be read, so Gemini can claim none (it gives
+    // up after 1000 tries); the preflight once looked for a free one forever.
+    let root = make_dir(&home.join(".gemini"));
+    fs::write(root.join("history"), "").unwrap();
+    record_gemini(&env, "S", SESSION_A, &work, &home);
+    crash_resume(&env)
+        .args(["preflight", "S"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(4)
+        .stdout(contains("Gemini can claim none").and(contains("fresh")));
+    crash_resume(&env)
+        .arg("list")
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(0)
+        .stdout(contains("S\t"));
 }
 
 /// An index entry for `surface` whose session is `session`, run in `cwd` with Claude's config
