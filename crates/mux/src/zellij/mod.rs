@@ -23,7 +23,8 @@
 //! Zellij shows the CLI neither a pane's terminal mode nor its cursor line, so a shell pane is
 //! judged by its foreground command alone: a bare interactive shell is idle (half-typed text at
 //! its prompt is not seen, and is dropped unrun when the pane is replaced), anything else is
-//! busy. Nothing is ever typed into a pane. Every call runs `zellij` with a deadline, without the
+//! busy. Nothing is ever typed into a pane, and no recorded name beginning with `-` (which
+//! zellij's argv parser would take for an option) is passed. Every call runs `zellij` with a deadline, without the
 //! `ZELLIJ*` variables of a zellij the caller may run in (so `ZELLIJ_CONFIG_DIR`,
 //! `ZELLIJ_SOCKET_DIR` and `XDG_CACHE_HOME` choose the instance); once one has not answered, no
 //! further call is made.
@@ -482,6 +483,25 @@ impl Zellij {
         if target.session.is_empty() {
             return Err(MuxError::NotMade(format!(
                 "{target} names no session (the hook saw no ZELLIJ_SESSION_NAME); nothing was created"
+            )));
+        }
+        // zellij parses its argv with clap, which takes a value beginning with `-` for an
+        // option (`attach --create-background --force-run-commands` would attach to no session
+        // at all): such a name cannot be passed as a value, so nothing is made for it.
+        let option_like = [
+            Some(target.session.as_str()),
+            match target.handle() {
+                PaneHandle::Name(name) => Some(name),
+                PaneHandle::Id(_) => None,
+            },
+        ]
+        .into_iter()
+        .flatten()
+        .find(|name| name.starts_with('-'));
+        if let Some(name) = option_like {
+            return Err(MuxError::NotMade(format!(
+                "{target}: zellij would read {name:?} as an option (it begins with '-'), so it \
+                 cannot be given to zellij; nothing was created"
             )));
         }
         let mut created: Vec<Created> = self.ready_session(&target.session)?.into_iter().collect();
