@@ -49,6 +49,14 @@ impl Named {
 pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
     let get = |name: &str| std::env::var(name).ok();
     if let Some(surface) = explicit_surface(get) {
+        // A multiplexer's surface in another spelling (`tmux:w:00.1`, `kitty:`) would name a
+        // place that no restore re-opens under that id, as `record` refuses it.
+        if let Err(error) = mux::Surface::parse(&surface) {
+            bail!(
+                "CRASH_RESUME_SURFACE: {error}; session {} not recorded",
+                index_core::text::escape(session)
+            );
+        }
         return Ok(Named::bare(surface));
     }
     let unnamed = || {
