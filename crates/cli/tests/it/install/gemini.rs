@@ -1,5 +1,6 @@
 //! `crash-resume hook install gemini` without the real CLI: merged, idempotent, backed up, what
-//! Gemini needs said plainly, `--retention off` only on request.
+//! Gemini needs said plainly, `--retention off` only on request, a file JSON does not allow
+//! (a byte-order mark, comments) named and left alone.
 
 use std::fs;
 use std::path::PathBuf;
@@ -117,4 +118,31 @@ fn retention_is_geminis_setting_alone() {
         .code(2)
         .stderr(contains("--retention is Gemini's setting"));
     assert!(!env.home().join(".claude").exists());
+}
+
+/// A settings file Gemini reads but JSON does not allow (a byte-order mark, comments) is left
+/// untouched, and the message says what is in the way.
+#[test]
+fn a_bom_or_a_comment_is_named_and_the_file_left_untouched() {
+    for (content, words) in [
+        (
+            "\u{feff}{\"ui\": {}}\n",
+            "it begins with a byte-order mark (U+FEFF)",
+        ),
+        ("{\n  // mine\n  \"ui\": {}\n}\n", "it holds a comment"),
+        ("{\n  \"ui\": {} /* mine */\n}\n", "it holds a comment"),
+    ] {
+        let env = Sandbox::default();
+        make_dir(&env.home().join(".gemini"));
+        fs::write(settings_path(&env), content).unwrap();
+        let output = install(&env, &[]);
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            said.contains(words) && said.contains("the file was left untouched"),
+            "{content:?}: {said}"
+        );
+        assert_eq!(fs::read_to_string(settings_path(&env)).unwrap(), content);
+        assert_eq!(backups(&env), 0);
+    }
 }
