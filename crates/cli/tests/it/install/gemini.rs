@@ -1,6 +1,6 @@
 //! `crash-resume hook install gemini` without the real CLI: merged, idempotent, backed up, what
 //! Gemini needs said plainly, `--retention off` only on request, a file JSON does not allow
-//! (a byte-order mark, comments) named and left alone.
+//! (a byte-order mark, comments) named and left alone, a huge one refused unread.
 
 use std::fs;
 use std::path::PathBuf;
@@ -145,4 +145,29 @@ fn a_bom_or_a_comment_is_named_and_the_file_left_untouched() {
         assert_eq!(fs::read_to_string(settings_path(&env)).unwrap(), content);
         assert_eq!(backups(&env), 0);
     }
+}
+
+/// A settings file larger than any agent's (64 MiB of holes here) is not read into memory: it
+/// is refused, saying its size, and left untouched.
+#[test]
+fn a_huge_settings_file_is_refused_unread() {
+    let env = Sandbox::default();
+    make_dir(&env.home().join(".gemini"));
+    let file = fs::File::create(settings_path(&env)).unwrap();
+    file.set_len(64 << 20).unwrap();
+    drop(file);
+    for args in [
+        &["hook", "install", "gemini"][..],
+        &["hook", "uninstall", "gemini"],
+    ] {
+        let output = crash_resume_agent(&env).args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            said.contains("is 67108864 bytes, more than the 16777216 bytes"),
+            "{args:?}: {said}"
+        );
+    }
+    assert_eq!(fs::metadata(settings_path(&env)).unwrap().len(), 64 << 20);
+    assert_eq!(backups(&env), 0);
 }
