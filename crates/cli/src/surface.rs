@@ -59,6 +59,32 @@ pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
         }
         return Ok(Named::bare(surface));
     }
+    name_by_multiplexers(session, get, deadline)
+}
+
+/// When `CRASH_RESUME_SURFACE` names the surface (a restore sets it for every agent it starts)
+/// and a multiplexer's variable is set too: why the pane that variable names cannot be named
+/// any more (its multiplexer is gone, after a crash), as [`name`] would say without
+/// `CRASH_RESUME_SURFACE`. `None` when it can be, or when no multiplexer's variable is set
+/// (nothing to ask).
+pub fn explicit_pane_gone(session: &str, deadline: Instant) -> Option<anyhow::Error> {
+    let get = |name: &str| match name {
+        "CRASH_RESUME_SURFACE" => None,
+        name => std::env::var(name).ok(),
+    };
+    explicit_surface(|name| std::env::var(name).ok())?;
+    if multiplexers_in_env(get).is_empty() {
+        return None;
+    }
+    name_by_multiplexers(session, get, deadline).err()
+}
+
+/// [`name`] from the multiplexers' variables that `get` reads, and the evidence.
+fn name_by_multiplexers(
+    session: &str,
+    get: impl Fn(&str) -> Option<String> + Copy,
+    deadline: Instant,
+) -> anyhow::Result<Named> {
     let unnamed = || {
         anyhow!(
             "no surface in the environment (none of {} is set); session {} not recorded",

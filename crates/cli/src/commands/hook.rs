@@ -1,6 +1,7 @@
 //! `crash-resume hook claude|codex|gemini|copilot`: the agent's hook. Reads the hook's JSON on
 //! stdin (for Copilot, whose payload names no event, with the event from the command line),
-//! finds the surface in the environment, and records, touches or ends the entry.
+//! finds the surface in the environment, and records, touches or ends the entry (an end that
+//! does not tell a quit from a killed pane only from a pane its multiplexer still names).
 //!
 //! A hook never fails and never delays the agent: whatever happens it exits 0, prints nothing
 //! on stdout (Claude Code would add it to the conversation), and holds the agent up for at
@@ -271,6 +272,19 @@ fn capture(
         }
         Err(error) => return Err(error),
     };
+    // A restore starts every agent with CRASH_RESUME_SURFACE naming its surface. An agent that
+    // ends a session alike on a quit and on a killed pane ends it only from a pane that still
+    // exists: its multiplexer is asked, as without the variable, so a second crash does not
+    // mark the restored session ended.
+    if matches!(payload.event, HookEvent::SessionEnd { .. })
+        && agent.facts().clean_end == agent_paths::CleanEnd::FromOpenPane
+        && let Some(error) = crate::surface::explicit_pane_gone(&payload.session, programs_deadline)
+    {
+        return Ok(HookOutcome::EndedWithoutSurface {
+            session: payload.session,
+            why: crate::error::error_text(&error),
+        });
+    }
     if let Some(warning) = &named.warning {
         log(cx, &format!("hook {}: warning: {warning}", agent.name()));
     }

@@ -1,10 +1,72 @@
 //! `crash-resume hook gemini` without the real CLI: the note when Gemini hid the pane
-//! (`GITHUB_SHA`).
+//! (`GITHUB_SHA`), and the end of a session a restore started (`CRASH_RESUME_SURFACE` set),
+//! which counts only from a pane that still exists, as for Codex and Copilot.
 
 use serde_json::json;
 
-use crate::harness::{agent_command, hook_log, make_dir};
+use crate::harness::{
+    Vars, agent_command, crash_resume_agent, hook_log, make_dir, run_with_stdin, uuid, with_vars,
+};
 use crate::{BIN, Sandbox};
+
+/// The end of a session that a restore started in `tmux:work:0.0` (so `CRASH_RESUME_SURFACE`
+/// names it), by an agent whose end does not tell a quit from a killed pane: after its tmux
+/// server died (a second crash), the end marks nothing, and the session is offered again;
+/// where the multiplexer's variable still names a pane, it is the end.
+#[test]
+fn a_restored_sessions_end_counts_only_from_a_pane_that_still_exists() {
+    const DEAD_TMUX: Vars = &[
+        ("TMUX_PANE", "%5"),
+        ("TMUX", "/crash-resume-tests-no-such-dir/socket,1,0"),
+    ];
+    const CMUX_PANE: Vars = &[("CMUX_SURFACE_ID", "A")];
+    for (agent, end_args) in [
+        ("gemini", &["hook", "gemini"][..]),
+        ("codex", &["hook", "codex"]),
+        ("copilot", &["hook", "copilot", "sessionEnd"]),
+    ] {
+        for (place, vars, ended) in [("dead tmux", DEAD_TMUX, false), ("cmux", CMUX_PANE, true)] {
+            let env = Sandbox::default();
+            let work = make_dir(&env.root().join("work"));
+            let session = uuid(1);
+            let surface = match place {
+                "cmux" => "cmux:A",
+                _ => "tmux:work:0.0",
+            };
+            let payload = |event: &str| {
+                json!({
+                    "session_id": session, "cwd": work, "hook_event_name": event,
+                    "reason": "exit",
+                })
+                .to_string()
+            };
+            let explicit = [("CRASH_RESUME_SURFACE", surface)];
+            let mut start = crash_resume_agent(&env);
+            start.args(["hook", agent]);
+            run_with_stdin(with_vars(start, &explicit), &payload("SessionStart"))
+                .assert_silent_success("start");
+            let mut end = crash_resume_agent(&env);
+            end.args(end_args);
+            let vars: Vec<(&str, &str)> = explicit.iter().chain(vars.iter()).copied().collect();
+            run_with_stdin(with_vars(end, &vars), &payload("SessionEnd"))
+                .assert_silent_success("end");
+            let entry = &env.entries()[surface];
+            assert_eq!(
+                entry["ended_at"].is_number(),
+                ended,
+                "{agent} in {place}: {entry}"
+            );
+            if !ended {
+                let log = hook_log(&env);
+                assert!(
+                    log.contains("ended where no surface can be named any more")
+                        && log.contains("tmux could not name pane %5"),
+                    "{agent}: {log}"
+                );
+            }
+        }
+    }
+}
 
 #[test]
 fn the_hook_says_when_gemini_hid_the_pane_because_of_github_sha() {
