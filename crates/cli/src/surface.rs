@@ -79,6 +79,23 @@ pub fn explicit_pane_gone(session: &str, deadline: Instant) -> Option<anyhow::Er
     name_by_multiplexers(session, get, deadline).err()
 }
 
+/// Why the multiplexer instance `surface` names is not running any more, when it names one
+/// that can be checked: a kitty window's instance (`kitty:<kitty pid>:<window id>`), whose
+/// pid no longer runs kitty after kitty died (its windows' agents end then, and would be
+/// taken for a quit). `None` when it runs, or when nothing names an instance.
+pub fn instance_gone(surface: &str, deadline: Instant) -> Option<String> {
+    let Ok(mux::Surface::Kitty(window)) = mux::Surface::parse(surface) else {
+        return None;
+    };
+    let pid: u32 = window.instance?.parse().ok()?;
+    let running = proc_table::table()
+        .process(pid, deadline)
+        .is_some_and(|process| {
+            !process.has_ended() && process.name.to_string_lossy().starts_with("kitty")
+        });
+    (!running).then(|| format!("kitty (pid {pid}) is not running any more"))
+}
+
 /// [`name`] from the multiplexers' variables that `get` reads, and the evidence.
 fn name_by_multiplexers(
     session: &str,

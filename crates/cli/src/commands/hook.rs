@@ -272,17 +272,19 @@ fn capture(
         }
         Err(error) => return Err(error),
     };
-    // A restore starts every agent with CRASH_RESUME_SURFACE naming its surface. An agent that
-    // ends a session alike on a quit and on a killed pane ends it only from a pane that still
-    // exists: its multiplexer is asked, as without the variable, so a second crash does not
-    // mark the restored session ended.
+    // An agent that ends a session alike on a quit and on a killed pane ends it only from a
+    // pane that still exists. A restore starts every agent with CRASH_RESUME_SURFACE naming its
+    // surface: its multiplexer is asked, as without the variable, so a second crash does not
+    // mark the restored session ended. A kitty window is gone with its kitty.
     if matches!(payload.event, HookEvent::SessionEnd { .. })
         && agent.facts().clean_end == agent_paths::CleanEnd::FromOpenPane
-        && let Some(error) = crate::surface::explicit_pane_gone(&payload.session, programs_deadline)
+        && let Some(why) = crate::surface::explicit_pane_gone(&payload.session, programs_deadline)
+            .map(|error| crate::error::error_text(&error))
+            .or_else(|| crate::surface::instance_gone(&named.surface, programs_deadline))
     {
         return Ok(HookOutcome::EndedWithoutSurface {
             session: payload.session,
-            why: crate::error::error_text(&error),
+            why,
         });
     }
     if let Some(warning) = &named.warning {

@@ -1,6 +1,7 @@
 //! `crash-resume hook gemini` without the real CLI: the note when Gemini hid the pane
-//! (`GITHUB_SHA`), and the end of a session a restore started (`CRASH_RESUME_SURFACE` set),
-//! which counts only from a pane that still exists, as for Codex and Copilot.
+//! (`GITHUB_SHA`), and the end of a session a restore started (`CRASH_RESUME_SURFACE` set) or
+//! one in a kitty window, which counts only from a pane that still exists, as for Codex and
+//! Copilot.
 
 use serde_json::json;
 
@@ -100,4 +101,60 @@ fn the_hook_says_when_gemini_hid_the_pane_because_of_github_sha() {
         log.contains("security.environmentVariableRedaction.allowed"),
         "{log}"
     );
+}
+
+/// A kitty window's session ends with a SessionEnd from an agent that does not tell a quit
+/// from a killed window only while its kitty runs: after kitty died (its pid runs nothing, or
+/// no kitty), the end marks nothing.
+#[test]
+fn a_kitty_windows_end_counts_only_while_its_kitty_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    // A stand-in kitty: `sleep` under kitty's name, so the process table names it `kitty`.
+    let kitty = dir.path().join("kitty");
+    std::fs::copy("/bin/sleep", &kitty).unwrap();
+    let running = crate::Reaped::new(
+        std::process::Command::new(&kitty)
+            .arg("600")
+            .spawn()
+            .unwrap(),
+    );
+    let mut ended = std::process::Command::new("true").spawn().unwrap();
+    ended.wait().unwrap();
+    let other = crate::Reaped::new(
+        std::process::Command::new("sleep")
+            .arg("600")
+            .spawn()
+            .unwrap(),
+    );
+    for (kitty_pid, marked) in [
+        (running.pid(), true),
+        (ended.id(), false),
+        (other.pid(), false),
+    ] {
+        let env = Sandbox::default();
+        let work = make_dir(&env.root().join("work"));
+        let session = uuid(1);
+        let payload = |event: &str| {
+            json!({
+                "session_id": session, "cwd": work, "hook_event_name": event, "reason": "exit",
+            })
+            .to_string()
+        };
+        let pid = kitty_pid.to_string();
+        let vars = [("KITTY_WINDOW_ID", "3"), ("KITTY_PID", pid.as_str())];
+        for event in ["SessionStart", "SessionEnd"] {
+            let mut hook = crash_resume_agent(&env);
+            hook.args(["hook", "gemini"]);
+            run_with_stdin(with_vars(hook, &vars), &payload(event)).assert_silent_success(event);
+        }
+        let entry = &env.entries()[&format!("kitty:{pid}:3")];
+        assert_eq!(entry["ended_at"].is_number(), marked, "{pid}: {entry}");
+        if !marked {
+            let log = hook_log(&env);
+            assert!(
+                log.contains(&format!("kitty (pid {pid}) is not running any more")),
+                "{log}"
+            );
+        }
+    }
 }
