@@ -65,8 +65,8 @@ pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
 /// When `CRASH_RESUME_SURFACE` names the surface (a restore sets it for every agent it starts)
 /// and a multiplexer's variable is set too: why the pane that variable names cannot be named
 /// any more (its multiplexer is gone, after a crash), as [`name`] would say without
-/// `CRASH_RESUME_SURFACE`. `None` when it can be, or when no multiplexer's variable is set
-/// (nothing to ask).
+/// `CRASH_RESUME_SURFACE`, or did not answer for it. `None` when it can be, or when no
+/// multiplexer's variable is set (nothing to ask).
 pub fn explicit_pane_gone(session: &str, deadline: Instant) -> Option<anyhow::Error> {
     let get = |name: &str| match name {
         "CRASH_RESUME_SURFACE" => None,
@@ -76,7 +76,19 @@ pub fn explicit_pane_gone(session: &str, deadline: Instant) -> Option<anyhow::Er
     if multiplexers_in_env(get).is_empty() {
         return None;
     }
-    name_by_multiplexers(session, get, deadline).err()
+    match name_by_multiplexers(session, get, deadline) {
+        Err(error) => Some(error),
+        // Named, but its multiplexer did not answer for it (zellij, after its server died).
+        Ok(Named {
+            surface,
+            warning: Some(_),
+            ..
+        }) => Some(anyhow!(
+            "its multiplexer did not answer for {}",
+            index_core::text::escape(&surface)
+        )),
+        Ok(_) => None,
+    }
 }
 
 /// Why the multiplexer instance `surface` names is not running any more, when it names one

@@ -158,3 +158,47 @@ fn a_kitty_windows_end_counts_only_while_its_kitty_runs() {
         }
     }
 }
+
+/// A zellij pane a restore opened (`CRASH_RESUME_SURFACE` names it): after the zellij server
+/// died, `zellij` answers nothing for the pane, and the end of its Gemini session marks nothing.
+#[test]
+fn a_restored_zellij_panes_end_counts_only_while_zellij_answers() {
+    let env = Sandbox::default();
+    let work = make_dir(&env.root().join("work"));
+    let bin = make_dir(&env.root().join("bin"));
+    let zellij = bin.join("zellij");
+    std::fs::write(
+        &zellij,
+        "#!/bin/sh\necho 'There is no active session!' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&zellij, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let session = uuid(1);
+    let surface = "zellij:work:cr-3-1764600000000";
+    let vars = [
+        ("CRASH_RESUME_SURFACE", surface),
+        ("ZELLIJ", "0"),
+        ("ZELLIJ_SESSION_NAME", "work"),
+        ("ZELLIJ_PANE_ID", "3"),
+        ("PATH", path.as_str()),
+    ];
+    for event in ["SessionStart", "SessionEnd"] {
+        let payload = json!({
+            "session_id": session, "cwd": work, "hook_event_name": event, "reason": "exit",
+        })
+        .to_string();
+        let mut hook = crash_resume_agent(&env);
+        hook.args(["hook", "gemini"]);
+        run_with_stdin(with_vars(hook, &vars), &payload).assert_silent_success(event);
+    }
+    let entry = &env.entries()[surface];
+    assert!(!entry["ended_at"].is_number(), "{entry}");
+    let log = hook_log(&env);
+    assert!(
+        log.contains(
+            "ended where no surface can be named any more (its multiplexer did not answer"
+        ),
+        "{log}"
+    );
+}
