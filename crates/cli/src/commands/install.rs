@@ -58,6 +58,7 @@ fn next_steps(
     retention_off: bool,
     title_set: bool,
 ) -> Option<String> {
+    let path = index_core::text::escape(path.as_str());
     match agent.facts().dialect {
         agent_paths::Dialect::ClaudeCode => Some(
             "next: start Claude Code in a terminal pane (tmux, zellij, WezTerm, kitty, cmux); its \

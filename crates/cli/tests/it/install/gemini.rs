@@ -171,3 +171,15 @@ fn a_huge_settings_file_is_refused_unread() {
     assert_eq!(fs::metadata(settings_path(&env)).unwrap().len(), 64 << 20);
     assert_eq!(backups(&env), 0);
 }
+
+/// A settings path with a newline is shown escaped everywhere the install names it.
+#[test]
+fn an_odd_settings_path_is_shown_escaped() {
+    let env = Sandbox::default();
+    let path = env.root().join("odd\nname.json");
+    let output = install(&env, &["--settings", path.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!said.contains("odd\nname"), "{said}");
+    assert!(said.contains(r"odd\nname.json"), "{said}");
+}
