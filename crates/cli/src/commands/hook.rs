@@ -509,12 +509,20 @@ fn build_record(
         None => Utf8PathBuf::from_path_buf(std::env::current_dir().context("no working dir")?)
             .map_err(|_| anyhow!("the working dir is not valid UTF-8"))?,
     };
+    // The agent took a relative config dir (`COPILOT_HOME=state`) from its working dir: the
+    // same dir is recorded absolute, or it would be looked for from wherever a restore runs.
+    let config_dir = cx.config_dir(agent)?;
+    let config_dir = match Utf8Path::new(&config_dir).is_relative() && !config_dir.starts_with('~')
+    {
+        true => cwd.join(&config_dir).into_string(),
+        false => config_dir,
+    };
     Ok(resume_plan::hook::record(
         agent.name(),
         surface,
         payload,
         &cwd,
-        cx.config_dir(agent)?,
+        config_dir,
         cx.role.as_deref(),
     )?)
 }
