@@ -47,6 +47,23 @@ impl Named {
 /// does not say which, or when it does not bear out the one named (then nothing may be
 /// recorded). The programs it runs are given up on at `deadline`.
 pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
+    name_with(session, deadline, Naming::MayRename)
+}
+
+/// [`name`] for a command that only reads (`restore` without `--apply`): a zellij pane that
+/// bears no name of ours is not given one, and is named by its bare id.
+pub fn name_read_only(session: &str, deadline: Instant) -> anyhow::Result<Named> {
+    name_with(session, deadline, Naming::ReadOnly)
+}
+
+/// Whether naming a zellij pane may give it a name of ours (`rename-pane`), as the hook does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Naming {
+    MayRename,
+    ReadOnly,
+}
+
+fn name_with(session: &str, deadline: Instant, naming: Naming) -> anyhow::Result<Named> {
     let get = |name: &str| std::env::var(name).ok();
     if let Some(surface) = explicit_surface(get) {
         // A multiplexer's surface in another spelling (`tmux:w:00.1`, `kitty:`) would name a
@@ -59,7 +76,7 @@ pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
         }
         return Ok(Named::bare(surface));
     }
-    name_by_multiplexers(session, get, deadline)
+    name_by_multiplexers(session, get, deadline, naming)
 }
 
 /// When `CRASH_RESUME_SURFACE` names the surface (a restore sets it for every agent it starts)
@@ -76,7 +93,7 @@ pub fn explicit_pane_gone(session: &str, deadline: Instant) -> Option<anyhow::Er
     if multiplexers_in_env(get).is_empty() {
         return None;
     }
-    match name_by_multiplexers(session, get, deadline) {
+    match name_by_multiplexers(session, get, deadline, Naming::ReadOnly) {
         Err(error) => Some(error),
         // Named, but its multiplexer did not answer for it (zellij, after its server died).
         Ok(Named {
@@ -113,6 +130,7 @@ fn name_by_multiplexers(
     session: &str,
     get: impl Fn(&str) -> Option<String> + Copy,
     deadline: Instant,
+    naming: Naming,
 ) -> anyhow::Result<Named> {
     let unnamed = || {
         anyhow!(
@@ -144,7 +162,9 @@ fn name_by_multiplexers(
         terminal_is_tmux_pane,
     };
     match decide_surface(get, &evidence) {
-        SurfaceDecision::Named(SurfaceHint::Ready(surface)) => Ok(stable_zellij(surface, deadline)),
+        SurfaceDecision::Named(SurfaceHint::Ready(surface)) => {
+            Ok(stable_zellij(surface, deadline, naming))
+        }
         SurfaceDecision::Named(SurfaceHint::TmuxPane(pane)) => match tmux {
             Some(answer) => answer.place.map(|surface| Named {
                 surface,
@@ -177,8 +197,9 @@ fn name_by_multiplexers(
 /// is given a name of ours, or keeps the one it has (`mux::zellij::name_pane`): the surface
 /// becomes `zellij:<session>:<name>`, which survives the restart. When zellij cannot be asked
 /// by `deadline`, the bare id is recorded, with a warning for hook.log saying why (none when
-/// there is no zellij program to ask).
-fn stable_zellij(surface: String, deadline: Instant) -> Named {
+/// there is no zellij program to ask). [`Naming::ReadOnly`]: the name of ours the pane bears,
+/// else its bare id; no pane is renamed.
+fn stable_zellij(surface: String, deadline: Instant, naming: Naming) -> Named {
     let Ok(mux::Surface::Zellij(pane)) = mux::Surface::parse(&surface) else {
         return Named::bare(surface);
     };
@@ -194,8 +215,26 @@ fn stable_zellij(surface: String, deadline: Instant) -> Named {
             u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
         });
     let program = mux::zellij::program();
-    match mux::zellij::name_pane(&program, &pane.session, id, now_ms, deadline) {
-        Ok(named) => Named::bare(named.to_string()),
+    let named = match naming {
+        Naming::MayRename => mux::zellij::name_pane(&program, &pane.session, id, now_ms, deadline)
+            .map(|named| named.to_string()),
+        Naming::ReadOnly => {
+            mux::zellij::pane_name(&program, &pane.session, id, deadline).map(|name| {
+                name.map_or_else(
+                    || surface.clone(),
+                    |name| {
+                        mux::zellij::ZellijPane {
+                            session: pane.session.clone(),
+                            pane: name,
+                        }
+                        .to_string()
+                    },
+                )
+            })
+        }
+    };
+    match named {
+        Ok(named) => Named::bare(named),
         // No zellij program to ask (the variables came from elsewhere): the bare id is all
         // there is to record.
         Err(mux::MuxError::Run(bounded_run::RunError::Start { .. })) => Named::bare(surface),

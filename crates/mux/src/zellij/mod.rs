@@ -178,6 +178,22 @@ pub fn is_pane_name(title: &str) -> bool {
     })
 }
 
+/// The name of ours the pane `pane_id` of `session` bears, if any, changing nothing (one
+/// listing, ended by `deadline`): what a command that only reads calls the pane.
+pub fn pane_name(
+    program: &Path,
+    session: &str,
+    pane_id: u32,
+    deadline: Instant,
+) -> Result<Option<String>, MuxError> {
+    let zellij = Zellij::new(Some(program.to_path_buf()), Duration::ZERO, None);
+    let panes = zellij.panes_within(session, deadline.saturating_duration_since(Instant::now()))?;
+    Ok(panes
+        .into_iter()
+        .find(|pane| !pane.is_plugin && pane.id == pane_id && is_pane_name(&pane.title))
+        .map(|pane| pane.title))
+}
+
 /// How long the hook waits before it lists a session's panes again when its own is not shown.
 const LIST_AGAIN_AFTER: Duration = Duration::from_millis(50);
 
