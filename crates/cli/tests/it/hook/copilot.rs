@@ -150,7 +150,7 @@ fn a_relative_copilot_home_is_recorded_from_the_working_dir() {
         work.join("state").to_str().unwrap(),
         "{entry}"
     );
-    crate::crash_resume(&env)
+    crash_resume(&env)
         .args(["preflight", "S"])
         .assert()
         .code(0)
