@@ -108,21 +108,34 @@ pub fn explicit_pane_gone(session: &str, deadline: Instant) -> Option<anyhow::Er
     }
 }
 
-/// Why the multiplexer instance `surface` names is not running any more, when it names one
-/// that can be checked: a kitty window's instance (`kitty:<kitty pid>:<window id>`), whose
-/// pid no longer runs kitty after kitty died (its windows' agents end then, and would be
-/// taken for a quit). `None` when it runs, or when nothing names an instance.
+/// Why the multiplexer `surface` names is not running it any more, when that can be checked
+/// (its agent ends then, and would be taken for a quit): a kitty window's instance
+/// (`kitty:<kitty pid>:<window id>`) whose pid no longer runs kitty, or a WezTerm pane whose
+/// agent no WezTerm process is an ancestor of (the process tree read, `None` when it cannot
+/// be). `None` when it runs, or when nothing can be checked (tmux is asked by [`name`]).
 pub fn instance_gone(surface: &str, deadline: Instant) -> Option<String> {
-    let Ok(mux::Surface::Kitty(window)) = mux::Surface::parse(surface) else {
-        return None;
+    let runs = |process: &proc_table::Process, multiplexer: mux::Multiplexer| {
+        !process.has_ended() && multiplexer.is_process_name(&process.name.to_string_lossy())
     };
-    let pid: u32 = window.instance?.parse().ok()?;
-    let running = proc_table::table()
-        .process(pid, deadline)
-        .is_some_and(|process| {
-            !process.has_ended() && process.name.to_string_lossy().starts_with("kitty")
-        });
-    (!running).then(|| format!("kitty (pid {pid}) is not running any more"))
+    match mux::Surface::parse(surface).ok()? {
+        mux::Surface::Kitty(window) => {
+            let pid: u32 = window.instance?.parse().ok()?;
+            let running = proc_table::table()
+                .process(pid, deadline)
+                .is_some_and(|process| runs(&process, mux::Multiplexer::Kitty));
+            (!running).then(|| format!("kitty (pid {pid}) is not running any more"))
+        }
+        mux::Surface::Wezterm(_) => {
+            let ancestry =
+                proc_table::table().ancestry(std::process::id(), MAX_ANCESTORS, deadline)?;
+            let running = ancestry
+                .ancestors
+                .iter()
+                .any(|process| runs(process, mux::Multiplexer::Wezterm));
+            (!running).then(|| "no WezTerm process runs this agent any more".to_string())
+        }
+        _ => None,
+    }
 }
 
 /// [`name`] from the multiplexers' variables that `get` reads, and the evidence.

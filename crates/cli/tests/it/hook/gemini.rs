@@ -1,7 +1,7 @@
 //! `crash-resume hook gemini` without the real CLI: the note when Gemini hid the pane
 //! (`GITHUB_SHA`), and the end of a session a restore started (`CRASH_RESUME_SURFACE` set) or
-//! one in a kitty window, which counts only from a pane that still exists, as for Codex and
-//! Copilot.
+//! one in a kitty window or WezTerm pane, which counts only from a pane that still exists, as
+//! for Codex and Copilot.
 
 use serde_json::json;
 
@@ -201,4 +201,54 @@ fn a_restored_zellij_panes_end_counts_only_while_zellij_answers() {
         ),
         "{log}"
     );
+}
+
+/// A WezTerm pane's session ends with a SessionEnd from an agent that does not tell a quit
+/// from a killed pane only while a WezTerm process runs the agent (is its ancestor): after
+/// WezTerm died, the end marks nothing.
+#[test]
+fn a_wezterm_panes_end_counts_only_while_wezterm_runs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // A stand-in WezTerm: `sh` under its name, so the process table names it `wezterm-gui`.
+    let wezterm = dir.path().join("wezterm-gui");
+    std::fs::copy("/bin/sh", &wezterm).unwrap();
+    for (under_wezterm, marked) in [(true, true), (false, false)] {
+        let env = Sandbox::default();
+        let work = make_dir(&env.root().join("work"));
+        let session = uuid(1);
+        for event in ["SessionStart", "SessionEnd"] {
+            let payload = json!({
+                "session_id": session, "cwd": work, "hook_event_name": event, "reason": "exit",
+            })
+            .to_string();
+            let shell = if under_wezterm {
+                wezterm.as_path()
+            } else {
+                std::path::Path::new("sh")
+            };
+            let script = format!(
+                "printf '%s' \"$1\" | {} hook gemini",
+                shlex::try_quote(BIN).unwrap()
+            );
+            let output = agent_command(&env, shell)
+                .env("WEZTERM_PANE", "5")
+                .args(["-c", &script, "sh", &payload])
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{output:?}");
+        }
+        let entry = &env.entries()["wezterm:5"];
+        assert_eq!(
+            entry["ended_at"].is_number(),
+            marked,
+            "{under_wezterm}: {entry}"
+        );
+        if !marked {
+            let log = hook_log(&env);
+            assert!(
+                log.contains("no WezTerm process runs this agent any more"),
+                "{log}"
+            );
+        }
+    }
 }
