@@ -109,8 +109,10 @@ pub fn explicit_pane_gone(session: &str, deadline: Instant) -> Option<anyhow::Er
 }
 
 /// Why the multiplexer `surface` names is not running it any more, when that can be checked
-/// (its agent ends then, and would be taken for a quit): a kitty window's instance
-/// (`kitty:<kitty pid>:<window id>`) whose pid no longer runs kitty, or a WezTerm pane whose
+/// (its agent ends then, and would be taken for a quit): a kitty window whose kitty
+/// (`KITTY_PID`, which kitty sets in each window; else the surface's instance, `kitty:<kitty
+/// pid>:<window id>`, which in a window a restore opened is an earlier kitty's) no longer
+/// runs, or a WezTerm pane whose
 /// agent no WezTerm process is an ancestor of (the process tree read, `None` when it cannot
 /// be). `None` when it runs, or when nothing can be checked (tmux is asked by [`name`]).
 pub fn instance_gone(surface: &str, deadline: Instant) -> Option<String> {
@@ -119,7 +121,11 @@ pub fn instance_gone(surface: &str, deadline: Instant) -> Option<String> {
     };
     match mux::Surface::parse(surface).ok()? {
         mux::Surface::Kitty(window) => {
-            let pid: u32 = window.instance?.parse().ok()?;
+            let pid: u32 = std::env::var("KITTY_PID")
+                .ok()
+                .or(window.instance)?
+                .parse()
+                .ok()?;
             let running = proc_table::table()
                 .process(pid, deadline)
                 .is_some_and(|process| runs(&process, mux::Multiplexer::Kitty));

@@ -157,6 +157,30 @@ fn a_kitty_windows_end_counts_only_while_its_kitty_runs() {
             );
         }
     }
+    // A window a restore opened carries its surface, whose instance is the kitty that died
+    // before; the kitty it runs in now is KITTY_PID's: a quit there is the end.
+    let env = Sandbox::default();
+    let work = make_dir(&env.root().join("work"));
+    let session = uuid(1);
+    let pid = running.pid().to_string();
+    let surface = format!("kitty:{}:3", ended.id());
+    let vars = [
+        ("KITTY_WINDOW_ID", "1"),
+        ("KITTY_PID", pid.as_str()),
+        ("CRASH_RESUME_KITTY_WINDOW", surface.as_str()),
+        ("CRASH_RESUME_SURFACE", surface.as_str()),
+    ];
+    for event in ["SessionStart", "SessionEnd"] {
+        let payload = json!({
+            "session_id": session, "cwd": work, "hook_event_name": event, "reason": "exit",
+        })
+        .to_string();
+        let mut hook = crash_resume_agent(&env);
+        hook.args(["hook", "gemini"]);
+        run_with_stdin(with_vars(hook, &vars), &payload).assert_silent_success(event);
+    }
+    let entry = &env.entries()[&surface];
+    assert!(entry["ended_at"].is_number(), "{entry}: {}", hook_log(&env));
 }
 
 /// A zellij pane a restore opened (`CRASH_RESUME_SURFACE` names it): after the zellij server
