@@ -46,7 +46,8 @@ struct Current {
 
 /// The content of `path` (a regular file, no symlink followed), or `None` when there is no file.
 /// A read-only file is refused: crash-resume does not write what the user protected; so is one
-/// larger than [`MAX_EDITABLE_BYTES`].
+/// larger than [`MAX_EDITABLE_BYTES`], and one another user owns (the file written in its place
+/// would be this user's).
 pub fn read_editable(path: &Utf8Path) -> Result<Option<Vec<u8>>, StoreError> {
     Ok(read_current(path)?.map(|current| current.bytes))
 }
@@ -61,7 +62,20 @@ fn read_current(path: &Utf8Path) -> Result<Option<Current>, StoreError> {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(read_error(error)),
     };
-    let permissions = file.metadata().map_err(read_error)?.permissions();
+    let metadata = file.metadata().map_err(read_error)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = rustix::process::geteuid().as_raw();
+        if metadata.uid() != me {
+            return Err(StoreError::FileNotOwned {
+                path: path.to_owned(),
+                owner: metadata.uid(),
+                me,
+            });
+        }
+    }
+    let permissions = metadata.permissions();
     if permissions.readonly() {
         return Err(StoreError::FileReadOnly {
             path: path.to_owned(),

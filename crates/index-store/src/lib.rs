@@ -257,6 +257,20 @@ pub enum StoreError {
         cap: u64,
     },
     #[error(
+        "{path} belongs to uid {owner}, not to you (uid {me}), so crash-resume leaves it as it \
+         is (rewritten, it would become yours); run this as its owner (under sudo, $HOME may \
+         still be theirs)"
+    )]
+    /// A file crash-resume edits but does not own belongs to another user: it is not written.
+    FileNotOwned {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// Its owner's uid.
+        owner: u32,
+        /// This process's effective uid.
+        me: u32,
+    },
+    #[error(
         "{path} is read-only, so crash-resume leaves it as it is; make it writable \
          (chmod u+w {path}) and run this again"
     )]

@@ -1,6 +1,7 @@
 //! `crash-resume hook install gemini` without the real CLI: merged, idempotent, backed up, what
 //! Gemini needs said plainly, `--retention off` only on request, a file JSON does not allow
-//! (a byte-order mark, comments) named and left alone, a huge one refused unread.
+//! (a byte-order mark, comments) named and left alone, a huge one refused unread, another
+//! user's left to them.
 
 use std::fs;
 use std::path::PathBuf;
@@ -182,4 +183,27 @@ fn an_odd_settings_path_is_shown_escaped() {
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(!said.contains("odd\nname"), "{said}");
     assert!(said.contains(r"odd\nname.json"), "{said}");
+}
+
+/// A settings file another user owns (root running the install with that user's `$HOME`, as
+/// `sudo` may leave it) is left to its owner: rewritten, it would have become root's.
+#[test]
+fn a_settings_file_another_user_owns_is_left_as_it_is() {
+    let env = Sandbox::default();
+    make_dir(&env.home().join(".gemini"));
+    fs::write(settings_path(&env), EXISTING).unwrap();
+    std::os::unix::fs::chown(settings_path(&env), Some(65534), Some(65534)).unwrap();
+    let output = install(&env, &[]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("belongs to uid 65534, not to you (uid 0)"),
+        "{said}"
+    );
+    assert_eq!(fs::read_to_string(settings_path(&env)).unwrap(), EXISTING);
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::uid(&fs::metadata(settings_path(&env)).unwrap()),
+        65534
+    );
+    assert_eq!(backups(&env), 0);
 }
