@@ -519,21 +519,25 @@ impl Replay {
         if !truthy(metadata.get("sessionId")) || !truthy(metadata.get("projectHash")) {
             return None;
         }
-        Some(Record {
-            session: metadata
-                .get("sessionId")
-                .and_then(Value::as_str)
+        Some(Record::of(
+            &metadata,
+            self.kinds.values().any(|resumable| *resumable),
+        ))
+    }
+}
+
+impl Record {
+    /// The record whose metadata (a header, or the legacy document) is `metadata`.
+    fn of(metadata: &Map<String, Value>, resumable: bool) -> Record {
+        let text = |key: &str| metadata.get(key).and_then(Value::as_str);
+        Record {
+            session: text("sessionId")
+                .filter(|id| !id.is_empty())
                 .map(str::to_string),
-            resumable: self.kinds.values().any(|resumable| *resumable),
-            kind: metadata
-                .get("kind")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            last_updated: metadata
-                .get("lastUpdated")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-        })
+            resumable,
+            kind: text("kind").map(str::to_string),
+            last_updated: text("lastUpdated").map(str::to_string),
+        }
     }
 }
 
@@ -549,22 +553,7 @@ fn read_legacy(text: &str) -> Option<Record> {
         // `messages.some` is not a function: Gemini's read fails.
         Some(_) => return None,
     };
-    Some(Record {
-        session: record
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .filter(|id| !id.is_empty())
-            .map(str::to_string),
-        resumable,
-        kind: record
-            .get("kind")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        last_updated: record
-            .get("lastUpdated")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-    })
+    Some(Record::of(&record, resumable))
 }
 
 fn message_resumable(message: &Value) -> bool {

@@ -10,6 +10,33 @@ use crate::harness::{
 };
 use crate::{BIN, Sandbox};
 
+/// A Gemini payload of `event` for session 1 in `work` (an end's reason is Gemini's `exit`).
+fn payload(work: &std::path::Path, event: &str) -> String {
+    json!({ "session_id": uuid(1), "cwd": work, "hook_event_name": event, "reason": "exit" })
+        .to_string()
+}
+
+/// `crash-resume hook gemini` at a session's start, then at its end, each with `vars`; returns
+/// whether the entry of `surface` is marked ended, and the hook log.
+fn start_then_end(env: &Sandbox, vars: &[(&str, &str)], surface: &str) -> (bool, String) {
+    let work = make_dir(&env.root().join("work"));
+    for event in ["SessionStart", "SessionEnd"] {
+        let mut hook = crash_resume_agent(env);
+        hook.args(["hook", "gemini"]);
+        run_with_stdin(with_vars(hook, vars), &payload(&work, event)).assert_silent_success(event);
+    }
+    let ended = env.entries()[surface]["ended_at"].is_number();
+    (ended, hook_log(env))
+}
+
+/// A stand-in for a multiplexer's process: `program` copied into `dir` under `name`, so the
+/// process table names it so.
+fn stand_in(dir: &std::path::Path, program: &str, name: &str) -> std::path::PathBuf {
+    let copy = dir.join(name);
+    std::fs::copy(program, &copy).unwrap();
+    copy
+}
+
 /// The end of a session that a restore started in `tmux:work:0.0` (so `CRASH_RESUME_SURFACE`
 /// names it), by an agent whose end does not tell a quit from a killed pane: after its tmux
 /// server died (a second crash), the end marks nothing, and the session is offered again;
@@ -29,27 +56,19 @@ fn a_restored_sessions_end_counts_only_from_a_pane_that_still_exists() {
         for (place, vars, ended) in [("dead tmux", DEAD_TMUX, false), ("cmux", CMUX_PANE, true)] {
             let env = Sandbox::default();
             let work = make_dir(&env.root().join("work"));
-            let session = uuid(1);
             let surface = match place {
                 "cmux" => "cmux:A",
                 _ => "tmux:work:0.0",
             };
-            let payload = |event: &str| {
-                json!({
-                    "session_id": session, "cwd": work, "hook_event_name": event,
-                    "reason": "exit",
-                })
-                .to_string()
-            };
             let explicit = [("CRASH_RESUME_SURFACE", surface)];
             let mut start = crash_resume_agent(&env);
             start.args(["hook", agent]);
-            run_with_stdin(with_vars(start, &explicit), &payload("SessionStart"))
+            run_with_stdin(with_vars(start, &explicit), &payload(&work, "SessionStart"))
                 .assert_silent_success("start");
             let mut end = crash_resume_agent(&env);
             end.args(end_args);
             let vars: Vec<(&str, &str)> = explicit.iter().chain(vars.iter()).copied().collect();
-            run_with_stdin(with_vars(end, &vars), &payload("SessionEnd"))
+            run_with_stdin(with_vars(end, &vars), &payload(&work, "SessionEnd"))
                 .assert_silent_success("end");
             let entry = &env.entries()[surface];
             assert_eq!(
@@ -109,59 +128,36 @@ fn the_hook_says_when_gemini_hid_the_pane_because_of_github_sha() {
 #[test]
 fn a_kitty_windows_end_counts_only_while_its_kitty_runs() {
     let dir = tempfile::tempdir().unwrap();
-    // A stand-in kitty: `sleep` under kitty's name, so the process table names it `kitty`.
-    let kitty = dir.path().join("kitty");
-    std::fs::copy("/bin/sleep", &kitty).unwrap();
-    let running = crate::Reaped::new(
-        std::process::Command::new(&kitty)
-            .arg("600")
-            .spawn()
-            .unwrap(),
-    );
+    let kitty = stand_in(dir.path(), "/bin/sleep", "kitty");
+    let spawn = |program: &std::path::Path| {
+        crate::Reaped::new(
+            std::process::Command::new(program)
+                .arg("600")
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let running = spawn(&kitty);
     let mut ended = std::process::Command::new("true").spawn().unwrap();
     ended.wait().unwrap();
-    let other = crate::Reaped::new(
-        std::process::Command::new("sleep")
-            .arg("600")
-            .spawn()
-            .unwrap(),
-    );
+    let other = spawn(std::path::Path::new("sleep"));
     for (kitty_pid, marked) in [
         (running.pid(), true),
         (ended.id(), false),
         (other.pid(), false),
     ] {
-        let env = Sandbox::default();
-        let work = make_dir(&env.root().join("work"));
-        let session = uuid(1);
-        let payload = |event: &str| {
-            json!({
-                "session_id": session, "cwd": work, "hook_event_name": event, "reason": "exit",
-            })
-            .to_string()
-        };
         let pid = kitty_pid.to_string();
         let vars = [("KITTY_WINDOW_ID", "3"), ("KITTY_PID", pid.as_str())];
-        for event in ["SessionStart", "SessionEnd"] {
-            let mut hook = crash_resume_agent(&env);
-            hook.args(["hook", "gemini"]);
-            run_with_stdin(with_vars(hook, &vars), &payload(event)).assert_silent_success(event);
-        }
-        let entry = &env.entries()[&format!("kitty:{pid}:3")];
-        assert_eq!(entry["ended_at"].is_number(), marked, "{pid}: {entry}");
-        if !marked {
-            let log = hook_log(&env);
-            assert!(
-                log.contains(&format!("kitty (pid {pid}) is not running any more")),
-                "{log}"
-            );
-        }
+        let (is_ended, log) = start_then_end(&Sandbox::default(), &vars, &format!("kitty:{pid}:3"));
+        assert_eq!(is_ended, marked, "{pid}: {log}");
+        assert_eq!(
+            log.contains(&format!("kitty (pid {pid}) is not running any more")),
+            !marked,
+            "{log}"
+        );
     }
     // A window a restore opened carries its surface, whose instance is the kitty that died
     // before; the kitty it runs in now is KITTY_PID's: a quit there is the end.
-    let env = Sandbox::default();
-    let work = make_dir(&env.root().join("work"));
-    let session = uuid(1);
     let pid = running.pid().to_string();
     let surface = format!("kitty:{}:3", ended.id());
     let vars = [
@@ -170,17 +166,8 @@ fn a_kitty_windows_end_counts_only_while_its_kitty_runs() {
         ("CRASH_RESUME_KITTY_WINDOW", surface.as_str()),
         ("CRASH_RESUME_SURFACE", surface.as_str()),
     ];
-    for event in ["SessionStart", "SessionEnd"] {
-        let payload = json!({
-            "session_id": session, "cwd": work, "hook_event_name": event, "reason": "exit",
-        })
-        .to_string();
-        let mut hook = crash_resume_agent(&env);
-        hook.args(["hook", "gemini"]);
-        run_with_stdin(with_vars(hook, &vars), &payload).assert_silent_success(event);
-    }
-    let entry = &env.entries()[&surface];
-    assert!(entry["ended_at"].is_number(), "{entry}: {}", hook_log(&env));
+    let (is_ended, log) = start_then_end(&Sandbox::default(), &vars, &surface);
+    assert!(is_ended, "{log}");
 }
 
 /// A zellij pane a restore opened (`CRASH_RESUME_SURFACE` names it): after the zellij server
@@ -188,7 +175,6 @@ fn a_kitty_windows_end_counts_only_while_its_kitty_runs() {
 #[test]
 fn a_restored_zellij_panes_end_counts_only_while_zellij_answers() {
     let env = Sandbox::default();
-    let work = make_dir(&env.root().join("work"));
     let bin = make_dir(&env.root().join("bin"));
     let zellij = bin.join("zellij");
     std::fs::write(
@@ -198,7 +184,6 @@ fn a_restored_zellij_panes_end_counts_only_while_zellij_answers() {
     .unwrap();
     std::fs::set_permissions(&zellij, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let session = uuid(1);
     let surface = "zellij:work:cr-3-1764600000000";
     let vars = [
         ("CRASH_RESUME_SURFACE", surface),
@@ -207,18 +192,8 @@ fn a_restored_zellij_panes_end_counts_only_while_zellij_answers() {
         ("ZELLIJ_PANE_ID", "3"),
         ("PATH", path.as_str()),
     ];
-    for event in ["SessionStart", "SessionEnd"] {
-        let payload = json!({
-            "session_id": session, "cwd": work, "hook_event_name": event, "reason": "exit",
-        })
-        .to_string();
-        let mut hook = crash_resume_agent(&env);
-        hook.args(["hook", "gemini"]);
-        run_with_stdin(with_vars(hook, &vars), &payload).assert_silent_success(event);
-    }
-    let entry = &env.entries()[surface];
-    assert!(!entry["ended_at"].is_number(), "{entry}");
-    let log = hook_log(&env);
+    let (is_ended, log) = start_then_end(&env, &vars, surface);
+    assert!(!is_ended, "{log}");
     assert!(
         log.contains(
             "ended where no surface can be named any more (its multiplexer did not answer"
@@ -233,46 +208,32 @@ fn a_restored_zellij_panes_end_counts_only_while_zellij_answers() {
 #[test]
 fn a_wezterm_panes_end_counts_only_while_wezterm_runs_it() {
     let dir = tempfile::tempdir().unwrap();
-    // A stand-in WezTerm: `sh` under its name, so the process table names it `wezterm-gui`.
-    let wezterm = dir.path().join("wezterm-gui");
-    std::fs::copy("/bin/sh", &wezterm).unwrap();
-    for (under_wezterm, marked) in [(true, true), (false, false)] {
+    let wezterm = stand_in(dir.path(), "/bin/sh", "wezterm-gui");
+    for (shell, marked) in [
+        (wezterm.as_path(), true),
+        (std::path::Path::new("sh"), false),
+    ] {
         let env = Sandbox::default();
         let work = make_dir(&env.root().join("work"));
-        let session = uuid(1);
         for event in ["SessionStart", "SessionEnd"] {
-            let payload = json!({
-                "session_id": session, "cwd": work, "hook_event_name": event, "reason": "exit",
-            })
-            .to_string();
-            let shell = if under_wezterm {
-                wezterm.as_path()
-            } else {
-                std::path::Path::new("sh")
-            };
             let script = format!(
                 "printf '%s' \"$1\" | {} hook gemini",
                 shlex::try_quote(BIN).unwrap()
             );
             let output = agent_command(&env, shell)
                 .env("WEZTERM_PANE", "5")
-                .args(["-c", &script, "sh", &payload])
+                .args(["-c", &script, "sh", &payload(&work, event)])
                 .output()
                 .unwrap();
             assert!(output.status.success(), "{output:?}");
         }
         let entry = &env.entries()["wezterm:5"];
+        let log = hook_log(&env);
+        assert_eq!(entry["ended_at"].is_number(), marked, "{entry}: {log}");
         assert_eq!(
-            entry["ended_at"].is_number(),
-            marked,
-            "{under_wezterm}: {entry}"
+            log.contains("no WezTerm process runs this agent any more"),
+            !marked,
+            "{log}"
         );
-        if !marked {
-            let log = hook_log(&env);
-            assert!(
-                log.contains("no WezTerm process runs this agent any more"),
-                "{log}"
-            );
-        }
     }
 }
