@@ -47,10 +47,110 @@ impl Named {
 /// does not say which, or when it does not bear out the one named (then nothing may be
 /// recorded). The programs it runs are given up on at `deadline`.
 pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
+    name_with(session, deadline, Naming::MayRename)
+}
+
+/// [`name`] for a command that only reads (`restore` without `--apply`): a zellij pane that
+/// bears no name of ours is not given one, and is named by its bare id.
+pub fn name_read_only(session: &str, deadline: Instant) -> anyhow::Result<Named> {
+    name_with(session, deadline, Naming::ReadOnly)
+}
+
+/// Whether naming a zellij pane may give it a name of ours (`rename-pane`), as the hook does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Naming {
+    MayRename,
+    ReadOnly,
+}
+
+fn name_with(session: &str, deadline: Instant, naming: Naming) -> anyhow::Result<Named> {
     let get = |name: &str| std::env::var(name).ok();
     if let Some(surface) = explicit_surface(get) {
+        // A multiplexer's surface in another spelling (`tmux:w:00.1`, `kitty:`) would name a
+        // place that no restore re-opens under that id, as `record` refuses it.
+        if let Err(error) = mux::Surface::parse(&surface) {
+            bail!(
+                "CRASH_RESUME_SURFACE: {error}; session {} not recorded",
+                index_core::text::escape(session)
+            );
+        }
         return Ok(Named::bare(surface));
     }
+    name_by_multiplexers(session, get, deadline, naming)
+}
+
+/// When `CRASH_RESUME_SURFACE` names the surface (a restore sets it for every agent it starts)
+/// and a multiplexer's variable is set too: why the pane that variable names cannot be named
+/// any more (its multiplexer is gone, after a crash), as [`name`] would say without
+/// `CRASH_RESUME_SURFACE`, or did not answer for it. `None` when it can be, or when no
+/// multiplexer's variable is set (nothing to ask).
+pub fn explicit_pane_gone(session: &str, deadline: Instant) -> Option<anyhow::Error> {
+    let get = |name: &str| match name {
+        "CRASH_RESUME_SURFACE" => None,
+        name => std::env::var(name).ok(),
+    };
+    explicit_surface(|name| std::env::var(name).ok())?;
+    if multiplexers_in_env(get).is_empty() {
+        return None;
+    }
+    match name_by_multiplexers(session, get, deadline, Naming::ReadOnly) {
+        Err(error) => Some(error),
+        // Named, but its multiplexer did not answer for it (zellij, after its server died).
+        Ok(Named {
+            surface,
+            warning: Some(_),
+            ..
+        }) => Some(anyhow!(
+            "its multiplexer did not answer for {}",
+            index_core::text::escape(&surface)
+        )),
+        Ok(_) => None,
+    }
+}
+
+/// Why the multiplexer `surface` names is not running it any more, when that can be checked
+/// (its agent ends then, and would be taken for a quit): a kitty window whose kitty
+/// (`KITTY_PID`, which kitty sets in each window; else the surface's instance, `kitty:<kitty
+/// pid>:<window id>`, which in a window a restore opened is an earlier kitty's) no longer
+/// runs, or a WezTerm pane whose
+/// agent no WezTerm process is an ancestor of (the process tree read, `None` when it cannot
+/// be). `None` when it runs, or when nothing can be checked (tmux is asked by [`name`]).
+pub fn instance_gone(surface: &str, deadline: Instant) -> Option<String> {
+    let runs = |process: &proc_table::Process, multiplexer: mux::Multiplexer| {
+        !process.has_ended() && multiplexer.is_process_name(&process.name.to_string_lossy())
+    };
+    match mux::Surface::parse(surface).ok()? {
+        mux::Surface::Kitty(window) => {
+            let pid: u32 = std::env::var("KITTY_PID")
+                .ok()
+                .or(window.instance)?
+                .parse()
+                .ok()?;
+            let running = proc_table::table()
+                .process(pid, deadline)
+                .is_some_and(|process| runs(&process, mux::Multiplexer::Kitty));
+            (!running).then(|| format!("kitty (pid {pid}) is not running any more"))
+        }
+        mux::Surface::Wezterm(_) => {
+            let ancestry =
+                proc_table::table().ancestry(std::process::id(), MAX_ANCESTORS, deadline)?;
+            let running = ancestry
+                .ancestors
+                .iter()
+                .any(|process| runs(process, mux::Multiplexer::Wezterm));
+            (!running).then(|| "no WezTerm process runs this agent any more".to_string())
+        }
+        _ => None,
+    }
+}
+
+/// [`name`] from the multiplexers' variables that `get` reads, and the evidence.
+fn name_by_multiplexers(
+    session: &str,
+    get: impl Fn(&str) -> Option<String> + Copy,
+    deadline: Instant,
+    naming: Naming,
+) -> anyhow::Result<Named> {
     let unnamed = || {
         anyhow!(
             "no surface in the environment (none of {} is set); session {} not recorded",
@@ -81,7 +181,9 @@ pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
         terminal_is_tmux_pane,
     };
     match decide_surface(get, &evidence) {
-        SurfaceDecision::Named(SurfaceHint::Ready(surface)) => Ok(stable_zellij(surface, deadline)),
+        SurfaceDecision::Named(SurfaceHint::Ready(surface)) => {
+            Ok(stable_zellij(surface, deadline, naming))
+        }
         SurfaceDecision::Named(SurfaceHint::TmuxPane(pane)) => match tmux {
             Some(answer) => answer.place.map(|surface| Named {
                 surface,
@@ -114,8 +216,9 @@ pub fn name(session: &str, deadline: Instant) -> anyhow::Result<Named> {
 /// is given a name of ours, or keeps the one it has (`mux::zellij::name_pane`): the surface
 /// becomes `zellij:<session>:<name>`, which survives the restart. When zellij cannot be asked
 /// by `deadline`, the bare id is recorded, with a warning for hook.log saying why (none when
-/// there is no zellij program to ask).
-fn stable_zellij(surface: String, deadline: Instant) -> Named {
+/// there is no zellij program to ask). [`Naming::ReadOnly`]: the name of ours the pane bears,
+/// else its bare id; no pane is renamed.
+fn stable_zellij(surface: String, deadline: Instant, naming: Naming) -> Named {
     let Ok(mux::Surface::Zellij(pane)) = mux::Surface::parse(&surface) else {
         return Named::bare(surface);
     };
@@ -131,8 +234,26 @@ fn stable_zellij(surface: String, deadline: Instant) -> Named {
             u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
         });
     let program = mux::zellij::program();
-    match mux::zellij::name_pane(&program, &pane.session, id, now_ms, deadline) {
-        Ok(named) => Named::bare(named.to_string()),
+    let named = match naming {
+        Naming::MayRename => mux::zellij::name_pane(&program, &pane.session, id, now_ms, deadline)
+            .map(|named| named.to_string()),
+        Naming::ReadOnly => {
+            mux::zellij::pane_name(&program, &pane.session, id, deadline).map(|name| {
+                name.map_or_else(
+                    || surface.clone(),
+                    |name| {
+                        mux::zellij::ZellijPane {
+                            session: pane.session.clone(),
+                            pane: name,
+                        }
+                        .to_string()
+                    },
+                )
+            })
+        }
+    };
+    match named {
+        Ok(named) => Named::bare(named),
         // No zellij program to ask (the variables came from elsewhere): the bare id is all
         // there is to record.
         Err(mux::MuxError::Run(bounded_run::RunError::Start { .. })) => Named::bare(surface),

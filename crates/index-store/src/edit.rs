@@ -25,6 +25,10 @@ use crate::{StoreError, lock, parent, sidecar, sync_dir, utf8_lossy, write_temp}
 /// How many times a change is made again when the file changed under it.
 pub const ATTEMPTS: u32 = 5;
 
+/// The largest file edited: an agent's settings are kilobytes, and the file is read whole, its
+/// copy parsed and merged in memory several times over.
+pub const MAX_EDITABLE_BYTES: u64 = 16 << 20;
+
 /// What [`edit_file`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edited {
@@ -41,7 +45,9 @@ struct Current {
 }
 
 /// The content of `path` (a regular file, no symlink followed), or `None` when there is no file.
-/// A read-only file is refused: crash-resume does not write what the user protected.
+/// A read-only file is refused: crash-resume does not write what the user protected; so is one
+/// larger than [`MAX_EDITABLE_BYTES`], and one another user owns (the file written in its place
+/// would be this user's).
 pub fn read_editable(path: &Utf8Path) -> Result<Option<Vec<u8>>, StoreError> {
     Ok(read_current(path)?.map(|current| current.bytes))
 }
@@ -56,14 +62,47 @@ fn read_current(path: &Utf8Path) -> Result<Option<Current>, StoreError> {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(read_error(error)),
     };
-    let permissions = file.metadata().map_err(read_error)?.permissions();
+    let metadata = file.metadata().map_err(read_error)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = rustix::process::geteuid().as_raw();
+        if metadata.uid() != me {
+            return Err(StoreError::FileNotOwned {
+                path: path.to_owned(),
+                owner: metadata.uid(),
+                me,
+            });
+        }
+    }
+    let permissions = metadata.permissions();
     if permissions.readonly() {
         return Err(StoreError::FileReadOnly {
             path: path.to_owned(),
         });
     }
+    let size = file.metadata().map_err(read_error)?.len();
+    if size > MAX_EDITABLE_BYTES {
+        return Err(StoreError::FileTooLarge {
+            path: path.to_owned(),
+            size,
+            cap: MAX_EDITABLE_BYTES,
+        });
+    }
+    // At most one byte past the cap, should the file grow while it is read.
     let mut bytes = Vec::new();
-    io::Read::read_to_end(&mut file, &mut bytes).map_err(read_error)?;
+    io::Read::read_to_end(
+        &mut io::Read::take(&mut file, MAX_EDITABLE_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(read_error)?;
+    if bytes.len() as u64 > MAX_EDITABLE_BYTES {
+        return Err(StoreError::FileTooLarge {
+            path: path.to_owned(),
+            size: bytes.len() as u64,
+            cap: MAX_EDITABLE_BYTES,
+        });
+    }
     Ok(Some(Current { bytes, permissions }))
 }
 

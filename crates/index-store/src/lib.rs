@@ -54,7 +54,7 @@ use index_core::Index;
 use safe_open::Symlinks;
 use thiserror::Error;
 
-pub use edit::{ATTEMPTS as EDIT_ATTEMPTS, Edited, edit_file, read_editable};
+pub use edit::{ATTEMPTS as EDIT_ATTEMPTS, Edited, MAX_EDITABLE_BYTES, edit_file, read_editable};
 pub use format::{Document, FORMAT_VERSION, Problem};
 pub use location::{
     Durability, FILE_NAME, default_index_path, durability, durability_with, resolve as resolve_path,
@@ -242,6 +242,33 @@ pub enum StoreError {
         path: Utf8PathBuf,
         /// The I/O error.
         cause: io::Error,
+    },
+    #[error(
+        "{path} is {size} bytes, more than the {cap} bytes a settings file edited here may be; \
+         crash-resume leaves it as it is"
+    )]
+    /// A file crash-resume edits but does not own is larger than it reads for an edit.
+    FileTooLarge {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// Its size.
+        size: u64,
+        /// The largest size edited ([`MAX_EDITABLE_BYTES`]).
+        cap: u64,
+    },
+    #[error(
+        "{path} belongs to uid {owner}, not to you (uid {me}), so crash-resume leaves it as it \
+         is (rewritten, it would become yours); run this as its owner (under sudo, $HOME may \
+         still be theirs)"
+    )]
+    /// A file crash-resume edits but does not own belongs to another user: it is not written.
+    FileNotOwned {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// Its owner's uid.
+        owner: u32,
+        /// This process's effective uid.
+        me: u32,
     },
     #[error(
         "{path} is read-only, so crash-resume leaves it as it is; make it writable \

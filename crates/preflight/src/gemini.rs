@@ -83,7 +83,14 @@ pub enum SlugSource {
     Marker,
     /// Nothing names the dir: Gemini would claim this slug for it at its next start.
     New,
+    /// Nothing names the dir, and none of the [`MAX_SLUG_ATTEMPTS`] slugs Gemini tries is free
+    /// (a marker of each is another project's, or cannot be read: `tmp` or `history` is not a
+    /// dir one can read): Gemini cannot start there, and the slug is the first it tries.
+    Unclaimable,
 }
+
+/// How many slugs Gemini's project registry tries for a new project before it gives up.
+pub const MAX_SLUG_ATTEMPTS: usize = 1000;
 
 /// A project's slug and how it was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +127,7 @@ pub fn project_slug(root: &Utf8Path, project: &Utf8Path) -> Project {
     } else {
         base_name
     });
-    let free = (0..)
+    let free = (0..MAX_SLUG_ATTEMPTS)
         .map(|counter| match counter {
             0 => slug.clone(),
             _ => format!("{slug}-{counter}"),
@@ -134,11 +141,16 @@ pub fn project_slug(root: &Utf8Path, project: &Utf8Path) -> Project {
                         Marker::Unreadable => false,
                     }
                 })
-        })
-        .expect("an unbounded counter finds a free slug");
-    Project {
-        slug: free,
-        source: SlugSource::New,
+        });
+    match free {
+        Some(free) => Project {
+            slug: free,
+            source: SlugSource::New,
+        },
+        None => Project {
+            slug,
+            source: SlugSource::Unclaimable,
+        },
     }
 }
 
@@ -298,7 +310,16 @@ pub fn short_id(name: &str) -> Option<&str> {
         .then_some(short)
 }
 
-/// Every `session-*.json` and `session-*.jsonl` in `chats`, in name order, read.
+/// The longest line of a session file that is read: a longer one (no message of a conversation
+/// is near it) is skipped as a line that does not parse, so a file of any size is read in
+/// bounded memory.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// The largest session file tried as the legacy single JSON document (whole, in memory).
+pub const MAX_LEGACY_BYTES: u64 = 64 << 20;
+
+/// Every `session-*.json` and `session-*.jsonl` in `chats`, in name order, read (line by line,
+/// each line at most [`MAX_LINE_BYTES`]).
 pub fn session_files(chats: &Utf8Path) -> Vec<SessionFile> {
     let Ok(listing) = fs::read_dir(chats) else {
         return Vec::new();
@@ -316,10 +337,7 @@ pub fn session_files(chats: &Utf8Path) -> Vec<SessionFile> {
         .into_iter()
         .map(|name| {
             let path = chats.join(&name);
-            let record = safe_open::read(path.as_std_path(), Symlinks::Follow)
-                .ok()
-                .and_then(|bytes| read_record(&String::from_utf8_lossy(&bytes)));
-            match record {
+            match read_session_file(&path) {
                 Some(record) => SessionFile {
                     name,
                     path,
@@ -341,6 +359,68 @@ pub fn session_files(chats: &Utf8Path) -> Vec<SessionFile> {
         .collect()
 }
 
+/// [`read_record`] of the file at `path`, streamed: its lines are replayed as they are read,
+/// and only a file of at most [`MAX_LEGACY_BYTES`] is read whole for the legacy format.
+fn read_session_file(path: &Utf8Path) -> Option<Record> {
+    let file = safe_open::open_read(path.as_std_path(), Symlinks::Follow).ok()?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut replay = Replay::default();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let (read, whole) = read_line(&mut reader, &mut line, MAX_LINE_BYTES).ok()?;
+        if read == 0 {
+            break;
+        }
+        if whole {
+            replay.line(&String::from_utf8_lossy(&line));
+        }
+    }
+    replay.finish().or_else(|| {
+        let part =
+            safe_open::read_head(path.as_std_path(), Symlinks::Follow, MAX_LEGACY_BYTES).ok()?;
+        part.is_whole()
+            .then(|| read_legacy(&String::from_utf8_lossy(&part.bytes)))?
+    })
+}
+
+/// Reads one line (through its `\n`) into `line`, keeping at most `cap` bytes of it: the bytes
+/// consumed, and whether the line was kept whole (a longer one is consumed to its end and
+/// dropped).
+fn read_line(
+    reader: &mut impl std::io::BufRead,
+    line: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<(usize, bool)> {
+    let mut consumed = 0;
+    let mut whole = true;
+    loop {
+        let buffer = match reader.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if buffer.is_empty() {
+            return Ok((consumed, whole));
+        }
+        let (taken, ended) = match buffer.iter().position(|byte| *byte == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (buffer.len(), false),
+        };
+        if whole && line.len() + taken <= cap {
+            line.extend_from_slice(&buffer[..taken]);
+        } else {
+            whole = false;
+            line.clear();
+        }
+        reader.consume(taken);
+        consumed += taken;
+        if ended {
+            return Ok((consumed, whole));
+        }
+    }
+}
+
 /// What a conversation file's content says, after replaying it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct Record {
@@ -355,86 +435,110 @@ struct Record {
 /// when it is not there), `$set.messages` replaces them, other `$set` keys and the header's
 /// fields are metadata. Without a `sessionId` and `projectHash`, the whole file is tried as the
 /// legacy single JSON document. `None`: Gemini cannot read a session from it.
+#[cfg(test)]
 fn read_record(text: &str) -> Option<Record> {
-    let mut metadata = Map::new();
-    // Message ids in order, and whether each is resumable (by id, the last write winning).
-    let mut ids: Vec<String> = Vec::new();
-    let mut kinds: Vec<(String, bool)> = Vec::new();
-    let set_kind = |kinds: &mut Vec<(String, bool)>, id: &str, resumable: bool| match kinds
-        .iter_mut()
-        .find(|(known, _)| known == id)
-    {
-        Some(kind) => kind.1 = resumable,
-        None => kinds.push((id.to_string(), resumable)),
-    };
-    for line in text.split(['\n', '\r']) {
+    let mut replay = Replay::default();
+    for line in text.split('\n') {
+        replay.line(line);
+    }
+    replay.finish().or_else(|| read_legacy(text))
+}
+
+/// The replay of a conversation file's lines ([`read_record`]), one line at a time.
+#[derive(Default)]
+struct Replay {
+    metadata: Map<String, Value>,
+    /// Message ids in order.
+    ids: Vec<String>,
+    /// Whether each message id is resumable (by id, the last write winning).
+    kinds: HashMap<String, bool>,
+}
+
+impl Replay {
+    /// Replays one line (`\r` breaks a line too, as Gemini's `readline` reads it).
+    fn line(&mut self, line: &str) {
+        for line in line.split(['\n', '\r']) {
+            self.record(line);
+        }
+    }
+
+    fn record(&mut self, line: &str) {
         if js_trim(line).is_empty() {
-            continue;
+            return;
         }
         let Ok(Value::Object(record)) = serde_json::from_str::<Value>(line) else {
-            continue;
+            return;
         };
         if let Some(Value::String(rewind)) = record.get("$rewindTo") {
-            match ids.iter().position(|id| id == rewind) {
+            match self.ids.iter().position(|id| id == rewind) {
                 Some(at) => {
-                    for removed in ids.split_off(at) {
-                        kinds.retain(|(id, _)| *id != removed);
+                    for removed in self.ids.split_off(at) {
+                        self.kinds.remove(&removed);
                     }
                 }
                 None => {
-                    ids.clear();
-                    kinds.clear();
+                    self.ids.clear();
+                    self.kinds.clear();
                 }
             }
         } else if let Some(Value::String(id)) = record.get("id") {
-            ids.push(id.clone());
-            set_kind(&mut kinds, id, is_resumable_message(&record));
+            self.ids.push(id.clone());
+            self.kinds.insert(id.clone(), is_resumable_message(&record));
         } else if let Some(set @ (Value::Object(_) | Value::Array(_))) = record.get("$set") {
             if let Some(Value::Array(messages)) = set.get("messages") {
-                ids.clear();
-                kinds.clear();
-                for message in messages {
-                    if let Some(Value::String(id)) = message.get("id") {
-                        ids.push(id.clone());
-                        set_kind(&mut kinds, id, message_resumable(message));
-                    }
-                }
+                self.ids.clear();
+                self.kinds.clear();
+                self.messages(messages);
             }
             if let Value::Object(set) = set {
-                metadata.extend(set.clone());
+                self.metadata.extend(set.clone());
             }
         } else if matches!(record.get("sessionId"), Some(Value::String(_)))
             && matches!(record.get("projectHash"), Some(Value::String(_)))
         {
             if let Some(Value::Array(messages)) = record.get("messages") {
-                for message in messages {
-                    if let Some(Value::String(id)) = message.get("id") {
-                        ids.push(id.clone());
-                        set_kind(&mut kinds, id, message_resumable(message));
-                    }
-                }
+                self.messages(messages);
             }
-            metadata.extend(record);
+            self.metadata.extend(record);
         }
     }
-    if !truthy(metadata.get("sessionId")) || !truthy(metadata.get("projectHash")) {
-        return read_legacy(text);
+
+    fn messages(&mut self, messages: &[Value]) {
+        for message in messages {
+            if let Some(Value::String(id)) = message.get("id") {
+                self.ids.push(id.clone());
+                self.kinds.insert(id.clone(), message_resumable(message));
+            }
+        }
     }
-    Some(Record {
-        session: metadata
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        resumable: kinds.iter().any(|(_, resumable)| *resumable),
-        kind: metadata
-            .get("kind")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        last_updated: metadata
-            .get("lastUpdated")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-    })
+
+    /// The record, or `None` without a `sessionId` and `projectHash` (then the file is tried as
+    /// the legacy document).
+    fn finish(self) -> Option<Record> {
+        let metadata = self.metadata;
+        if !truthy(metadata.get("sessionId")) || !truthy(metadata.get("projectHash")) {
+            return None;
+        }
+        Some(Record::of(
+            &metadata,
+            self.kinds.values().any(|resumable| *resumable),
+        ))
+    }
+}
+
+impl Record {
+    /// The record whose metadata (a header, or the legacy document) is `metadata`.
+    fn of(metadata: &Map<String, Value>, resumable: bool) -> Record {
+        let text = |key: &str| metadata.get(key).and_then(Value::as_str);
+        Record {
+            session: text("sessionId")
+                .filter(|id| !id.is_empty())
+                .map(str::to_string),
+            resumable,
+            kind: text("kind").map(str::to_string),
+            last_updated: text("lastUpdated").map(str::to_string),
+        }
+    }
 }
 
 /// The legacy format: the whole file one JSON object with a `sessionId` and `messages`.
@@ -449,22 +553,7 @@ fn read_legacy(text: &str) -> Option<Record> {
         // `messages.some` is not a function: Gemini's read fails.
         Some(_) => return None,
     };
-    Some(Record {
-        session: record
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .filter(|id| !id.is_empty())
-            .map(str::to_string),
-        resumable,
-        kind: record
-            .get("kind")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        last_updated: record
-            .get("lastUpdated")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-    })
+    Some(Record::of(&record, resumable))
 }
 
 fn message_resumable(message: &Value) -> bool {

@@ -240,6 +240,17 @@ impl Layout for GeminiLayout<'_> {
             gemini::SlugSource::Registry => "project of projects.json",
             gemini::SlugSource::Marker => "project found by its .project_root marker",
             gemini::SlugSource::New => "no project known for this dir yet",
+            gemini::SlugSource::Unclaimable => {
+                return format!(
+                    "{} (no project known for this dir, and Gemini can claim none: each of the \
+                     {} names it tries is taken or cannot be read under {}/tmp and {}/history; \
+                     is one of them not a dir you can read?)",
+                    self.chats,
+                    gemini::MAX_SLUG_ATTEMPTS,
+                    self.root,
+                    self.root
+                );
+            }
         };
         format!("{} ({how})", self.chats)
     }

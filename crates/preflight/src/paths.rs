@@ -12,7 +12,8 @@ pub use agent_paths::expand_home;
 pub enum StartDir {
     /// The recorded dir is there: the resume command changes into it (`~` expanded).
     Recorded(Utf8PathBuf),
-    /// The recorded dir is gone (deleted, renamed, or no longer a dir): the resume command
+    /// The recorded dir is gone (deleted, renamed, or no longer a dir; or a relative path,
+    /// which another tool may have written and which names no one dir): the resume command
     /// cannot change into it, so the agent starts in the home dir instead.
     Home {
         /// The recorded dir, `~` expanded.
@@ -46,10 +47,11 @@ impl StartDir {
 }
 
 /// Where a restore starts the agent of a session recorded in `cwd` (`~` expanded with `home`):
-/// in `cwd` when it is a dir (following symlinks, as `cd` does), else in `home`. One `stat`.
+/// in `cwd` when it is an absolute path to a dir (following symlinks, as `cd` does), else in
+/// `home`; a relative one would be looked up from wherever the caller runs. One `stat`.
 pub fn start_dir(cwd: &str, home: Option<&Utf8Path>) -> StartDir {
     let recorded = expand_home(cwd, home);
-    if recorded.is_dir() {
+    if recorded.is_absolute() && recorded.is_dir() {
         return StartDir::Recorded(recorded);
     }
     match home {

@@ -1,6 +1,7 @@
 //! `crash-resume hook claude|codex|gemini|copilot`: the agent's hook. Reads the hook's JSON on
 //! stdin (for Copilot, whose payload names no event, with the event from the command line),
-//! finds the surface in the environment, and records, touches or ends the entry.
+//! finds the surface in the environment, and records, touches or ends the entry (an end that
+//! does not tell a quit from a killed pane only from a pane its multiplexer still names).
 //!
 //! A hook never fails and never delays the agent: whatever happens it exits 0, prints nothing
 //! on stdout (Claude Code would add it to the conversation), and holds the agent up for at
@@ -271,6 +272,21 @@ fn capture(
         }
         Err(error) => return Err(error),
     };
+    // An agent that ends a session alike on a quit and on a killed pane ends it only from a
+    // pane that still exists. A restore starts every agent with CRASH_RESUME_SURFACE naming its
+    // surface: its multiplexer is asked, as without the variable, so a second crash does not
+    // mark the restored session ended. A kitty window is gone with its kitty.
+    if matches!(payload.event, HookEvent::SessionEnd { .. })
+        && agent.facts().clean_end == agent_paths::CleanEnd::FromOpenPane
+        && let Some(why) = crate::surface::explicit_pane_gone(&payload.session, programs_deadline)
+            .map(|error| crate::error::error_text(&error))
+            .or_else(|| crate::surface::instance_gone(&named.surface, programs_deadline))
+    {
+        return Ok(HookOutcome::EndedWithoutSurface {
+            session: payload.session,
+            why,
+        });
+    }
     if let Some(warning) = &named.warning {
         log(cx, &format!("hook {}: warning: {warning}", agent.name()));
     }
@@ -493,12 +509,20 @@ fn build_record(
         None => Utf8PathBuf::from_path_buf(std::env::current_dir().context("no working dir")?)
             .map_err(|_| anyhow!("the working dir is not valid UTF-8"))?,
     };
+    // The agent took a relative config dir (`COPILOT_HOME=state`) from its working dir: the
+    // same dir is recorded absolute, or it would be looked for from wherever a restore runs.
+    let config_dir = cx.config_dir(agent)?;
+    let config_dir = match Utf8Path::new(&config_dir).is_relative() && !config_dir.starts_with('~')
+    {
+        true => cwd.join(&config_dir).into_string(),
+        false => config_dir,
+    };
     Ok(resume_plan::hook::record(
         agent.name(),
         surface,
         payload,
         &cwd,
-        cx.config_dir(agent)?,
+        config_dir,
         cx.role.as_deref(),
     )?)
 }

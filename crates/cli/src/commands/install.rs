@@ -11,7 +11,8 @@
 //!   text (numbers such as `12345678901234567890123` included), only the hook lists that gain
 //!   an entry are rewritten;
 //! - a file with a duplicate key anywhere is refused (keeping one of them would silently drop
-//!   the other), as is a file that does not parse, is not an object, or is read-only;
+//!   the other), as is a file that does not parse (a byte-order mark or a comment named), is
+//!   not an object, is read-only, belongs to another user or is larger than 16 MiB;
 //! - the previous version is kept in a new file of its own, `<file>.crash-resume-<ms>.bak`,
 //!   never over a file that is already there;
 //! - only the exact command it installs counts as installed; a hook "of ours" is one whose
@@ -58,6 +59,7 @@ fn next_steps(
     retention_off: bool,
     title_set: bool,
 ) -> Option<String> {
+    let path = index_core::text::escape(path.as_str());
     match agent.facts().dialect {
         agent_paths::Dialect::ClaudeCode => Some(
             "next: start Claude Code in a terminal pane (tmux, zellij, WezTerm, kitty, cmux); its \
@@ -759,7 +761,12 @@ fn parse_settings(path: &Utf8Path, bytes: &[u8], given: bool) -> Result<Members,
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(_)) => {}
         Ok(_) => return Err(refuse(format!("{path} is not a JSON object"))),
-        Err(error) => return Err(refuse(format!("cannot parse {path} ({error})"))),
+        Err(error) => {
+            return Err(refuse(format!(
+                "cannot parse {path} ({error}{})",
+                unparsable_because(text, &error)
+            )));
+        }
     }
     // Every key is checked at every depth: a duplicate would otherwise lose one of its values.
     let mut checker = serde_json::Deserializer::from_str(text);
@@ -768,6 +775,31 @@ fn parse_settings(path: &Utf8Path, bytes: &[u8], given: bool) -> Result<Members,
         .map_err(|error| refuse(format!("{path} holds a key twice ({error})")))?;
     serde_json::from_str::<Members>(text)
         .map_err(|error| refuse(format!("cannot parse {path} ({error})")))
+}
+
+/// What JSON does not allow that a settings file is known to hold where `error` is: a
+/// byte-order mark at its start, or a comment (Gemini CLI reads its settings with comments
+/// stripped; crash-resume could not keep them). Empty when it is something else.
+fn unparsable_because(text: &str, error: &serde_json::Error) -> &'static str {
+    if text.starts_with('\u{feff}') {
+        return ": it begins with a byte-order mark (U+FEFF), which JSON does not allow; \
+                save it as UTF-8 without one";
+    }
+    let at = text
+        .lines()
+        .nth(error.line().saturating_sub(1))
+        .and_then(|line| {
+            let column = error.column().saturating_sub(1);
+            line.char_indices()
+                .nth(column)
+                .map(|(offset, _)| &line[offset..])
+        })
+        .unwrap_or_default();
+    if at.starts_with("//") || at.starts_with("/*") {
+        return ": it holds a comment, which JSON does not allow and crash-resume could not \
+                keep; remove the comments";
+    }
+    ""
 }
 
 /// Walks a JSON value and fails on the first object that holds a key twice, naming the key and

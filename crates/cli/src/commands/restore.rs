@@ -210,7 +210,7 @@ fn start_here(store: &index_store::Store, item: &PlanItem) -> Result<(), Failure
 /// starts that surface's agent in this pane, after the others.
 fn say_if_here(plan: &[PlanItem]) {
     let deadline = std::time::Instant::now() + mux::tmux::CALL_DEADLINE;
-    let Ok(here) = crate::surface::name("restore", deadline) else {
+    let Ok(here) = crate::surface::name_read_only("restore", deadline) else {
         return;
     };
     let Some(item) = plan

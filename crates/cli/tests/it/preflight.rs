@@ -1,6 +1,7 @@
 //! `crash-resume preflight`: the preflight of one session through the real binary (Gemini's, whose
-//! session file is found by its content and a stub is named), a huge sparse transcript judged
-//! from its head, and the Gemini layout and Claude binding the restore tests share.
+//! session file is found by its content and a stub is named, and one whose dir Gemini can claim
+//! no project for, and a huge one read in bounded memory), a huge sparse transcript judged from
+//! its head, and the Gemini layout and Claude binding the restore tests share.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -117,6 +118,73 @@ fn preflight_agent_gemini_finds_the_session_by_its_content_and_names_a_stub() {
         cleanup["detail"].as_str().unwrap().contains(&stub),
         "{cleanup}"
     );
+}
+
+#[test]
+fn a_gemini_dir_with_no_project_to_claim_is_answered_at_once() {
+    let env = Sandbox::default();
+    let work = make_dir(&env.root().join("work"));
+    let home = env.home();
+    // `history` a file: no slug's marker there can be read, so Gemini can claim none (it gives
+    // up after 1000 tries); the preflight once looked for a free one forever.
+    let root = make_dir(&home.join(".gemini"));
+    fs::write(root.join("history"), "").unwrap();
+    record_gemini(&env, "S", SESSION_A, &work, &home);
+    crash_resume(&env)
+        .args(["preflight", "S"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(4)
+        .stdout(contains("Gemini can claim none").and(contains("fresh")));
+    crash_resume(&env)
+        .arg("list")
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(0)
+        .stdout(contains("S\t"));
+}
+
+#[test]
+fn a_huge_gemini_session_file_is_read_in_bounded_memory() {
+    let env = Sandbox::default();
+    let work = make_dir(&env.root().join("work"));
+    let home = gemini_home(&env, &work, &[SESSION_A]);
+    record_gemini(&env, "S", SESSION_A, &work, &home);
+    // A's file: its header, a line of 300 MiB of holes, then its one prompt. The long line is
+    // skipped, the prompt after it read: within 256 MiB of address space, where the file was
+    // once read whole.
+    let file = fs::read_dir(home.join(".gemini/tmp/work/chats"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let header = json!({ "sessionId": SESSION_A, "projectHash": "0".repeat(64) });
+    let prompt = json!({ "id": "m1", "type": "user", "content": [{ "text": "hello" }] });
+    fs::write(&file, format!("{header}\n")).unwrap();
+    let mut handle = fs::OpenOptions::new().append(true).open(&file).unwrap();
+    handle.set_len(300 << 20).unwrap();
+    std::io::Write::write_all(&mut handle, format!("\n{prompt}\n").as_bytes()).unwrap();
+    drop(handle);
+    let output = test_support::sandbox::sandboxed(&env, "prlimit")
+        .args([
+            "--as=268435456",
+            "--",
+            crate::BIN,
+            "--json",
+            "preflight",
+            "S",
+        ])
+        .output()
+        .unwrap();
+    let outcome: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
+        panic!(
+            "{}: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    assert_eq!(outcome["verdict"], "resume", "{outcome}");
 }
 
 /// An index entry for `surface` whose session is `session`, run in `cwd` with Claude's config

@@ -2,8 +2,9 @@
 //! against a missing, a healthy and a damaged index leaves every file as it was; every command
 //! (the hook too) refuses a file at the index path that is not an index, and leaves it exactly
 //! as it was; and an index, or a dir on its path, that another user owns or can write is
-//! refused as a symlink there would be. Each through the real binary. One table across every
-//! command (each reads the same index), so it stays one file.
+//! refused as a symlink there would be; and a read run in a zellij pane renames no pane. Each
+//! through the real binary. One table across every command (each reads the same index), so it
+//! stays one file.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -301,4 +302,51 @@ fn an_index_or_dir_another_user_could_change_is_refused_as_a_symlink_is() {
             contains("is not a crash-resume index"),
         );
     }
+}
+
+/// Run in a zellij pane, the reads ask zellij at most to list the panes: the pane, which bears
+/// no name of ours, is not renamed (the hook names panes, `restore` only looks), and a pane
+/// that bears one is found by it.
+#[test]
+fn reads_in_a_zellij_pane_rename_no_pane() {
+    let env = sandbox_with(&[("zellij:w:cr-4-1", "s-1", "r")]);
+    let bin = crate::harness::make_dir(&env.root().join("bin"));
+    let calls = env.root().join("zellij-calls");
+    let panes = r#"[{"id":3,"is_plugin":false,"title":"sh","exited":false,"is_held":false,"tab_id":0,"pane_command":"sh"},{"id":4,"is_plugin":false,"title":"cr-4-1","exited":false,"is_held":false,"tab_id":0,"pane_command":"sh"}]"#;
+    let zellij = bin.join("zellij");
+    fs::write(
+        &zellij,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\ncase \"$*\" in *list-panes*) echo '{panes}';; esac\n",
+            calls.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&zellij, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    for (pane, note) in [("3", false), ("4", true)] {
+        for args in READS {
+            let output = crash_resume(&env)
+                .args(args)
+                .env("PATH", &path)
+                .env("ZELLIJ", "0")
+                .env("ZELLIJ_SESSION_NAME", "w")
+                .env("ZELLIJ_PANE_ID", pane)
+                .output()
+                .unwrap();
+            if args == ["restore"] {
+                let said = String::from_utf8_lossy(&output.stderr);
+                assert_eq!(
+                    said.contains("this restore runs in zellij:w:cr-4-1"),
+                    note,
+                    "pane {pane}: {said}"
+                );
+            }
+        }
+    }
+    let asked = fs::read_to_string(&calls).unwrap_or_default();
+    assert!(
+        asked.lines().all(|call| call.contains("list-panes")),
+        "{asked}"
+    );
 }

@@ -310,6 +310,13 @@ impl Kitty {
     }
 
     fn open_window(&self, window: &KittyWindow, start: &Start<'_>) -> Result<Opened, MuxError> {
+        let tag = start.surface.to_string();
+        if let Some(why) = rewritten_in_env(&tag) {
+            return Err(MuxError::NotMade(format!(
+                "kitty would rewrite {tag:?} in the window's environment ({why}), so the window \
+                 could not be found again by it; nothing was created"
+            )));
+        }
         let script = crate::script::start_script(start.env, start.dir, start.command, &self.shell);
         let mut payload = json!({
             "args": ["/bin/sh", "-c", script],
@@ -445,6 +452,21 @@ fn read_answer(command: &str, answer: &[u8]) -> Result<Value, MuxError> {
         .unwrap_or_else(|| Err(unreadable()))
 }
 
+/// Why kitty would not hand a value over as given in a launched window's environment: it
+/// strips the value's surrounding whitespace and expands `$NAME` and `${NAME}` in it (kitty's
+/// `env` parsing), with no way to escape either. `None` when it is handed over as given.
+fn rewritten_in_env(value: &str) -> Option<&'static str> {
+    if value.trim() != value {
+        return Some("it strips the whitespace around it");
+    }
+    let expands = value.match_indices('$').any(|(at, _)| {
+        let after = &value[at + 1..];
+        let name = after.strip_prefix('{').unwrap_or(after);
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+    });
+    expands.then_some("it expands $NAME in it")
+}
+
 /// A command line's program, by its base name, a login shell's `-` removed.
 fn program_name(cmdline: &[String]) -> String {
     let program = cmdline.first().map(String::as_str).unwrap_or_default();
@@ -537,6 +559,16 @@ mod tests {
             ("$ ".to_string(), "rm -rf x".to_string())
         );
         assert_eq!(cursor_line("no cursor"), (String::new(), String::new()));
+    }
+
+    #[test]
+    fn values_kitty_would_rewrite_in_an_environment_are_named() {
+        for kept in ["kitty:41:3", "kitty:4$:3", "kitty:$1:3", "kitty:a b:3"] {
+            assert_eq!(rewritten_in_env(kept), None, "{kept}");
+        }
+        for rewritten in ["kitty:$HOME:3", "kitty:${X}:3", "kitty:4:3 ", " kitty:4:3"] {
+            assert!(rewritten_in_env(rewritten).is_some(), "{rewritten}");
+        }
     }
 
     #[test]

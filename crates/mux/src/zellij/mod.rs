@@ -23,7 +23,8 @@
 //! Zellij shows the CLI neither a pane's terminal mode nor its cursor line, so a shell pane is
 //! judged by its foreground command alone: a bare interactive shell is idle (half-typed text at
 //! its prompt is not seen, and is dropped unrun when the pane is replaced), anything else is
-//! busy. Nothing is ever typed into a pane. Every call runs `zellij` with a deadline, without the
+//! busy. Nothing is ever typed into a pane, and no recorded name beginning with `-` (which
+//! zellij's argv parser would take for an option) is passed. Every call runs `zellij` with a deadline, without the
 //! `ZELLIJ*` variables of a zellij the caller may run in (so `ZELLIJ_CONFIG_DIR`,
 //! `ZELLIJ_SOCKET_DIR` and `XDG_CACHE_HOME` choose the instance); once one has not answered, no
 //! further call is made.
@@ -175,6 +176,22 @@ pub fn is_pane_name(title: &str) -> bool {
                     .all(|byte| byte.is_ascii_digit() || byte.is_ascii_lowercase())
         })
     })
+}
+
+/// The name of ours the pane `pane_id` of `session` bears, if any, changing nothing (one
+/// listing, ended by `deadline`): what a command that only reads calls the pane.
+pub fn pane_name(
+    program: &Path,
+    session: &str,
+    pane_id: u32,
+    deadline: Instant,
+) -> Result<Option<String>, MuxError> {
+    let zellij = Zellij::new(Some(program.to_path_buf()), Duration::ZERO, None);
+    let panes = zellij.panes_within(session, deadline.saturating_duration_since(Instant::now()))?;
+    Ok(panes
+        .into_iter()
+        .find(|pane| !pane.is_plugin && pane.id == pane_id && is_pane_name(&pane.title))
+        .map(|pane| pane.title))
 }
 
 /// How long the hook waits before it lists a session's panes again when its own is not shown.
@@ -482,6 +499,25 @@ impl Zellij {
         if target.session.is_empty() {
             return Err(MuxError::NotMade(format!(
                 "{target} names no session (the hook saw no ZELLIJ_SESSION_NAME); nothing was created"
+            )));
+        }
+        // zellij parses its argv with clap, which takes a value beginning with `-` for an
+        // option (`attach --create-background --force-run-commands` would attach to no session
+        // at all): such a name cannot be passed as a value, so nothing is made for it.
+        let option_like = [
+            Some(target.session.as_str()),
+            match target.handle() {
+                PaneHandle::Name(name) => Some(name),
+                PaneHandle::Id(_) => None,
+            },
+        ]
+        .into_iter()
+        .flatten()
+        .find(|name| name.starts_with('-'));
+        if let Some(name) = option_like {
+            return Err(MuxError::NotMade(format!(
+                "{target}: zellij would read {name:?} as an option (it begins with '-'), so it \
+                 cannot be given to zellij; nothing was created"
             )));
         }
         let mut created: Vec<Created> = self.ready_session(&target.session)?.into_iter().collect();

@@ -187,3 +187,14 @@ fn no_address_fails_saying_it_has_none() {
     );
     assert!(backend.location().contains("no kitty socket"));
 }
+
+/// A surface that kitty would rewrite in the window's environment (it expands `$NAME` and
+/// strips whitespace there, the tag by which the next restore finds the window) fails before
+/// kitty is asked anything.
+#[test]
+fn a_surface_kitty_would_rewrite_in_the_tag_fails_before_kitty_is_asked() {
+    let (_dir, socket, server) = serve(vec![]);
+    let error = open(&backend(&socket), "kitty:$HOME:3", None).unwrap_err();
+    assert!(error.to_string().contains("kitty would rewrite"), "{error}");
+    assert_eq!(server.join().unwrap(), Vec::<Value>::new());
+}

@@ -268,6 +268,27 @@ fn recorded_values_reach_zellij_as_inert_text() {
     assert!(!fake.dir.path().join("ran").exists());
 }
 
+/// A session or pane name beginning with `-` would reach zellij as an option (`attach
+/// --create-background --force-run-commands` attaches to no session): it fails, and zellij is
+/// not asked to make anything.
+#[test]
+fn an_option_like_session_or_pane_name_is_refused_before_zellij_is_asked() {
+    for surface in [
+        "zellij:--force-run-commands:cr-1-2",
+        "zellij:-s:cr-1-2",
+        "zellij:work:--help",
+    ] {
+        let fake = Fake::new("", &panes(&[]), false);
+        let backend = fake.backend(Duration::from_secs(5));
+        let error = open(&backend, surface, Some("/w")).unwrap_err();
+        assert!(
+            error.to_string().contains("as an option"),
+            "{surface}: {error}"
+        );
+        assert_eq!(fake.calls(), Vec::<Vec<String>>::new(), "{surface}");
+    }
+}
+
 #[test]
 fn the_hook_names_its_pane_once() {
     let fake = Fake::new("", &panes(&[pane(3, "bash", "bash", false)]), false);

@@ -129,3 +129,30 @@ fn hook_copilot_takes_the_event_from_its_command_line_and_records_copilots_home(
         .assert_silent_success("sessionEnd");
     assert!(env.entries()["cmux:A"]["ended_at"].is_number());
 }
+
+/// A relative `COPILOT_HOME` is Copilot's from its working dir: the hook records it absolute
+/// there, so the preflight finds the session wherever it runs.
+#[test]
+fn a_relative_copilot_home_is_recorded_from_the_working_dir() {
+    let env = Sandbox::default();
+    let work = make_dir(&env.root().join("work"));
+    let session = uuid(1);
+    copilot_session(&work.join("state"), &session, &work);
+    let vars = [("CRASH_RESUME_SURFACE", "S"), ("COPILOT_HOME", "state")];
+    let start = payload(&session, &work, json!({"source": "new"}));
+    let mut command = crash_resume_agent(&env);
+    command.args(["hook", "copilot", "sessionStart"]);
+    test_support::process::run_with_stdin(with_vars(command, &vars), &start)
+        .assert_silent_success("sessionStart");
+    let entry = &env.entries()["S"];
+    assert_eq!(
+        entry["config_dir"],
+        work.join("state").to_str().unwrap(),
+        "{entry}"
+    );
+    crash_resume(&env)
+        .args(["preflight", "S"])
+        .assert()
+        .code(0)
+        .stdout(predicates::str::contains("resume"));
+}

@@ -879,6 +879,8 @@ const FAILURES: &[(&str, Vars, &str, &[&str])] = &[
     ("control in config",   &[("CLAUDE_CONFIG_DIR", "/c/\u{1b}[2J")], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "config dir contains a control character (U+001B)"]),
     ("escape in session",   &[("CMUX_SURFACE_ID", "")], r#"{"session_id":"s\u001b]0;x","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "no surface in the environment", r#"session "s\e]0;x" not recorded"#]),
     ("no surface",          &[("CMUX_SURFACE_ID", "")], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "no surface in the environment", "CRASH_RESUME_SURFACE", "session s-1 not recorded"]),
+    ("misspelt tmux pane",  &[("CRASH_RESUME_SURFACE", "tmux:w:00.1")], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "CRASH_RESUME_SURFACE", "is not a tmux pane's address", "session s-1 not recorded"]),
+    ("empty kitty window",  &[("CRASH_RESUME_SURFACE", "kitty:")], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "CRASH_RESUME_SURFACE", "is not a kitty surface's address"]),
     ("tmux not reachable",  &[("CMUX_SURFACE_ID", ""), ("TMUX_PANE", "%5"), ("TMUX", "/crash-resume-tests-no-such-dir/socket,1,0")], r#"{"session_id":"s-1","hook_event_name":"SessionStart","cwd":"/x/p"}"#, &["error:", "tmux could not name pane %5"]),
 ];
 

@@ -1,5 +1,7 @@
 //! `crash-resume hook install gemini` without the real CLI: merged, idempotent, backed up, what
-//! Gemini needs said plainly, `--retention off` only on request.
+//! Gemini needs said plainly, `--retention off` only on request, a file JSON does not allow
+//! (a byte-order mark, comments) named and left alone, a huge one refused unread, another
+//! user's left to them.
 
 use std::fs;
 use std::path::PathBuf;
@@ -117,4 +119,91 @@ fn retention_is_geminis_setting_alone() {
         .code(2)
         .stderr(contains("--retention is Gemini's setting"));
     assert!(!env.home().join(".claude").exists());
+}
+
+/// A settings file Gemini reads but JSON does not allow (a byte-order mark, comments) is left
+/// untouched, and the message says what is in the way.
+#[test]
+fn a_bom_or_a_comment_is_named_and_the_file_left_untouched() {
+    for (content, words) in [
+        (
+            "\u{feff}{\"ui\": {}}\n",
+            "it begins with a byte-order mark (U+FEFF)",
+        ),
+        ("{\n  // mine\n  \"ui\": {}\n}\n", "it holds a comment"),
+        ("{\n  \"ui\": {} /* mine */\n}\n", "it holds a comment"),
+    ] {
+        let env = Sandbox::default();
+        make_dir(&env.home().join(".gemini"));
+        fs::write(settings_path(&env), content).unwrap();
+        let output = install(&env, &[]);
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            said.contains(words) && said.contains("the file was left untouched"),
+            "{content:?}: {said}"
+        );
+        assert_eq!(fs::read_to_string(settings_path(&env)).unwrap(), content);
+        assert_eq!(backups(&env), 0);
+    }
+}
+
+/// A settings file larger than any agent's (64 MiB of holes here) is not read into memory: it
+/// is refused, saying its size, and left untouched.
+#[test]
+fn a_huge_settings_file_is_refused_unread() {
+    let env = Sandbox::default();
+    make_dir(&env.home().join(".gemini"));
+    let file = fs::File::create(settings_path(&env)).unwrap();
+    file.set_len(64 << 20).unwrap();
+    drop(file);
+    for args in [
+        &["hook", "install", "gemini"][..],
+        &["hook", "uninstall", "gemini"],
+    ] {
+        let output = crash_resume_agent(&env).args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            said.contains("is 67108864 bytes, more than the 16777216 bytes"),
+            "{args:?}: {said}"
+        );
+    }
+    assert_eq!(fs::metadata(settings_path(&env)).unwrap().len(), 64 << 20);
+    assert_eq!(backups(&env), 0);
+}
+
+/// A settings path with a newline is shown escaped everywhere the install names it.
+#[test]
+fn an_odd_settings_path_is_shown_escaped() {
+    let env = Sandbox::default();
+    let path = env.root().join("odd\nname.json");
+    let output = install(&env, &["--settings", path.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!said.contains("odd\nname"), "{said}");
+    assert!(said.contains(r"odd\nname.json"), "{said}");
+}
+
+/// A settings file another user owns (root running the install with that user's `$HOME`, as
+/// `sudo` may leave it) is left to its owner: rewritten, it would have become root's.
+#[test]
+fn a_settings_file_another_user_owns_is_left_as_it_is() {
+    let env = Sandbox::default();
+    make_dir(&env.home().join(".gemini"));
+    fs::write(settings_path(&env), EXISTING).unwrap();
+    std::os::unix::fs::chown(settings_path(&env), Some(65534), Some(65534)).unwrap();
+    let output = install(&env, &[]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("belongs to uid 65534, not to you (uid 0)"),
+        "{said}"
+    );
+    assert_eq!(fs::read_to_string(settings_path(&env)).unwrap(), EXISTING);
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::uid(&fs::metadata(settings_path(&env)).unwrap()),
+        65534
+    );
+    assert_eq!(backups(&env), 0);
 }

@@ -1,7 +1,8 @@
 //! A session whose recorded working dir is gone (deleted or renamed since the crash): the
 //! preflight judges what the agent does started in the home dir, the plan's command has no
 //! `cd` (which could only fail) and says where the agent starts, `resume-cmd` prints the same
-//! command, and `restore --apply` starts the agent in the home dir.
+//! command, and `restore --apply` starts the agent in the home dir. A relative working dir
+//! (another tool's entry) counts as gone wherever the command runs.
 
 use std::fs;
 use std::path::PathBuf;
@@ -114,6 +115,55 @@ fn the_plan_preflight_and_resume_cmd_start_the_agent_in_the_home_dir() {
         )),
         "{stderr}"
     );
+}
+
+/// An entry another tool wrote with a relative working dir: it names no one dir, so it is
+/// gone wherever `resume-cmd` and `restore` run, even beside a dir of that name.
+#[test]
+fn a_relative_working_dir_is_gone_wherever_the_command_runs() {
+    let env = Sandbox::default();
+    let copilot = crate::hook::copilot::copilot_home(&env);
+    let session = uuid(7);
+    let beside = crate::harness::make_dir(&env.root().join("proj"));
+    crate::hook::copilot::copilot_session(&copilot, &session, &beside);
+    let mut entry = crate::entry(
+        "S",
+        &session,
+        "proj",
+        crate::now_millis(),
+        crate::now_millis(),
+    );
+    entry["provider"] = "copilot".into();
+    entry["cwd"] = "proj".into();
+    entry["config_dir"] = copilot.to_str().unwrap().into();
+    env.write_index(&[entry]);
+    for run_in in [env.root(), beside.as_path()] {
+        let resume_cmd = crate::crash_resume(&env)
+            .args(["resume-cmd", "S"])
+            .current_dir(run_in)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&resume_cmd.stdout);
+        let stderr = String::from_utf8_lossy(&resume_cmd.stderr);
+        assert!(resume_cmd.status.success(), "{stderr}");
+        assert!(
+            !stdout.contains("cd "),
+            "run in {}: {stdout}",
+            run_in.display()
+        );
+        assert!(
+            stderr.contains("the working dir proj of surface S is gone"),
+            "{stderr}"
+        );
+        let plan = crate::crash_resume(&env)
+            .args(["--json", "restore"])
+            .current_dir(run_in)
+            .output()
+            .unwrap();
+        let item = &plan_by_surface(&plan.stdout)["S"];
+        assert_eq!(item["verdict"], "resume", "{item}");
+        assert!(!item["command"].as_str().unwrap().contains("cd "), "{item}");
+    }
 }
 
 #[test]
