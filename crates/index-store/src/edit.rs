@@ -81,7 +81,7 @@ fn read_current(path: &Utf8Path) -> Result<Option<Current>, StoreError> {
             path: path.to_owned(),
         });
     }
-    let size = file.metadata().map_err(read_error)?.len();
+    let size = metadata.len();
     if size > MAX_EDITABLE_BYTES {
         return Err(StoreError::FileTooLarge {
             path: path.to_owned(),
