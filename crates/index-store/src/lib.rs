@@ -61,6 +61,11 @@ pub use location::{
 };
 pub use removal::{Forgotten, Pruned};
 
+/// The largest index (or backup) read: 256 MiB, about 700,000 entries of about 370 bytes each,
+/// far past any real index. A larger file is refused unread ([`StoreError::TooLarge`]), so no
+/// command (the hook at every agent start among them) holds more than this in memory for it.
+pub const MAX_INDEX_BYTES: u64 = 256 << 20;
+
 /// How a [`Store`] behaves.
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
@@ -211,6 +216,21 @@ pub enum StoreError {
         path: Utf8PathBuf,
         /// Which file or dir, and why, in words.
         reason: String,
+    },
+    #[error(
+        "index at {path} is {size} bytes, more than the {cap} bytes crash-resume reads (no index \
+         of real entries comes near it); it was left as it is. Move it aside and run again (a \
+         new index is started)"
+    )]
+    /// The index, or its backup, is larger than [`MAX_INDEX_BYTES`]: it is not read (a hook
+    /// would otherwise hold that much memory at every agent start), moved or replaced.
+    TooLarge {
+        /// The file concerned.
+        path: Utf8PathBuf,
+        /// Its size, or what was read of it.
+        size: u64,
+        /// The largest index read ([`MAX_INDEX_BYTES`]).
+        cap: u64,
     },
     #[error(
         "{path} is not a crash-resume index ({reason}), and no backup of one is beside it; it \
@@ -664,6 +684,13 @@ impl Store {
                     reason,
                 });
             }
+            Err(ReadError::TooLarge(size)) => {
+                return Err(StoreError::TooLarge {
+                    path: path.to_owned(),
+                    size,
+                    cap: MAX_INDEX_BYTES,
+                });
+            }
             Err(ReadError::Io(error)) => return Self::read_failure(path, error),
         };
         if bytes.is_empty() {
@@ -717,10 +744,21 @@ impl Store {
         }
     }
 
-    /// Refuses, before a write creates anything beside it, a file at the index path that is
-    /// not an index of ours. The common file is judged by its first bytes alone; the full
-    /// judgement is made again under the lock.
+    /// Refuses, before a write creates or changes anything beside it (its lock file
+    /// included), a file at the index path that is not an index of ours or is larger than
+    /// [`MAX_INDEX_BYTES`]. The common file is judged by its size and first bytes alone; the
+    /// full judgement is made again under the lock.
     fn refuse_foreign(&self, sidecar_seen: bool) -> Result<(), StoreError> {
+        if let Ok(metadata) = fs::symlink_metadata(&self.path)
+            && metadata.is_file()
+            && metadata.len() > MAX_INDEX_BYTES
+        {
+            return Err(StoreError::TooLarge {
+                path: self.path.clone(),
+                size: metadata.len(),
+                cap: MAX_INDEX_BYTES,
+            });
+        }
         let head = safe_open::read_head(self.path.as_std_path(), Symlinks::Refuse, 64);
         // A file that cannot be read is reported by the read under the lock.
         match head {
@@ -957,23 +995,32 @@ fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
     sync_dir(dir).map_err(not_durable)
 }
 
-/// Why a file could not be read: an I/O error, or it is not trusted (why, in words).
+/// Why a file could not be read: an I/O error, it is not trusted (why, in words), or it is
+/// larger than [`MAX_INDEX_BYTES`] (its size, or what was read of it).
 enum ReadError {
     Io(io::Error),
     Untrusted(String),
+    TooLarge(u64),
 }
 
 /// Reads the file at `path` (no symlink followed), refusing it when its owner or mode, read
-/// from the open file, says another user could have written it.
+/// from the open file, says another user could have written it, or when it is larger than
+/// [`MAX_INDEX_BYTES`] (read no further than one byte past it, should it grow meanwhile).
 fn read_trusted(path: &Utf8Path) -> Result<Vec<u8>, ReadError> {
-    let mut file =
-        safe_open::open_read(path.as_std_path(), Symlinks::Refuse).map_err(ReadError::Io)?;
+    let file = safe_open::open_read(path.as_std_path(), Symlinks::Refuse).map_err(ReadError::Io)?;
     let metadata = file.metadata().map_err(ReadError::Io)?;
     if let Some(reason) = location::untrusted(&metadata, false) {
         return Err(ReadError::Untrusted(format!("it {reason}")));
     }
+    if metadata.len() > MAX_INDEX_BYTES {
+        return Err(ReadError::TooLarge(metadata.len()));
+    }
     let mut bytes = Vec::new();
-    io::Read::read_to_end(&mut file, &mut bytes).map_err(ReadError::Io)?;
+    io::Read::read_to_end(&mut io::Read::take(file, MAX_INDEX_BYTES + 1), &mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > MAX_INDEX_BYTES {
+        return Err(ReadError::TooLarge(bytes.len() as u64));
+    }
     Ok(bytes)
 }
 

@@ -206,12 +206,23 @@ fn read_registry(path: &Utf8Path) -> HashMap<String, String> {
     map
 }
 
+/// A JSON file Gemini reads with `JSON.parse` (`projects.json`), whole, at most
+/// [`SETTINGS_BYTES`].
 fn read_json(path: &Utf8Path) -> Option<Value> {
+    serde_json::from_slice(&read_whole(path)?).ok()
+}
+
+/// A `settings.json`, which Gemini reads with its `//` and `/* */` comments stripped (the
+/// strip-json-comments package; `#` is no comment there).
+fn read_settings(path: &Utf8Path) -> Option<Value> {
+    let bytes = read_whole(path)?;
+    serde_json::from_reader(json_comments::CommentSettings::c_style().strip_comments(&bytes[..]))
+        .ok()
+}
+
+fn read_whole(path: &Utf8Path) -> Option<Vec<u8>> {
     let part = safe_open::read_head(path.as_std_path(), Symlinks::Follow, SETTINGS_BYTES).ok()?;
-    if !part.is_whole() {
-        return None;
-    }
-    serde_json::from_slice(&part.bytes).ok()
+    part.is_whole().then_some(part.bytes)
 }
 
 enum Marker {
@@ -753,7 +764,7 @@ pub fn retention(root: &Utf8Path, project: &Utf8Path) -> Retention {
         root.join("settings.json"),
         project.join(GEMINI_DIR).join("settings.json"),
     ] {
-        let Some(settings) = read_json(&path) else {
+        let Some(settings) = read_settings(&path) else {
             continue;
         };
         let Some(setting) = settings.pointer("/general/sessionRetention") else {
@@ -861,6 +872,38 @@ mod tests {
         ] {
             assert_eq!(slugify(name), slug, "{name:?}");
         }
+    }
+
+    #[test]
+    fn settings_are_read_with_their_comments_stripped_as_gemini_reads_them() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = Utf8Path::from_path(temp.path()).unwrap();
+        let project = root.join("project");
+        fs::create_dir_all(project.join(GEMINI_DIR)).unwrap();
+        let write = |path: Utf8PathBuf, text: &str| fs::write(path, text).unwrap();
+        write(
+            root.join("settings.json"),
+            "// mine\n{ /* cleanup */ \"general\": {\"sessionRetention\": {\"enabled\": false}}}",
+        );
+        assert!(!retention(root, &project).enabled);
+        // A `#` is no comment to Gemini: the file does not parse, and the default holds.
+        write(
+            root.join("settings.json"),
+            "# mine\n{\"general\": {\"sessionRetention\": {\"enabled\": false}}}",
+        );
+        assert!(retention(root, &project).enabled);
+        // A `//` inside a string is text, not a comment.
+        write(
+            project.join(GEMINI_DIR).join("settings.json"),
+            "{\"general\": {\"sessionRetention\": {\"enabled\": false, \"maxAge\": \"7d\"}}, \"x\": \"http://h\"}",
+        );
+        assert_eq!(
+            retention(root, &project),
+            Retention {
+                enabled: false,
+                max_age_days: 7
+            }
+        );
     }
 
     #[test]

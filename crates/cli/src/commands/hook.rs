@@ -382,6 +382,7 @@ fn read_stdin(deadline: Duration) -> anyhow::Result<serde_json::Value> {
         started: Instant::now(),
         deadline,
         stdin: std::io::stdin(),
+        read: 0,
     };
     match index_core::capture::read_hook_payload(&mut stdin) {
         Ok(Some(value)) => Ok(value),
@@ -389,18 +390,31 @@ fn read_stdin(deadline: Duration) -> anyhow::Result<serde_json::Value> {
         Err(error) if error.io_error_kind() == Some(std::io::ErrorKind::TimedOut) => Err(anyhow!(
             "no complete hook payload on stdin within {deadline:?}"
         )),
+        Err(error) if error.io_error_kind() == Some(std::io::ErrorKind::FileTooLarge) => {
+            Err(anyhow!(
+                "the hook payload on stdin is larger than {MAX_PAYLOAD_BYTES} bytes, which no agent sends; it was not read further"
+            ))
+        }
         Err(error) if error.is_io() => Err(anyhow!(error).context("cannot read stdin")),
         Err(error) => Err(anyhow!(error).context("the hook payload is not valid JSON")),
     }
 }
 
+/// The largest hook payload read: an agent's payload is a few kilobytes (a Codex notification
+/// with its last message, more); past this the read fails rather than hold the agent's
+/// start-up on parsing whatever arrives.
+const MAX_PAYLOAD_BYTES: usize = 16 << 20;
+
 /// Stdin read on this thread, each read waiting in `poll` for the time left before the
 /// deadline (no helper thread to start and hand the bytes over from: each hand-over waits for a
-/// CPU on a busy machine); past it, a read fails with [`std::io::ErrorKind::TimedOut`].
+/// CPU on a busy machine); past it, a read fails with [`std::io::ErrorKind::TimedOut`], and
+/// past [`MAX_PAYLOAD_BYTES`] with [`std::io::ErrorKind::FileTooLarge`].
 struct DeadlineStdin {
     started: Instant,
     deadline: Duration,
     stdin: std::io::Stdin,
+    /// The bytes read so far.
+    read: usize,
 }
 
 impl std::io::Read for DeadlineStdin {
@@ -408,6 +422,15 @@ impl std::io::Read for DeadlineStdin {
         use rustix::event::{PollFd, PollFlags, Timespec, poll};
         use rustix::io::Errno;
         let timed_out = || std::io::Error::from(std::io::ErrorKind::TimedOut);
+        if self.read > MAX_PAYLOAD_BYTES {
+            return Err(std::io::ErrorKind::FileTooLarge.into());
+        }
+        // At most one byte past the bound, which is how a payload over it is seen.
+        let room = MAX_PAYLOAD_BYTES + 1 - self.read;
+        let buffer = match buffer.len() > room {
+            true => &mut buffer[..room],
+            false => buffer,
+        };
         loop {
             let left = self
                 .deadline
@@ -422,7 +445,10 @@ impl std::io::Read for DeadlineStdin {
                 Err(error) => return Err(error.into()),
             }
             match rustix::io::read(&self.stdin, &mut *buffer) {
-                Ok(read) => return Ok(read),
+                Ok(read) => {
+                    self.read += read;
+                    return Ok(read);
+                }
                 Err(Errno::INTR | Errno::AGAIN) => continue,
                 Err(error) => return Err(error.into()),
             }

@@ -173,6 +173,33 @@ fn a_file_that_is_not_an_index_is_refused_by_every_command_and_left_as_it_was() 
     }
 }
 
+/// An index past the largest one read (256 MiB; a sparse file here, which takes no disk) is
+/// refused unread by every command and left as it is; the hook records nothing and says why in
+/// its log, so no agent start holds that much memory for it.
+#[test]
+fn an_index_too_large_to_be_real_is_refused_unread_by_every_command() {
+    let env = sandbox_with(&[("A", "sid-a", "REPO")]);
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .open(env.index_path())
+        .unwrap();
+    file.set_len(index_store::MAX_INDEX_BYTES + 1).unwrap();
+    drop(file);
+    every_command_refuses(
+        &env,
+        &format!(
+            "is {} bytes, more than the {} bytes crash-resume reads",
+            index_store::MAX_INDEX_BYTES + 1,
+            index_store::MAX_INDEX_BYTES
+        ),
+        "an index too large",
+    );
+    assert_eq!(
+        fs::metadata(env.index_path()).unwrap().len(),
+        index_store::MAX_INDEX_BYTES + 1
+    );
+}
+
 /// The JavaScript crash-resume-index rewrites the file in place: a crash of it can leave the
 /// file empty, holding its lock dir. With that, or a sidecar of ours, beside it, an empty file
 /// is an empty index: reads say so and write nothing, and the next write replaces it.

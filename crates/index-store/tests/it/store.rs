@@ -270,6 +270,56 @@ fn a_file_that_is_not_an_index_is_refused_by_reads_and_writes_and_left_as_it_was
     }
 }
 
+/// An index past [`index_store::MAX_INDEX_BYTES`] (a sparse file here: no disk is used) is
+/// refused unread by every read and write, and left as it was.
+#[test]
+fn an_index_past_the_largest_read_is_refused_and_left_as_it_was() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let file = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut &file, br#"{"version": 1, "entries": {"#).unwrap();
+    file.set_len(index_store::MAX_INDEX_BYTES + 1).unwrap();
+    drop(file);
+    let store = store_at(&path);
+    let refused = |result: Result<(), StoreError>| match result {
+        Err(error @ StoreError::TooLarge { .. }) => {
+            let StoreError::TooLarge {
+                path: named,
+                size,
+                cap,
+            } = &error
+            else {
+                unreachable!()
+            };
+            assert_eq!(
+                (named, *size, *cap),
+                (
+                    &path,
+                    index_store::MAX_INDEX_BYTES + 1,
+                    index_store::MAX_INDEX_BYTES
+                )
+            );
+            assert!(error.to_string().contains("Move it aside"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    };
+    refused(store.load().map(drop));
+    refused(store.load_entry("p").map(drop));
+    refused(
+        store
+            .update(|index| index.record(rec("p", "s", "r"), 1))
+            .map(drop),
+    );
+    refused(store.forget("p").map(drop));
+    refused(store.prune(1, 2, |_| None).map(drop));
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        index_store::MAX_INDEX_BYTES + 1
+    );
+    // Refused before the writers' lock: nothing beside it.
+    assert_eq!(names_in(&dir), ["index.json"]);
+}
+
 /// A crash of the JavaScript tool while it rewrites the file in place can leave it empty,
 /// holding its lock dir; a file of ours that was emptied has our sidecars beside it.
 #[test]

@@ -28,12 +28,17 @@ struct Case {
 
 impl Case {
     fn new(name: &str, settings: serde_json::Value) -> Case {
+        Case::with_settings_text(name, &gemini_offline::settings_json(settings))
+    }
+
+    /// A case whose `settings.json` is `settings` as written (comments and all).
+    fn with_settings_text(name: &str, settings: &str) -> Case {
         let (temp, root, project) = real_cli::case_dirs("gemini", name);
         let gemini = Offline::new(
             gemini_offline::installed_cli(env!("CARGO_TARGET_TMPDIR")),
             root.as_std_path(),
             root.join("home").as_std_path(),
-            &gemini_offline::settings_json(settings),
+            settings,
         );
         Case {
             _temp: temp,
@@ -285,7 +290,8 @@ fn a_working_dir_through_a_symlink_is_the_physical_dir() {
 /// `session-<now>-<id8>.jsonl` with no conversation, even when a prompt is sent (it goes to the
 /// old file); the next Gemini start in the dir deletes the stub and the conversation with it.
 /// The preflight's cleanup step says so before the resume and names the stub after it, and is
-/// silent with `general.sessionRetention.enabled = false`, which keeps both.
+/// silent with `general.sessionRetention.enabled = false`, which keeps both, also when the
+/// settings hold comments (Gemini strips `//` and `/* */` before it parses them).
 #[test]
 fn the_start_up_cleanup_deletes_a_resumed_conversation_and_the_preflight_says_so() {
     let cleanup = |outcome: &preflight::Outcome| {
@@ -351,10 +357,16 @@ fn the_start_up_cleanup_deletes_a_resumed_conversation_and_the_preflight_says_so
     );
 
     // With the cleanup off, the same stub takes nothing with it, and the step is not there.
-    let off = Case::new(
-        "cleanup-off",
+    // The settings hold comments, which Gemini strips before it parses them.
+    let settings = gemini_offline::settings_json(
         serde_json::json!({ "general": { "sessionRetention": { "enabled": false } } }),
     );
+    let commented = format!(
+        "// the user's own notes\n{}",
+        settings.replacen('{', "{ /* \"enabled\": true was the default */", 1)
+    );
+    assert!(serde_json::from_str::<serde_json::Value>(&commented).is_err());
+    let off = Case::with_settings_text("cleanup-off", &commented);
     let (session, file, stub) = resumed_later(&off);
     let outcome = off.preflight(&session, off.project.as_str());
     assert_eq!(cleanup(&outcome), None);
