@@ -398,14 +398,40 @@ fn connect(address: &str, deadline: Duration) -> std::io::Result<Stream> {
     let Some(host) = address.strip_prefix("tcp:") else {
         return Err(unsupported());
     };
+    let until = std::time::Instant::now() + deadline;
     let mut last = unsupported();
-    for socket in std::net::ToSocketAddrs::to_socket_addrs(host)? {
-        match TcpStream::connect_timeout(&socket, deadline) {
+    for socket in resolve(host, deadline)? {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        match TcpStream::connect_timeout(&socket, left) {
             Ok(stream) => return Ok(Stream::Tcp(stream)),
             Err(error) => last = error,
         }
     }
     Err(last)
+}
+
+/// `host`'s addresses (`HOST:PORT`), looked up on a thread of its own so that a resolver that
+/// does not answer costs no more than `deadline` (the lookup itself has none; the thread is
+/// left to end with the process).
+fn resolve(host: &str, deadline: Duration) -> std::io::Result<Vec<std::net::SocketAddr>> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let host = host.to_string();
+    std::thread::Builder::new()
+        .name("kitty-resolve".into())
+        .spawn(move || {
+            let _ = sender.send(
+                std::net::ToSocketAddrs::to_socket_addrs(&host).map(Iterator::collect::<Vec<_>>),
+            );
+        })?;
+    receiver.recv_timeout(deadline).unwrap_or_else(|_| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("the host name was not resolved within {deadline:?}"),
+        ))
+    })
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -559,6 +585,19 @@ mod tests {
             ("$ ".to_string(), "rm -rf x".to_string())
         );
         assert_eq!(cursor_line("no cursor"), (String::new(), String::new()));
+    }
+
+    #[test]
+    fn a_tcp_host_is_resolved_within_the_deadline() {
+        let addresses = resolve("localhost:9", Duration::from_secs(5)).unwrap();
+        assert!(
+            addresses
+                .iter()
+                .all(|address| address.ip().is_loopback() && address.port() == 9),
+            "{addresses:?}"
+        );
+        assert!(!addresses.is_empty());
+        assert!(resolve("no port", Duration::from_secs(5)).is_err());
     }
 
     #[test]
