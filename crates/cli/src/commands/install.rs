@@ -145,9 +145,7 @@ pub fn run(
             )));
         }
         Some(path) => Utf8PathBuf::from(path),
-        None => agent.facts().hook_file_in(Utf8Path::new(
-            &cx.config_dir(agent).map_err(Failure::Failed)?,
-        )),
+        None => agent.facts().hook_file_in(&config_dir(cx, agent)?),
     };
     if uninstall {
         return uninstall_command_hooks(cx, &path, agent.facts().hook_shape, given, dry_run);
@@ -155,7 +153,7 @@ pub fn run(
     let command = hook_command(cx, agent)?;
     // Said after the hooks, before `--codex-title` (if given) adds it.
     let title_set = agent.facts().dialect == agent_paths::Dialect::Codex
-        && cx.config_dir(agent).is_ok_and(|dir| {
+        && config_dir(cx, agent).is_ok_and(|dir| {
             safe_open::read_head(
                 std::path::Path::new(&dir).join("config.toml").as_path(),
                 safe_open::Symlinks::Follow,
@@ -179,11 +177,50 @@ pub fn run(
     })
 }
 
+/// The agent's config dir the install writes into: its variable (`~` expanded), else its
+/// default under the home dir. A relative one is refused (exit 2): the agent resolves it from
+/// whichever dir it starts in, which the install cannot know; so is a home dir that is not an
+/// existing dir, which the install would otherwise create.
+fn config_dir(cx: &Context, agent: Agent) -> Result<Utf8PathBuf, Failure> {
+    let facts = agent.facts();
+    let dir = cx.config_dir(agent).map_err(Failure::Failed)?;
+    let dir = agent_paths::expand_home(&dir, cx.home().as_deref());
+    let from_variable = cx.env().config_vars.contains_key(facts.config_env);
+    let source = match from_variable {
+        true => facts.config_env,
+        false => "HOME",
+    };
+    if dir.is_relative() {
+        let value = match from_variable {
+            true => dir.to_string(),
+            false => cx.home().map(Utf8PathBuf::into_string).unwrap_or_default(),
+        };
+        return Err(Failure::Usage(anyhow!(
+            "{source} is a relative path ({}), which {} resolves from whichever dir it starts \
+             in; set it to an absolute path, or name the file with --settings",
+            index_core::text::escape(&value),
+            facts.end_words.display
+        )));
+    }
+    if !from_variable
+        && let Some(home) = cx.home()
+        && !home.is_dir()
+    {
+        return Err(Failure::Usage(anyhow!(
+            "HOME ({}) is not an existing dir, so {}'s settings under it would be written where \
+             no agent of yours looks; set HOME to your home dir, or name the file with --settings",
+            index_core::text::escape(home.as_str()),
+            facts.end_words.display
+        )));
+    }
+    Ok(dir)
+}
+
 /// `hook install codex --codex-title`: adds the thread id to Codex's title items in
 /// `$CODEX_HOME/config.toml` (created when missing), the same locked read-merge-write with a
 /// backup as the hooks, the rest of the file kept as written.
 pub fn codex_title(cx: &Context, agent: Agent, dry_run: bool) -> Result<(), Failure> {
-    let dir = Utf8PathBuf::from(cx.config_dir(agent).map_err(Failure::Failed)?);
+    let dir = config_dir(cx, agent)?;
     let path = index_store::resolve_path(&dir.join("config.toml"))
         .map_err(|error| settings_failure(&error))?;
     let refused = |reason: String| {

@@ -398,10 +398,10 @@ fn connect(address: &str, deadline: Duration) -> std::io::Result<Stream> {
     let Some(host) = address.strip_prefix("tcp:") else {
         return Err(unsupported());
     };
-    let until = std::time::Instant::now() + deadline;
+    let until = Instant::now() + deadline;
     let mut last = unsupported();
     for socket in resolve(host, deadline)? {
-        let left = until.saturating_duration_since(std::time::Instant::now());
+        let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(std::io::ErrorKind::TimedOut.into());
         }

@@ -62,3 +62,67 @@ fn hook_install_copilot_writes_its_own_hooks_file_idempotently_and_uninstalls() 
     assert_eq!(left["hooks"].get("sessionEnd"), None, "{left}");
     assert_eq!(backups(&env), 2);
 }
+
+/// A relative `COPILOT_HOME`, or a home dir that is relative or not there, names no one dir
+/// Copilot will read: the install refuses it (exit 2) and writes nothing anywhere, the dir it
+/// runs in included. A `~` in the variable is the home dir.
+#[test]
+fn a_relative_or_missing_home_is_refused_and_nothing_is_written() {
+    let env = Sandbox::default();
+    let run = |vars: &[(&str, &str)]| {
+        let mut command = crate::harness::crash_resume_agent(&env);
+        command.current_dir(env.root()).env_remove("COPILOT_HOME");
+        for (name, value) in vars {
+            command.env(name, value);
+        }
+        command
+            .args(["hook", "install", "copilot"])
+            .output()
+            .unwrap()
+    };
+    // The agent's environment (its bin and run dirs) is made with the first command.
+    drop(crate::harness::crash_resume_agent(&env));
+    let before = paths_under(env.root());
+    let missing = env.root().join("no-such-home");
+    for (vars, said) in [
+        (
+            vec![("COPILOT_HOME", "state")],
+            "COPILOT_HOME is a relative path (state), which Copilot resolves from whichever dir",
+        ),
+        (
+            vec![("HOME", "home")],
+            "HOME is a relative path (home), which Copilot resolves",
+        ),
+        (
+            vec![("HOME", missing.to_str().unwrap())],
+            "is not an existing dir, so Copilot's settings under it would be written where",
+        ),
+    ] {
+        let output = run(&vars);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{vars:?}: {stderr}");
+        assert!(stderr.contains(said), "{vars:?}: {stderr}");
+        assert_eq!(paths_under(env.root()), before, "{vars:?}");
+    }
+    let tilde = run(&[("COPILOT_HOME", "~/tilde-home")]);
+    assert!(tilde.status.success(), "{tilde:?}");
+    assert!(
+        env.home()
+            .join("tilde-home/hooks/crash-resume.json")
+            .is_file()
+    );
+}
+
+/// Every path under `dir`, sorted.
+fn paths_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut paths = Vec::new();
+    for entry in fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            paths.extend(paths_under(&path));
+        }
+        paths.push(path);
+    }
+    paths.sort();
+    paths
+}
