@@ -1112,6 +1112,17 @@ fn merge(
     command: &str,
     events: &[&'static str],
 ) -> Result<Vec<&'static str>, String> {
+    // A Copilot hooks file of another format version: hooks of ours in it would be read as
+    // that format says, or not at all.
+    if shape == HookShape::BashHooks
+        && let Some(version) = settings.get("version")
+        && serde_json::from_str::<Value>(version).ok() != Some(json!(1))
+    {
+        return Err(format!(
+            "its \"version\" is {}, not the format 1 that crash-resume writes hooks in",
+            index_core::text::escape(version.trim())
+        ));
+    }
     let mut hooks: Members = match settings.get("hooks") {
         Some(hooks) => {
             serde_json::from_str(hooks).map_err(|_| "`hooks` is not a JSON object".to_string())?

@@ -126,3 +126,26 @@ fn paths_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     paths.sort();
     paths
 }
+
+/// A hooks file of another format version is left as it is: Copilot would read hooks of ours
+/// in it by that format, or not at all.
+#[test]
+fn a_hooks_file_of_another_version_is_left_as_it_is() {
+    let env = Sandbox::default();
+    fs::create_dir_all(hooks_file(&env).parent().unwrap()).unwrap();
+    for version in ["2", "\"1\"", "null"] {
+        let text = format!(r#"{{"version": {version}, "hooks": {{}}}}"#);
+        fs::write(hooks_file(&env), &text).unwrap();
+        let run = hook_command(&env, &["install", "copilot"]);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{version}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "its \"version\" is {version}, not the format 1 that crash-resume writes hooks in"
+            )),
+            "{version}: {stderr}"
+        );
+        assert_eq!(fs::read_to_string(hooks_file(&env)).unwrap(), text);
+        assert_eq!(backups(&env), 0);
+    }
+}
