@@ -112,12 +112,15 @@ pub fn parse_duration_in(text: &str, what: &str, source: &str) -> Result<Duratio
     })
 }
 
-/// A max age as [`parse_duration`] reads it; a plain number under 1000 is said back as the
+/// A max age as [`parse_duration`] reads it; a plain number from 1 to 999 is said back as the
 /// milliseconds it is, in a warning (`90` is 90 ms, not 90 minutes).
 pub fn parse_max_age(text: &str, what: &str) -> Result<Duration, Failure> {
     let duration = parse_duration(text, what)?;
     let trimmed = text.trim();
-    if trimmed.bytes().all(|byte| byte.is_ascii_digit()) && duration < Duration::from_secs(1) {
+    if trimmed.bytes().all(|byte| byte.is_ascii_digit())
+        && !duration.is_zero()
+        && duration < Duration::from_secs(1)
+    {
         crate::output::print_message(&format!(
             "warning: the {what} {trimmed} is {trimmed} milliseconds (a plain number is milliseconds); write {trimmed}s, {trimmed}m, {trimmed}h or {trimmed}d for longer"
         ));

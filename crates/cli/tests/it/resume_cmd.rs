@@ -416,7 +416,7 @@ fn resume_cmd_counts_a_recent_transcript_as_activity() {
 }
 
 /// A plain number is milliseconds: `restore` says it back with its unit, and a number under
-/// 1000 (`90`, meant as minutes) gets a warning, for every command that takes a max age.
+/// 1000 but 0 (`90`, meant as minutes) gets a warning, for every command that takes a max age.
 #[test]
 fn a_plain_number_max_age_is_said_back_as_milliseconds() {
     let env = three_surfaces();
@@ -428,8 +428,8 @@ fn a_plain_number_max_age_is_said_back_as_milliseconds() {
         "{stderr}"
     );
     assert!(stderr.contains("was active within 90ms"), "{stderr}");
-    // 1000 and more, or a unit: no warning.
-    for max_age in ["1000", "90m"] {
+    // 1000 and more, or a unit, or 0 (the same in every unit): no warning.
+    for max_age in ["1000", "90m", "0"] {
         let output = run_as_agent(&env, &["restore", "--max-age", max_age]);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!stderr.contains("warning"), "{max_age}: {stderr}");
