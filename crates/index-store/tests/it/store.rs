@@ -230,6 +230,19 @@ fn a_damaged_index_that_begins_as_one_is_ours_even_without_a_backup() {
     assert_eq!(std::fs::read(moved_to).unwrap(), torn);
 }
 
+/// Runs every read and write of `store` and hands each result to `refused`.
+fn every_operation(store: &Store, refused: impl Fn(Result<(), StoreError>)) {
+    refused(store.load().map(drop));
+    refused(store.load_entry("p").map(drop));
+    refused(
+        store
+            .update(|index| index.record(rec("p", "s", "r"), 1))
+            .map(drop),
+    );
+    refused(store.forget("p").map(drop));
+    refused(store.prune(1, 2, |_| None).map(drop));
+}
+
 /// Files a mistyped `--path` could name: not JSON, JSON of another tool (a `package.json`, a
 /// `launch.json` whose `version` is a string), an empty file with nothing of ours beside it.
 #[test]
@@ -254,15 +267,7 @@ fn a_file_that_is_not_an_index_is_refused_by_reads_and_writes_and_left_as_it_was
             Err(StoreError::NotAnIndex { path: named, .. }) => assert_eq!(named, path),
             other => panic!("{context}: {other:?}"),
         };
-        refused(store.load().map(drop));
-        refused(store.load_entry("p").map(drop));
-        refused(
-            store
-                .update(|index| index.record(rec("p", "s", "r"), 1))
-                .map(drop),
-        );
-        refused(store.forget("p").map(drop));
-        refused(store.prune(1, 2, |_| None).map(drop));
+        every_operation(&store, refused);
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "{context}");
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode, 0o644, "{context}");
@@ -303,15 +308,7 @@ fn an_index_past_the_largest_read_is_refused_and_left_as_it_was() {
         }
         other => panic!("{other:?}"),
     };
-    refused(store.load().map(drop));
-    refused(store.load_entry("p").map(drop));
-    refused(
-        store
-            .update(|index| index.record(rec("p", "s", "r"), 1))
-            .map(drop),
-    );
-    refused(store.forget("p").map(drop));
-    refused(store.prune(1, 2, |_| None).map(drop));
+    every_operation(&store, refused);
     assert_eq!(
         std::fs::metadata(&path).unwrap().len(),
         index_store::MAX_INDEX_BYTES + 1
