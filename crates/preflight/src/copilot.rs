@@ -73,7 +73,8 @@ impl Reachability {
 /// What is on disk for one id: the `events.jsonl` path and what the resume makes of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
-    /// `session-state/<id>/events.jsonl`.
+    /// `session-state/<id>/events.jsonl` (`session-state` itself for an id that cannot name
+    /// a dir of it, such as `../x`).
     pub path: Utf8PathBuf,
     /// What `--resume` finds there.
     pub reachability: Reachability,
@@ -88,8 +89,9 @@ fn is_dir_name(session: &str) -> bool {
 pub fn locate(home: &Utf8Path, session: &str) -> Found {
     let sessions = sessions_dir(home);
     if !is_dir_name(session) {
+        // No dir of `session-state` has that name: the dir is what was looked in.
         return Found {
-            path: sessions.join("events.jsonl"),
+            path: sessions,
             reachability: Reachability::NotFound,
         };
     }
@@ -280,6 +282,16 @@ mod tests {
         assert!(is_dir_name("7a750c0a-b8de-4dcb-a82a-727d305ac747"));
         for bad in ["", ".", "..", "../x", "a/b"] {
             assert!(!is_dir_name(bad), "{bad:?}");
+            // Nothing is looked for outside `session-state`, and what was looked in is named.
+            let home = Utf8Path::new("/h/.copilot");
+            assert_eq!(
+                locate(home, bad),
+                Found {
+                    path: sessions_dir(home),
+                    reachability: Reachability::NotFound,
+                },
+                "{bad:?}"
+            );
         }
     }
 }
