@@ -919,22 +919,31 @@ impl Store {
         write_index(&self.path, bytes)
     }
 
-    /// Removes temp files a killed writer left behind. Only called under the lock, when no
-    /// other writer can have one open.
     fn remove_stale_temp_files(&self) {
-        let prefix = temp_prefix(&self.path);
-        let Ok(listing) = fs::read_dir(parent(&self.path)) else {
-            return;
-        };
-        for item in listing.flatten() {
-            let name = item.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with(&prefix)
-                && name.ends_with(".tmp")
-                && fs::remove_file(item.path()).is_ok()
-            {
-                faults::note(|| FileOp::Remove(utf8_lossy(&item.path())));
-            }
+        remove_stale_temp_files(&self.path);
+    }
+}
+
+/// Removes the temp files for `path` a killed writer of ours left behind, named as
+/// [`write_temp`] names them, letters and digits between the prefix and `.tmp` (and nothing
+/// else, in a dir that may be an agent's). Only called under the lock, when no other writer of
+/// ours can have one open.
+fn remove_stale_temp_files(path: &Utf8Path) {
+    let prefix = temp_prefix(path);
+    let Ok(listing) = fs::read_dir(parent(path)) else {
+        return;
+    };
+    for item in listing.flatten() {
+        let name = item.file_name();
+        let name = name.to_string_lossy();
+        let ours = name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .is_some_and(|random| {
+                !random.is_empty() && random.bytes().all(|byte| byte.is_ascii_alphanumeric())
+            });
+        if ours && fs::remove_file(item.path()).is_ok() {
+            faults::note(|| FileOp::Remove(utf8_lossy(&item.path())));
         }
     }
 }

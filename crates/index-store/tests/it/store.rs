@@ -111,12 +111,15 @@ fn temp_files_left_by_a_killed_writer_are_cleaned_under_the_lock() {
     let path = dir.join("index.json");
     std::fs::write(dir.join(".index.json.abc123.tmp"), b"{\"half").unwrap();
     std::fs::write(dir.join("unrelated.tmp"), b"keep").unwrap();
+    // Named as another program might name its own temp file: not ours, kept.
+    std::fs::write(dir.join(".index.json.other-tool.tmp"), b"keep").unwrap();
     store_at(&path)
         .update(|index| index.record(rec("p", "s", "r"), 1))
         .unwrap();
     assert_eq!(
         names_in(&dir),
         [
+            ".index.json.other-tool.tmp",
             "index.json",
             "index.json.bak",
             "index.json.flock",
