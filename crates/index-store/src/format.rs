@@ -283,7 +283,7 @@ pub(crate) fn parse_general(bytes: &[u8]) -> Result<Document, ParseError> {
     match version {
         None => {}
         Some(raw) => match member_value(raw)? {
-            Value::Number(number) => match number.as_u64() {
+            Value::Number(number) => match whole_number(&number) {
                 Some(version) if version <= FORMAT_VERSION => {}
                 Some(version) => return Err(ParseError::NewerVersion(version)),
                 None => {
@@ -330,6 +330,17 @@ pub(crate) fn parse_general(bytes: &[u8]) -> Result<Document, ParseError> {
         add_entry(&mut document, &mut entries, surface, raw);
     }
     finish(document, entries)
+}
+
+/// A number that is whole, as JavaScript, which has one number type, reads it: `1`, `1.0` and
+/// `1e0` alike.
+fn whole_number(number: &serde_json::Number) -> Option<u64> {
+    number.as_u64().or_else(|| {
+        let float = number.as_f64()?;
+        // Below 2^53 every whole float is exact.
+        (float.fract() == 0.0 && (0.0..9_007_199_254_740_992.0).contains(&float))
+            .then_some(float as u64)
+    })
 }
 
 /// A JSON object as its members' raw text, in order.
