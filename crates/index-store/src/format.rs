@@ -162,7 +162,11 @@ pub fn salvage(bytes: &[u8]) -> Vec<(String, Value)> {
 /// damaged file over it: the file was written after the backup, so its whole entry replaces the
 /// backup's of the same surface, and one surface per session is kept again.
 pub fn merge_salvaged(document: Document, salvaged: Vec<(String, Value)>) -> Document {
-    let replaced = |surface: &str| salvaged.iter().any(|(name, _)| name == surface);
+    let salvaged_surfaces: std::collections::HashSet<String> = salvaged
+        .iter()
+        .map(|(surface, _)| surface.clone())
+        .collect();
+    let replaced = |surface: &str| salvaged_surfaces.contains(surface);
     let Document {
         index,
         mut unusable,
@@ -172,7 +176,7 @@ pub fn merge_salvaged(document: Document, salvaged: Vec<(String, Value)>) -> Doc
     unusable.retain(|surface, _| !replaced(surface));
     problems.retain(|problem| match problem {
         Problem::UnusableEntry { surface, .. } => !replaced(surface),
-        Problem::DuplicateSession { .. } => false,
+        Problem::DuplicateSession { .. } => true,
     });
     let mut entries: Vec<Entry> = index
         .entries()
@@ -200,6 +204,7 @@ pub fn merge_salvaged(document: Document, salvaged: Vec<(String, Value)>) -> Doc
 /// The visitors [`salvage`] reads a torn file with: each whole entry is pushed as soon as it
 /// is read, so an error further on keeps it.
 mod salvage {
+    use std::collections::HashMap;
     use std::fmt;
 
     use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -209,6 +214,12 @@ mod salvage {
     /// The top-level object: `entries` is read member by member, anything else skipped.
     pub(super) struct Top<'a>(pub(super) &'a mut Vec<(String, Value)>);
 
+    /// The members read so far, and where each surface's is among them.
+    struct Found<'a> {
+        members: &'a mut Vec<(String, Value)>,
+        position: HashMap<String, usize>,
+    }
+
     impl<'de> Visitor<'de> for Top<'_> {
         type Value = ();
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -217,7 +228,12 @@ mod salvage {
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
             while let Some(key) = map.next_key::<String>()? {
                 if key == "entries" {
-                    map.next_value_seed(Entries(&mut *self.0))?;
+                    // The last of duplicate keys wins, as a JSON parser keeps it.
+                    self.0.clear();
+                    map.next_value_seed(Entries(Found {
+                        members: &mut *self.0,
+                        position: HashMap::new(),
+                    }))?;
                 } else {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -227,7 +243,7 @@ mod salvage {
     }
 
     /// The `entries` object, each member kept once it is whole.
-    struct Entries<'a>(&'a mut Vec<(String, Value)>);
+    struct Entries<'a>(Found<'a>);
 
     impl<'de> DeserializeSeed<'de> for Entries<'_> {
         type Value = ();
@@ -242,11 +258,18 @@ mod salvage {
             f.write_str("the index's entries")
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let Found {
+                members,
+                mut position,
+            } = self.0;
             while let Some((surface, raw)) = map.next_entry::<String, Value>()? {
-                match self.0.iter_mut().find(|(name, _)| *name == surface) {
+                match position.get(&surface) {
                     // The last of duplicate keys wins, as a JSON parser keeps it.
-                    Some(kept) => kept.1 = raw,
-                    None => self.0.push((surface, raw)),
+                    Some(&at) => members[at].1 = raw,
+                    None => {
+                        position.insert(surface.clone(), members.len());
+                        members.push((surface, raw));
+                    }
                 }
             }
             Ok(())
