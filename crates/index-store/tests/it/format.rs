@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use index_store::{StoreError, Warning, format};
+use index_store::{StoreError, Warning};
 use test_support::process::stdout_of;
 
 use crate::{fixture, rec, store_at, temp_dir};
@@ -186,18 +186,19 @@ fn an_unusable_entry_is_kept_verbatim_and_reported() {
 fn a_version_written_as_a_whole_float_is_that_version() {
     let entries = r#""entries":{"a":{"surfaceId":"a","sessionId":"s","repo":"r","captured_at":1}}"#;
     for version in ["1.0", "1e0", "1.0E0"] {
-        let document = format::parse(format!(r#"{{"version":{version},{entries}}}"#).as_bytes())
-            .unwrap_or_else(|error| panic!("{version}: {error:?}"));
+        let document =
+            index_store::format::parse(format!(r#"{{"version":{version},{entries}}}"#).as_bytes())
+                .unwrap_or_else(|error| panic!("{version}: {error:?}"));
         assert!(document.index.lookup("a").is_some(), "{version}");
     }
-    let newer = format::parse(br#"{"version":2.0,"entries":{}}"#);
+    let newer = index_store::format::parse(br#"{"version":2.0,"entries":{}}"#);
     assert!(
-        matches!(newer, Err(format::ParseError::NewerVersion(2))),
+        matches!(newer, Err(index_store::format::ParseError::NewerVersion(2))),
         "{newer:?}"
     );
-    let torn = format::parse(br#"{"version":1.5,"entries":{}}"#);
+    let torn = index_store::format::parse(br#"{"version":1.5,"entries":{}}"#);
     assert!(
-        matches!(torn, Err(format::ParseError::Corrupt(_))),
+        matches!(torn, Err(index_store::format::ParseError::Corrupt(_))),
         "{torn:?}"
     );
 }
