@@ -7,6 +7,8 @@
 //!   again right before the rename and compared with what the change was made from; when it
 //!   differs, the change is made again from the new content, up to [`ATTEMPTS`] times. Only a
 //!   write that lands between that last read and the rename, microseconds, can still be lost.
+//! - Temp files a killed edit of ours left beside the file (named as ours are, nothing else)
+//!   are removed under the lock.
 //! - The previous content is kept in a new file `<path>.crash-resume-<epoch ms>[-n].bak`, which
 //!   appears whole or not at all (written to a temp file, synced, then given its name, never
 //!   over an existing file), and is removed again when the edit fails before the rename: a
@@ -20,7 +22,9 @@ use camino::{Utf8Path, Utf8PathBuf};
 use safe_open::Symlinks;
 
 use crate::faults::{self, FileOp};
-use crate::{StoreError, lock, parent, sidecar, sync_dir, utf8_lossy, write_temp};
+use crate::{
+    StoreError, lock, parent, remove_stale_temp_files, sidecar, sync_dir, utf8_lossy, write_temp,
+};
 
 /// How many times a change is made again when the file changed under it.
 pub const ATTEMPTS: u32 = 5;
@@ -125,6 +129,7 @@ pub fn edit_file<E: From<StoreError>>(
         index: path,
     };
     let held = lock.hold(paths, lock_timeout, || {
+        remove_stale_temp_files(path);
         for _ in 0..ATTEMPTS {
             match attempt(path, &mut change) {
                 Attempt::Done(result) => return Ok(result),

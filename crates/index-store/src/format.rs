@@ -146,6 +146,137 @@ pub fn begins_as_index(bytes: &[u8]) -> bool {
         .is_some_and(u8::is_ascii_digit)
 }
 
+/// The members of `entries` that a damaged file still holds whole, in order: what a tool that
+/// rewrites the file in place (the JavaScript crash-resume-index) had written before it was
+/// killed, the entries it acknowledged since our last write among them. Reading stops at the
+/// first member that is not whole JSON; the rest of the file is not looked at.
+pub fn salvage(bytes: &[u8]) -> Vec<(String, Value)> {
+    let mut found = Vec::new();
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    // The error is where the file is torn: everything before it has been kept.
+    let _ = deserializer.deserialize_map(salvage::Top(&mut found));
+    found
+}
+
+/// `document` (the backup generation, or an empty one) with the entries [`salvage`]d from the
+/// damaged file over it: the file was written after the backup, so its whole entry replaces the
+/// backup's of the same surface, and one surface per session is kept again.
+pub fn merge_salvaged(document: Document, salvaged: Vec<(String, Value)>) -> Document {
+    let salvaged_surfaces: std::collections::HashSet<String> = salvaged
+        .iter()
+        .map(|(surface, _)| surface.clone())
+        .collect();
+    let replaced = |surface: &str| salvaged_surfaces.contains(surface);
+    let Document {
+        index,
+        mut unusable,
+        unknown_fields,
+        mut problems,
+    } = document;
+    unusable.retain(|surface, _| !replaced(surface));
+    problems.retain(|problem| match problem {
+        Problem::UnusableEntry { surface, .. } => !replaced(surface),
+        Problem::DuplicateSession { .. } => true,
+    });
+    let mut entries: Vec<Entry> = index
+        .entries()
+        .into_iter()
+        .filter(|entry| !replaced(entry.surface.as_str()))
+        .cloned()
+        .collect();
+    let mut merged = Document {
+        index: Index::default(),
+        unusable,
+        unknown_fields,
+        problems,
+    };
+    for (surface, raw) in salvaged {
+        add_entry(&mut merged, &mut entries, surface, raw);
+    }
+    let (index, conflicts) = Index::from_entries(entries);
+    merged.index = index;
+    merged
+        .problems
+        .extend(conflicts.into_iter().map(duplicate_session));
+    merged
+}
+
+/// The visitors [`salvage`] reads a torn file with: each whole entry is pushed as soon as it
+/// is read, so an error further on keeps it.
+mod salvage {
+    use std::collections::HashMap;
+    use std::fmt;
+
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+
+    use super::Value;
+
+    /// The top-level object: `entries` is read member by member, anything else skipped.
+    pub(super) struct Top<'a>(pub(super) &'a mut Vec<(String, Value)>);
+
+    /// The members read so far, and where each surface's is among them.
+    struct Found<'a> {
+        members: &'a mut Vec<(String, Value)>,
+        position: HashMap<String, usize>,
+    }
+
+    impl<'de> Visitor<'de> for Top<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an index")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "entries" {
+                    // The last of duplicate keys wins, as a JSON parser keeps it.
+                    self.0.clear();
+                    map.next_value_seed(Entries(Found {
+                        members: &mut *self.0,
+                        position: HashMap::new(),
+                    }))?;
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// The `entries` object, each member kept once it is whole.
+    struct Entries<'a>(Found<'a>);
+
+    impl<'de> DeserializeSeed<'de> for Entries<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+            deserializer.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Entries<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("the index's entries")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let Found {
+                members,
+                mut position,
+            } = self.0;
+            while let Some((surface, raw)) = map.next_entry::<String, Value>()? {
+                match position.get(&surface) {
+                    // The last of duplicate keys wins, as a JSON parser keeps it.
+                    Some(&at) => members[at].1 = raw,
+                    None => {
+                        position.insert(surface.clone(), members.len());
+                        members.push((surface, raw));
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
 /// One surface's entry, read without building the whole index: `Some(found)` when the file
 /// is an ordinary one and the answer is certain; `None` when only a full [`parse`] can say
 /// (anything unusual: a corrupt or newer file, an entry of unknown shape, or the entry's
@@ -175,7 +306,7 @@ pub(crate) fn parse_general(bytes: &[u8]) -> Result<Document, ParseError> {
     match version {
         None => {}
         Some(raw) => match member_value(raw)? {
-            Value::Number(number) => match number.as_u64() {
+            Value::Number(number) => match whole_number(&number) {
                 Some(version) if version <= FORMAT_VERSION => {}
                 Some(version) => return Err(ParseError::NewerVersion(version)),
                 None => {
@@ -222,6 +353,17 @@ pub(crate) fn parse_general(bytes: &[u8]) -> Result<Document, ParseError> {
         add_entry(&mut document, &mut entries, surface, raw);
     }
     finish(document, entries)
+}
+
+/// A number that is whole, as JavaScript, which has one number type, reads it: `1`, `1.0` and
+/// `1e0` alike.
+fn whole_number(number: &serde_json::Number) -> Option<u64> {
+    number.as_u64().or_else(|| {
+        let float = number.as_f64()?;
+        // Below 2^53 every whole float is exact.
+        (float.fract() == 0.0 && (0.0..9_007_199_254_740_992.0).contains(&float))
+            .then_some(float as u64)
+    })
 }
 
 /// A JSON object as its members' raw text, in order.
@@ -329,16 +471,18 @@ fn add_entry(document: &mut Document, entries: &mut Vec<Entry>, surface: String,
 fn finish(mut document: Document, entries: Vec<Entry>) -> Result<Document, ParseError> {
     let (index, conflicts) = Index::from_entries(entries);
     document.index = index;
-    document.problems.extend(
-        conflicts
-            .into_iter()
-            .map(|conflict| Problem::DuplicateSession {
-                session: conflict.dropped.session.into_string(),
-                dropped: conflict.dropped.surface.into_string(),
-                kept: conflict.kept.into_string(),
-            }),
-    );
+    document
+        .problems
+        .extend(conflicts.into_iter().map(duplicate_session));
     Ok(document)
+}
+
+fn duplicate_session(conflict: index_core::Conflict) -> Problem {
+    Problem::DuplicateSession {
+        session: conflict.dropped.session.into_string(),
+        dropped: conflict.dropped.surface.into_string(),
+        kept: conflict.kept.into_string(),
+    }
 }
 
 fn entry_from_json(surface: &str, raw: Value) -> Result<Entry, (Value, String)> {

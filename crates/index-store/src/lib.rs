@@ -18,7 +18,8 @@
 //!   readable backup `<index>.bak` is beside it, or, for an empty file, when a sidecar of ours
 //!   or the JavaScript tool's is beside it; anything else is refused
 //!   ([`StoreError::NotAnIndex`]). A read of a damaged index uses the backup (or an empty
-//!   index) and says so; the next write keeps the damaged file as `<index>.corrupt-<time>`
+//!   index), with the entries a file that begins as an index still holds whole over it, and
+//!   says so; the next write keeps the damaged file as `<index>.corrupt-<time>`
 //!   (never deleted or overwritten) and writes the repaired index over it.
 //! - The index, and every dir on its path, must be the user's (or root's) and writable by no
 //!   one else (a sticky dir aside), as OpenSSH requires of its files
@@ -338,6 +339,8 @@ pub enum Warning {
         reason: String,
         /// Whether the index was rebuilt from the backup.
         from_backup: bool,
+        /// How many entries the damaged file still held whole were kept over the backup.
+        salvaged: usize,
     },
     /// A read found a damaged index of ours and used its backup (or an empty index) instead;
     /// nothing was written: the next write repairs the file.
@@ -348,6 +351,8 @@ pub enum Warning {
         reason: String,
         /// Whether the backup was read (else an empty index).
         from_backup: bool,
+        /// How many entries the damaged file still holds whole were read over the backup.
+        salvaged: usize,
     },
     /// Part of the file could not be used.
     Problem {
@@ -360,11 +365,16 @@ pub enum Warning {
 
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let source = |from_backup: bool| {
-            if from_backup {
+        let source = |from_backup: bool, salvaged: usize| {
+            let base = if from_backup {
                 "using the previous generation from the backup"
             } else {
                 "no usable backup, starting from an empty index"
+            };
+            match salvaged {
+                0 => base.to_string(),
+                1 => format!("{base}, with the 1 entry the damaged file holds whole"),
+                _ => format!("{base}, with the {salvaged} entries the damaged file holds whole"),
             }
         };
         match self {
@@ -373,20 +383,22 @@ impl std::fmt::Display for Warning {
                 moved_to,
                 reason,
                 from_backup,
+                salvaged,
             } => write!(
                 f,
                 "index at {path} could not be read ({reason}); moved it aside to {moved_to}, {}",
-                source(*from_backup)
+                source(*from_backup, *salvaged)
             ),
             Warning::Damaged {
                 path,
                 reason,
                 from_backup,
+                salvaged,
             } => write!(
                 f,
                 "index at {path} could not be read ({reason}); {}; the file is left as it is \
                  until the next write keeps it aside as {path}.corrupt-<time> and repairs it",
-                source(*from_backup)
+                source(*from_backup, *salvaged)
             ),
             Warning::Problem {
                 path,
@@ -500,12 +512,13 @@ impl Store {
             Read::Missing => Ok(Snapshot::default()),
             Read::Parsed(document, _) => Ok(self.snapshot(*document, Vec::new())),
             Read::Corrupt(reason, bytes) => {
-                let (document, from_backup) =
+                let (document, from_backup, salvaged) =
                     self.adopt_damaged(reason.clone(), &bytes, self.has_sidecar())?;
                 let warning = Warning::Damaged {
                     path: self.path.clone(),
                     reason,
                     from_backup,
+                    salvaged,
                 };
                 Ok(self.snapshot(document, vec![warning]))
             }
@@ -623,7 +636,7 @@ impl Store {
             Read::Missing => (Document::default(), None),
             Read::Parsed(document, bytes) => (*document, Some(bytes)),
             Read::Corrupt(reason, bytes) => {
-                let (document, from_backup) =
+                let (document, from_backup, salvaged) =
                     self.adopt_damaged(reason.clone(), &bytes, sidecar_seen)?;
                 let moved_to = self.quarantine()?;
                 warnings.push(Warning::Quarantined {
@@ -631,6 +644,7 @@ impl Store {
                     moved_to,
                     reason,
                     from_backup,
+                    salvaged,
                 });
                 (document, None)
             }
@@ -725,22 +739,36 @@ impl Store {
     /// beside it, or it is empty and a sidecar of ours or the JavaScript tool's was beside it
     /// (`sidecar_seen`, looked at before this process made any: a crash of that tool while it
     /// rewrites the file in place can leave it empty). The backup generation when it parses
-    /// (`true`), else an empty index. Any other file is not ours: [`StoreError::NotAnIndex`].
+    /// (`true`), else an empty index, with the entries a file that begins as an index still
+    /// holds whole over it (how many is the third value): that tool's torn write keeps those it
+    /// acknowledged since our last write. Any other file is not ours: [`StoreError::NotAnIndex`].
     fn adopt_damaged(
         &self,
         reason: String,
         bytes: &[u8],
         sidecar_seen: bool,
-    ) -> Result<(Document, bool), StoreError> {
+    ) -> Result<(Document, bool, usize), StoreError> {
         let (document, from_backup) = self.backup_document();
-        let ours =
-            from_backup || format::begins_as_index(bytes) || (bytes.is_empty() && sidecar_seen);
-        match ours {
-            true => Ok((document, from_backup)),
-            false => Err(StoreError::NotAnIndex {
+        let begins_as_index = format::begins_as_index(bytes);
+        let ours = from_backup || begins_as_index || (bytes.is_empty() && sidecar_seen);
+        if !ours {
+            return Err(StoreError::NotAnIndex {
                 path: self.path.clone(),
                 reason,
-            }),
+            });
+        }
+        let salvaged = match begins_as_index {
+            true => format::salvage(bytes),
+            false => Vec::new(),
+        };
+        let count = salvaged.len();
+        match count {
+            0 => Ok((document, from_backup, 0)),
+            _ => Ok((
+                format::merge_salvaged(document, salvaged),
+                from_backup,
+                count,
+            )),
         }
     }
 
@@ -891,22 +919,31 @@ impl Store {
         write_index(&self.path, bytes)
     }
 
-    /// Removes temp files a killed writer left behind. Only called under the lock, when no
-    /// other writer can have one open.
     fn remove_stale_temp_files(&self) {
-        let prefix = temp_prefix(&self.path);
-        let Ok(listing) = fs::read_dir(parent(&self.path)) else {
-            return;
-        };
-        for item in listing.flatten() {
-            let name = item.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with(&prefix)
-                && name.ends_with(".tmp")
-                && fs::remove_file(item.path()).is_ok()
-            {
-                faults::note(|| FileOp::Remove(utf8_lossy(&item.path())));
-            }
+        remove_stale_temp_files(&self.path);
+    }
+}
+
+/// Removes the temp files for `path` a killed writer of ours left behind, named as
+/// [`write_temp`] names them, letters and digits between the prefix and `.tmp` (and nothing
+/// else, in a dir that may be an agent's). Only called under the lock, when no other writer of
+/// ours can have one open.
+fn remove_stale_temp_files(path: &Utf8Path) {
+    let prefix = temp_prefix(path);
+    let Ok(listing) = fs::read_dir(parent(path)) else {
+        return;
+    };
+    for item in listing.flatten() {
+        let name = item.file_name();
+        let name = name.to_string_lossy();
+        let ours = name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .is_some_and(|random| {
+                !random.is_empty() && random.bytes().all(|byte| byte.is_ascii_alphanumeric())
+            });
+        if ours && fs::remove_file(item.path()).is_ok() {
+            faults::note(|| FileOp::Remove(utf8_lossy(&item.path())));
         }
     }
 }

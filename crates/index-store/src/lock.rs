@@ -251,8 +251,15 @@ impl<'a> SharedDir<'a> {
                         path: paths.index.to_owned(),
                         holder: format!(
                             "the JavaScript crash-resume-index holds {path}, a lock dir {made}; \
-                             it is taken as stale {} s after it was made",
-                            JS_LOCK_STALE.as_secs()
+                             it is taken as stale {} s after it was made{}",
+                            JS_LOCK_STALE.as_secs(),
+                            match age {
+                                // The clock has to pass its time first: waiting may not end.
+                                Some(None) =>
+                                    ", not before: remove it if no \
+                                               crash-resume-index process runs",
+                                _ => "",
+                            }
                         ),
                         waited: started.elapsed(),
                     },

@@ -2,7 +2,8 @@
 //! against a missing, a healthy and a damaged index leaves every file as it was; every command
 //! (the hook too) refuses a file at the index path that is not an index, and leaves it exactly
 //! as it was; and an index, or a dir on its path, that another user owns or can write is
-//! refused as a symlink there would be; and a read run in a zellij pane renames no pane. Each
+//! refused as a symlink there would be; a torn write of the JavaScript tool loses none of the
+//! entries it holds whole; and a read run in a zellij pane renames no pane. Each
 //! through the real binary. One table across every command (each reads the same index), so it
 //! stays one file.
 
@@ -219,6 +220,45 @@ fn an_empty_file_beside_a_sidecar_is_an_empty_index_that_the_next_write_replaces
     assert_eq!(files_in(&env.index_dir()), before);
     record(&env, "B", "sid-b", "REPO");
     assert!(env.entry("B").is_some());
+}
+
+/// The JavaScript tool rewrites the index in place: killed mid-write, it leaves whole the
+/// entries it wrote before the tear, one it recorded after our last write (so not in our
+/// backup) among them. Every read shows it, and the repair keeps it.
+#[test]
+fn a_torn_write_of_the_javascript_tool_loses_none_of_the_entries_it_holds_whole() {
+    let env = sandbox_with(&[("A", "sid-a", "REPO")]);
+    let mut written: serde_json::Value =
+        serde_json::from_slice(&fs::read(env.index_path()).unwrap()).unwrap();
+    let at = 1_700_000_000_000;
+    written["entries"]["js-acked"] = crate::entry("js-acked", "sid-js-acked", "REPO", at, at);
+    written["entries"]["js-torn"] = crate::entry("js-torn", "sid-js-torn", "REPO", at, at);
+    let whole = serde_json::to_vec_pretty(&written).unwrap();
+    env.write_index_bytes(&whole[..whole.len() - 40]);
+    for with_backup in [true, false] {
+        if !with_backup {
+            fs::remove_file(env.backup_path()).unwrap();
+        }
+        check(
+            &env,
+            &["lookup", "js-acked"],
+            0,
+            contains("sid-js-acked"),
+            contains("the damaged file holds whole"),
+        );
+        check(
+            &env,
+            &["list"],
+            0,
+            contains("js-acked").and(contains("A")),
+            contains(""),
+        );
+    }
+    record(&env, "B", "sid-b", "REPO");
+    for surface in ["A", "js-acked", "B"] {
+        assert!(env.entry(surface).is_some(), "{surface}");
+    }
+    assert!(env.entry("js-torn").is_none());
 }
 
 /// Another user's index, or a dir on its path that others can write (a sticky dir aside), is

@@ -180,6 +180,29 @@ fn an_unusable_entry_is_kept_verbatim_and_reported() {
     assert_eq!(json["entries"]["good"]["last_active"], 5);
 }
 
+/// JavaScript has one number type: a version written `1.0` or `1e0` is the version 1 its reader
+/// accepts, not damage; one that is not whole is.
+#[test]
+fn a_version_written_as_a_whole_float_is_that_version() {
+    let entries = r#""entries":{"a":{"surfaceId":"a","sessionId":"s","repo":"r","captured_at":1}}"#;
+    for version in ["1.0", "1e0", "1.0E0"] {
+        let document =
+            index_store::format::parse(format!(r#"{{"version":{version},{entries}}}"#).as_bytes())
+                .unwrap_or_else(|error| panic!("{version}: {error:?}"));
+        assert!(document.index.lookup("a").is_some(), "{version}");
+    }
+    let newer = index_store::format::parse(br#"{"version":2.0,"entries":{}}"#);
+    assert!(
+        matches!(newer, Err(index_store::format::ParseError::NewerVersion(2))),
+        "{newer:?}"
+    );
+    let torn = index_store::format::parse(br#"{"version":1.5,"entries":{}}"#);
+    assert!(
+        matches!(torn, Err(index_store::format::ParseError::Corrupt(_))),
+        "{torn:?}"
+    );
+}
+
 #[test]
 fn fractional_javascript_times_are_read() {
     let (_dir, dir) = temp_dir();

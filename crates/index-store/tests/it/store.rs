@@ -111,12 +111,15 @@ fn temp_files_left_by_a_killed_writer_are_cleaned_under_the_lock() {
     let path = dir.join("index.json");
     std::fs::write(dir.join(".index.json.abc123.tmp"), b"{\"half").unwrap();
     std::fs::write(dir.join("unrelated.tmp"), b"keep").unwrap();
+    // Named as another program might name its own temp file: not ours, kept.
+    std::fs::write(dir.join(".index.json.other-tool.tmp"), b"keep").unwrap();
     store_at(&path)
         .update(|index| index.record(rec("p", "s", "r"), 1))
         .unwrap();
     assert_eq!(
         names_in(&dir),
         [
+            ".index.json.other-tool.tmp",
             "index.json",
             "index.json.bak",
             "index.json.flock",
@@ -228,6 +231,74 @@ fn a_damaged_index_that_begins_as_one_is_ours_even_without_a_backup() {
         panic!("{:?}", updated.warnings);
     };
     assert_eq!(std::fs::read(moved_to).unwrap(), torn);
+}
+
+/// The JavaScript tool rewrites the index in place: killed mid-write, it leaves the entries it
+/// wrote before the tear whole, and among them entries it acknowledged after our last write,
+/// which our backup does not hold. Reads and the repair keep them.
+#[test]
+fn a_torn_write_of_the_javascript_tool_keeps_the_entries_it_holds_whole() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let store = store_at(&path);
+    store
+        .update(|index| index.record(rec("ours", "s-ours", "r"), 1))
+        .unwrap();
+    // The JavaScript tool records `js0` (acknowledged), then is killed writing `js1`.
+    let entry = |surface: &str, session: &str| {
+        format!(
+            "\"{surface}\": {{\"surfaceId\": \"{surface}\", \"sessionId\": \"{session}\", \
+             \"repo\": \"r\", \"role\": null, \"captured_at\": 2, \"last_active\": 2.0e0}}"
+        )
+    };
+    let torn = format!(
+        "{{\"version\": 1, \"entries\": {{{}, {}, {}",
+        entry("ours", "s-ours"),
+        entry("js0", "s-js0"),
+        &entry("js1", "s-js1")[..40]
+    );
+    let backup = std::fs::read(store.backup_path()).unwrap();
+    for with_backup in [true, false] {
+        std::fs::write(&path, &torn).unwrap();
+        if with_backup {
+            std::fs::write(store.backup_path(), &backup).unwrap();
+        } else {
+            let _ = std::fs::remove_file(store.backup_path());
+        }
+        let snapshot = store.load().unwrap();
+        let [warning @ Warning::Damaged { from_backup, .. }] = &snapshot.warnings[..] else {
+            panic!("{:?}", snapshot.warnings);
+        };
+        assert_eq!(*from_backup, with_backup);
+        assert!(
+            warning
+                .to_string()
+                .contains("2 entries the damaged file holds whole"),
+            "{warning}"
+        );
+        assert!(snapshot.index.lookup("ours").is_some());
+        assert!(snapshot.index.lookup("js0").is_some(), "{with_backup}");
+        assert!(snapshot.index.lookup("js1").is_none());
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            torn.as_bytes(),
+            "a read wrote"
+        );
+
+        let updated = store
+            .update(|index| index.record(rec("p3", "s3", "r"), 3))
+            .unwrap();
+        let [Warning::Quarantined { moved_to, .. }] = &updated.warnings[..] else {
+            panic!("{:?}", updated.warnings);
+        };
+        assert_eq!(std::fs::read(moved_to).unwrap(), torn.as_bytes());
+        std::fs::remove_file(moved_to).unwrap();
+        let index = store.load().unwrap().index;
+        for surface in ["ours", "js0", "p3"] {
+            assert!(index.lookup(surface).is_some(), "{surface}, {with_backup}");
+        }
+        store.update(|index| index.forget("p3")).unwrap();
+    }
 }
 
 /// Runs every read and write of `store` and hands each result to `refused`.

@@ -1102,6 +1102,13 @@ fn hook_install_aborted_or_failing_at_every_point_leaves_whole_settings() {
                 .args(["hook", "install", "claude", "--settings", settings_text])
                 .assert()
                 .success();
+            // Nor is a temp file a killed install left: the next one removes it.
+            let temps: Vec<String> = fs::read_dir(settings.parent().unwrap())
+                .unwrap()
+                .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(".tmp"))
+                .collect();
+            assert_eq!(temps, Vec::<String>::new(), "{context}");
             let settings: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
             assert_eq!(settings["model"], "opus", "{context}");
             assert!(settings["hooks"]["SessionStart"].is_array(), "{context}");
