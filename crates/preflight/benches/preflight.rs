@@ -1,7 +1,8 @@
 //! The preflight at scale: a project folder with 10, 1,000 and 10,000 transcripts; the
 //! reachability of one session; the recovery scan; following a `continued-in` chain. For Codex:
 //! a `$CODEX_HOME` with as many sessions, looked up through the `state_5.sqlite` row (read-only)
-//! and, without the database, by the search through the date folders.
+//! and, without the database, by the search through the date folders. For Gemini: a project
+//! with as many session files (each read and replayed), and one session of as many messages.
 
 use std::hint::black_box;
 
@@ -182,5 +183,103 @@ fn bench_codex(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench, bench_codex);
+/// A Gemini home (the dir holding `.gemini`) for the project `work`: `files` session files of
+/// three messages each, the first one with `messages` more; returns the home, the work dir and
+/// the first session's id.
+fn gemini_home(
+    root: &Utf8Path,
+    files: usize,
+    messages: usize,
+) -> (Utf8PathBuf, Utf8PathBuf, String) {
+    let home = root.join(format!("gemini-{files}-{messages}"));
+    let work = home.join("work");
+    let chats = home.join(".gemini/tmp/work/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let work = work.canonicalize_utf8().unwrap();
+    std::fs::write(
+        home.join(".gemini/projects.json"),
+        serde_json::json!({ "projects": { work.as_str(): "work" } }).to_string(),
+    )
+    .unwrap();
+    std::fs::write(home.join(".gemini/tmp/work/.project_root"), work.as_str()).unwrap();
+    let message = |id: String| {
+        serde_json::json!({
+            "id": id,
+            "timestamp": "2026-12-01T10:00:01.000Z",
+            "type": "user",
+            "content": [{ "text": "fix the failing test in the parser" }],
+        })
+        .to_string()
+    };
+    for n in 0..files {
+        let session = format!("{n:08x}-0000-4000-8000-000000000000");
+        let header = serde_json::json!({
+            "sessionId": session,
+            "projectHash": "0".repeat(64),
+            "startTime": "2026-12-01T10:00:00.000Z",
+            "lastUpdated": "2026-12-01T10:00:00.000Z",
+            "kind": "main",
+        });
+        let count = 3 + if n == 0 { messages } else { 0 };
+        let mut text = format!("{header}\n");
+        for m in 0..count {
+            text.push_str(&message(format!("m-{n}-{m}")));
+            text.push('\n');
+        }
+        std::fs::write(
+            chats.join(format!("session-2026-12-01T10-00-{}.jsonl", &session[..8])),
+            text,
+        )
+        .unwrap();
+    }
+    (
+        home,
+        work,
+        "00000000-0000-4000-8000-000000000000".to_string(),
+    )
+}
+
+fn bench_gemini(c: &mut Criterion) {
+    let dir = tempfile::Builder::new()
+        .prefix("preflight-bench-gemini-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let root = Utf8PathBuf::from_path_buf(dir.path().to_path_buf()).unwrap();
+    let input = |home: &Utf8Path, work: &Utf8Path, session: &str| Input {
+        agent: Some("gemini".into()),
+        session: Some(session.into()),
+        cwd: Some(work.to_string()),
+        config_dir: Some(home.to_string()),
+        ..Input::default()
+    };
+    // What is measured is a resume, not a refusal.
+    let resumes = |input: &Input| {
+        assert_eq!(
+            preflight(input).verdict,
+            preflight::Verdict::Resume,
+            "{input:?}"
+        );
+    };
+    for size in sizes() {
+        let mut group = c.benchmark_group("preflight gemini");
+        let (home, work, session) = gemini_home(&root, size, 0);
+        resumes(&input(&home, &work, &session));
+        group.bench_with_input(
+            BenchmarkId::new("resume among session files", size),
+            &input(&home, &work, &session),
+            |b, input| b.iter(|| black_box(preflight(black_box(input)))),
+        );
+        let (home, work, session) = gemini_home(&root, 1, size);
+        resumes(&input(&home, &work, &session));
+        group.bench_with_input(
+            BenchmarkId::new("resume, one session of messages", size),
+            &input(&home, &work, &session),
+            |b, input| b.iter(|| black_box(preflight(black_box(input)))),
+        );
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench, bench_codex, bench_gemini);
 criterion_main!(benches);
