@@ -61,7 +61,7 @@ fn read_current(path: &Utf8Path) -> Result<Option<Current>, StoreError> {
         path: path.to_owned(),
         cause,
     };
-    let mut file = match safe_open::open_read(path.as_std_path(), Symlinks::Refuse) {
+    let file = match safe_open::open_read(path.as_std_path(), Symlinks::Refuse) {
         Ok(file) => file,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(read_error(error)),
@@ -85,28 +85,16 @@ fn read_current(path: &Utf8Path) -> Result<Option<Current>, StoreError> {
             path: path.to_owned(),
         });
     }
-    let size = metadata.len();
-    if size > MAX_EDITABLE_BYTES {
-        return Err(StoreError::FileTooLarge {
-            path: path.to_owned(),
-            size,
-            cap: MAX_EDITABLE_BYTES,
-        });
-    }
-    // At most one byte past the cap, should the file grow while it is read.
-    let mut bytes = Vec::new();
-    io::Read::read_to_end(
-        &mut io::Read::take(&mut file, MAX_EDITABLE_BYTES + 1),
-        &mut bytes,
-    )
-    .map_err(read_error)?;
-    if bytes.len() as u64 > MAX_EDITABLE_BYTES {
-        return Err(StoreError::FileTooLarge {
-            path: path.to_owned(),
-            size: bytes.len() as u64,
-            cap: MAX_EDITABLE_BYTES,
-        });
-    }
+    let bytes = match safe_open::read_whole_within(file, MAX_EDITABLE_BYTES).map_err(read_error)? {
+        safe_open::Within::Whole(bytes) => bytes,
+        safe_open::Within::TooLarge(size) => {
+            return Err(StoreError::FileTooLarge {
+                path: path.to_owned(),
+                size,
+                cap: MAX_EDITABLE_BYTES,
+            });
+        }
+    };
     Ok(Some(Current { bytes, permissions }))
 }
 

@@ -1049,16 +1049,10 @@ fn read_trusted(path: &Utf8Path) -> Result<Vec<u8>, ReadError> {
     if let Some(reason) = location::untrusted(&metadata, false) {
         return Err(ReadError::Untrusted(format!("it {reason}")));
     }
-    if metadata.len() > MAX_INDEX_BYTES {
-        return Err(ReadError::TooLarge(metadata.len()));
+    match safe_open::read_whole_within(file, MAX_INDEX_BYTES).map_err(ReadError::Io)? {
+        safe_open::Within::Whole(bytes) => Ok(bytes),
+        safe_open::Within::TooLarge(size) => Err(ReadError::TooLarge(size)),
     }
-    let mut bytes = Vec::new();
-    io::Read::read_to_end(&mut io::Read::take(file, MAX_INDEX_BYTES + 1), &mut bytes)
-        .map_err(ReadError::Io)?;
-    if bytes.len() as u64 > MAX_INDEX_BYTES {
-        return Err(ReadError::TooLarge(bytes.len() as u64));
-    }
-    Ok(bytes)
 }
 
 /// Copies `from` to `to`, a new file (never over an existing one), and syncs it: how a corrupt

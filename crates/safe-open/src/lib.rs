@@ -146,6 +146,31 @@ pub fn read(path: &Path, symlinks: Symlinks) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// What [`read_whole_within`] found: the whole file, or that it is larger than the cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Within {
+    /// The whole file, at most the cap.
+    Whole(Vec<u8>),
+    /// The file is larger than the cap: its size, or (should it have grown while it was read)
+    /// what was read of it; nothing more than one byte past the cap was read.
+    TooLarge(u64),
+}
+
+/// The whole of the open `file` when it holds at most `cap` bytes, reading no more than one
+/// byte past the cap (a file that grows while it is read is seen too).
+pub fn read_whole_within(file: File, cap: u64) -> io::Result<Within> {
+    let size = file.metadata()?.len();
+    if size > cap {
+        return Ok(Within::TooLarge(size));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok(match bytes.len() as u64 {
+        read if read > cap => Within::TooLarge(read),
+        _ => Within::Whole(bytes),
+    })
+}
+
 /// What a bounded read found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Part {

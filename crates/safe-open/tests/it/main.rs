@@ -5,7 +5,9 @@ use std::io;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 
-use safe_open::{Symlinks, open_private_append, open_read, read, read_head, read_tail};
+use safe_open::{
+    Symlinks, Within, open_private_append, open_read, read, read_head, read_tail, read_whole_within,
+};
 use test_support::sandbox::mkfifo;
 
 #[test]
@@ -89,4 +91,18 @@ fn what_it_creates_is_private() {
     assert_eq!(mode(&log), 0o600);
     assert_eq!(mode(&dir.path().join("a")), 0o700);
     assert_eq!(mode(&dir.path().join("a/b")), 0o700);
+}
+
+#[test]
+fn a_file_is_read_whole_only_within_its_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("file");
+    fs::write(&path, b"0123456789").unwrap();
+    let within = |cap| read_whole_within(open_read(&path, Symlinks::Refuse).unwrap(), cap).unwrap();
+    assert_eq!(within(10), Within::Whole(b"0123456789".to_vec()));
+    assert_eq!(within(9), Within::TooLarge(10));
+    // A sparse file far past the cap is refused by its size, unread.
+    let sparse = fs::File::create(&path).unwrap();
+    sparse.set_len(1 << 40).unwrap();
+    assert_eq!(within(1 << 20), Within::TooLarge(1 << 40));
 }
