@@ -13,6 +13,7 @@
 //! world's, `test_support::sandbox`, under the build dir), the hooks in a pane of the test
 //! world's private tmux server; zellij runs under `target/bench-cli/`.
 
+mod growth;
 mod zellij_restore;
 
 use std::process::{Command, Stdio};
@@ -25,11 +26,21 @@ use index_store::{Store, StoreOptions};
 use test_support::sandbox::Sandbox;
 use test_support::world::{PanePlace, TmuxServer};
 
-const USAGE: &str = "usage: cargo xtask bench-cli [--runs N] [--plan | --only tmux-hook | --only kitty-restore | --only zellij-restore]";
+const USAGE: &str = "usage: cargo xtask bench-cli [--runs N] [--binary PATH] [--plan | --check | --picture | --only tmux-hook | --only kitty-restore | --only zellij-restore]";
 
 pub fn run(args: &[String]) -> Result<()> {
+    // The floor `--check` times `record` against, run by it as a process of its own.
+    if let Some((first, rest)) = args.split_first()
+        && first == growth::DURABLE_WRITE
+    {
+        return growth::durable_write(rest);
+    }
     let mut runs = 50;
     let mut plan_only = false;
+    let mut check = false;
+    let mut picture = false;
+    // Another build to time instead of this tree's (an earlier commit's, for a before and after).
+    let mut other_binary = None;
     let mut only_tmux_hook = false;
     let mut only_kitty_restore = false;
     let mut only_zellij = false;
@@ -40,7 +51,13 @@ pub fn run(args: &[String]) -> Result<()> {
                 runs = n.parse().context("--runs takes a number")?;
                 words.next();
             }
+            ("--binary", Some(path)) => {
+                other_binary = Some(Utf8PathBuf::from(path));
+                words.next();
+            }
             ("--plan", _) => plan_only = true,
+            ("--check", _) => check = true,
+            ("--picture", _) => picture = true,
             ("--only", Some(what)) if what == "tmux-hook" => {
                 only_tmux_hook = true;
                 words.next();
@@ -56,13 +73,23 @@ pub fn run(args: &[String]) -> Result<()> {
             _ => bail!(USAGE),
         }
     }
-    let binary = Utf8PathBuf::from_path_buf(crate::workspace::build_release()?)
-        .map_err(|path| anyhow::anyhow!("the build dir {} is not UTF-8", path.display()))?;
+    let binary = match other_binary {
+        Some(binary) => binary,
+        None => Utf8PathBuf::from_path_buf(crate::workspace::build_release()?)
+            .map_err(|path| anyhow::anyhow!("the build dir {} is not UTF-8", path.display()))?,
+    };
     let sandbox = utf8(crate::workspace::sandbox_base("bench-cli")?)?;
     let _ = std::fs::remove_dir_all(&sandbox);
     std::fs::create_dir_all(&sandbox)?;
     if plan_only {
         return plan_growth(&binary, runs.clamp(1, 10));
+    }
+    if check {
+        return growth::check(&binary, runs.clamp(1, 5));
+    }
+    if picture {
+        let out = crate::workspace::root()?.join("docs/growth.svg");
+        return growth::picture(&binary, runs.clamp(1, 10), &out);
     }
     if only_tmux_hook {
         return tmux_hooks(&binary, runs);
@@ -173,42 +200,10 @@ fn kitty_restore(binary: &Utf8Path, runs: usize) -> Result<()> {
 /// 50, each dir's project folder holds 20 transcripts (the sessions of its first 20 entries),
 /// so at 1,000 entries every entry resumes and beyond that the rest run the recovery scan.
 fn plan_growth(binary: &Utf8Path, runs: usize) -> Result<()> {
-    const DIRS: usize = 50;
-    const TRANSCRIPTS_PER_DIR: usize = 20;
     println!("\n| `restore` plan: entries | median | p95 | per entry |");
     println!("|---:|---:|---:|---:|");
     for size in [1_000usize, 2_000, 5_000, 10_000] {
-        let bench = Bench::new(binary, 0)?;
-        let dir = &bench.dir;
-        let config = dir.join("home/.claude");
-        let works: Vec<Utf8PathBuf> = (0..DIRS)
-            .map(|n| {
-                let work = dir.join(format!("home/work-{n}"));
-                std::fs::create_dir_all(&work)?;
-                Ok(work.canonicalize_utf8()?)
-            })
-            .collect::<Result<_>>()?;
-        let store = Store::open(&bench.index, StoreOptions::default())?;
-        store.update(|index| {
-            for n in 0..size {
-                let mut record = Record::new(
-                    SurfaceId::new(surface(n)).expect("valid surface"),
-                    SessionId::new(uuid(n)).expect("valid session"),
-                    Repo::new(format!("repo-{}", n % DIRS)).expect("valid repo"),
-                );
-                record.cwd = Some(works[n % DIRS].to_string());
-                record.config_dir = Some(config.to_string());
-                index.record(record, 1_700_000_000_000 + n as u64);
-            }
-        })?;
-        for n in 0..(DIRS * TRANSCRIPTS_PER_DIR).min(size) {
-            let project = preflight::claude::project_dir(&config, &works[n % DIRS]);
-            std::fs::create_dir_all(&project)?;
-            std::fs::write(
-                project.join(format!("{}.jsonl", uuid(n))),
-                "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
-            )?;
-        }
+        let bench = growth::plan_bench(binary, size, 50, 20)?;
         let times = bench.time(&["restore".to_string()], None, runs)?;
         let (median, p95) = percentiles(&times);
         println!(

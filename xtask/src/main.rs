@@ -61,7 +61,7 @@ tasks:
   test [NEXTEST ARGS]   run every test of the workspace
   reboot-sim [--panes N] [--real-claude | --real-codex]
                         the whole crash-and-resume story in a sandbox, checked pane by pane
-  bench-cli [--runs N] [--plan | --only tmux-hook | --only kitty-restore]
+  bench-cli [--runs N] [--binary PATH] [--plan | --check | --picture | --only tmux-hook | --only kitty-restore]
                         time the release binary end to end (median, p95) at 1k and 10k
                         entries, the restore plan from 1k to 10k (--plan: only that), and
                         restore --apply kitty of 10 surfaces into a live kitty (budget 2 s)

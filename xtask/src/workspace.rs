@@ -23,6 +23,15 @@ pub fn target_dir() -> Result<std::path::PathBuf> {
         .context("cargo metadata names no target_directory")
 }
 
+/// The workspace's root dir (where its `Cargo.toml` is).
+pub fn root() -> Result<camino::Utf8PathBuf> {
+    let manifest = camino::Utf8Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .map(camino::Utf8Path::to_path_buf)
+        .context("the xtask crate has no parent dir")
+}
+
 /// Where a task keeps its sandbox: `<build dir>/<name>`, unless the build dir is on a volatile
 /// path (a clone under `/tmp`), which the index refuses; then `/var/tmp/crash-resume-<name>`.
 pub fn sandbox_base(name: &str) -> Result<std::path::PathBuf> {

@@ -230,9 +230,14 @@ pub fn registry(cx: &Context) -> Result<Registry, Failure> {
 }
 
 /// When the entry's conversation last changed on disk (see
-/// [`resume_plan::input::conversation_active`]).
-pub fn conversation_active(cx: &Context, entry: &Entry) -> Option<Millis> {
-    resume_plan::input::conversation_active(entry, cx.env())
+/// [`resume_plan::input::conversation_active`]), the agents' files read through `cache`, which
+/// a command asking about many entries shares among them.
+pub fn conversation_active(
+    cx: &Context,
+    entry: &Entry,
+    cache: &preflight::Cache,
+) -> Option<Millis> {
+    resume_plan::input::conversation_active_with(entry, cx.env(), cache)
 }
 
 pub fn report(warnings: &[Warning]) {

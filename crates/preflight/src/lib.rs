@@ -562,8 +562,13 @@ fn chain_head(input: &Input, disk: &dyn Layout, candidate: &str) -> String {
 /// [`claude::locate`] finds (the working dir's project folder first, as the CLI looks); for
 /// Codex the rollout file; for Gemini the session file `--resume` would load.
 pub fn transcript_modified(input: &Input) -> Option<std::time::SystemTime> {
-    let cache = Cache::default();
-    let layout = open_layout(input, &cache)?;
+    transcript_modified_with(input, &Cache::default())
+}
+
+/// [`transcript_modified`] for one of many inputs asked about at once (`list`, a restore
+/// plan): the agent's files are read through `cache`, once for the whole batch.
+pub fn transcript_modified_with(input: &Input, cache: &Cache) -> Option<std::time::SystemTime> {
+    let layout = open_layout(input, cache)?;
     layout.last_change(non_empty(&input.session)?)
 }
 

@@ -74,7 +74,19 @@ pub fn entry_input(entry: &Entry, env: &Environment) -> preflight::Input {
 /// known. A max age is measured from the latest of this and the entry's `last_active`
 /// ([`Entry::last_activity`]): typing prompts runs no hook that records.
 pub fn conversation_active(entry: &Entry, env: &Environment) -> Option<Millis> {
-    preflight::transcript_modified(&entry_input(entry, env)).and_then(millis_since_epoch)
+    conversation_active_with(entry, env, &preflight::Cache::default())
+}
+
+/// [`conversation_active`] for one of many entries (`list`, `prune`, a restore plan): what is
+/// read of the agents' files is kept in `cache` and read once for all of them, so an entry
+/// costs the same however many project folders its config dir holds.
+pub fn conversation_active_with(
+    entry: &Entry,
+    env: &Environment,
+    cache: &preflight::Cache,
+) -> Option<Millis> {
+    preflight::transcript_modified_with(&entry_input(entry, env), cache)
+        .and_then(millis_since_epoch)
 }
 
 /// A file time in epoch milliseconds; `None` before the epoch.

@@ -162,14 +162,6 @@ impl<'a> Planner<'a> {
 
     /// The plan for one entry of the index.
     pub fn item(&mut self, entry: &Entry) -> Result<PlanItem, PlanError> {
-        Ok(self.item_and_transcript(entry)?.0)
-    }
-
-    /// [`Planner::item`], with where the preflight located the session that would load.
-    fn item_and_transcript(
-        &mut self,
-        entry: &Entry,
-    ) -> Result<(PlanItem, Option<preflight::layout::Transcript>), PlanError> {
         let own = self.excluded.take(entry.session.as_str());
         let mut input =
             input::preflight_input_excluding(entry, std::mem::take(&mut self.excluded), self.env);
@@ -217,6 +209,11 @@ impl<'a> Planner<'a> {
             .iter()
             .find(|step| step.id == preflight::StepId::Cleanup)
             .map(|step| step.detail.clone());
+        let last_activity = entry.last_activity(self.conversation_active(
+            entry,
+            session.as_deref(),
+            outcome.transcript.as_ref(),
+        ));
         let item = PlanItem {
             surface: entry.surface.to_string(),
             repo: entry.repo.to_string(),
@@ -235,11 +232,28 @@ impl<'a> Planner<'a> {
             cleanup,
             why,
             applied: None,
-            last_activity: entry.last_activity(input::conversation_active(entry, self.env)),
+            last_activity,
             outcome: None,
             window_layout: entry.window_layout.clone(),
         };
-        Ok((item, outcome.transcript))
+        Ok(item)
+    }
+
+    /// When `entry`'s own conversation last changed on disk: the transcript the preflight
+    /// located when the held session is the one that `loads`, else looked up through the
+    /// plan's cache.
+    fn conversation_active(
+        &self,
+        entry: &Entry,
+        loads: Option<&str>,
+        transcript: Option<&preflight::layout::Transcript>,
+    ) -> Option<Millis> {
+        match transcript {
+            Some(transcript) if loads == Some(entry.session.as_str()) => {
+                transcript.modified().and_then(input::millis_since_epoch)
+            }
+            _ => input::conversation_active_with(entry, self.env, &self.cache),
+        }
     }
 
     /// Who holds `session` besides `entry`'s surface: another surface of the index, or a live
@@ -313,19 +327,12 @@ pub fn build_plan(
         .into_iter()
         .filter(|entry| options.all || entry.ended_at.is_none())
     {
-        let (item, transcript) = planner.item_and_transcript(entry)?;
-        if let Some(max_age) = options.max_age {
-            // The held session's transcript as the preflight located it, when it loads; else
-            // looked up on its own.
-            let active = match transcript {
-                Some(transcript) if item.session_id.as_deref() == Some(entry.session.as_str()) => {
-                    transcript.modified().and_then(input::millis_since_epoch)
-                }
-                _ => input::conversation_active(entry, env),
-            };
-            if entry.is_inactive(max_age, active, options.now) {
-                continue;
-            }
+        let item = planner.item(entry)?;
+        // The item's last activity counts its transcript's last change already.
+        if let Some(max_age) = options.max_age
+            && options.now.saturating_sub(item.last_activity) > max_age
+        {
+            continue;
         }
         plan.push(item);
     }

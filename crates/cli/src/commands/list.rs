@@ -12,11 +12,12 @@ pub fn run(cx: &Context) -> Outcome {
         return output::print_json(&output::List::new(&entries));
     }
     let now = context::now();
+    let cache = preflight::Cache::default();
     let cells: Vec<[String; 6]> = entries
         .iter()
         .map(|entry| {
             let age = output::format_age(
-                entry.activity_age(context::conversation_active(cx, entry), now),
+                entry.activity_age(context::conversation_active(cx, entry, &cache), now),
             );
             let role = escape(entry.role.as_ref().map_or("-", Role::as_str));
             let ended = if entry.ended_at.is_some() {

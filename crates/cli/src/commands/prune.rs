@@ -14,10 +14,11 @@ pub fn run(cx: &Context, max_age: &str) -> Outcome {
     let max_age = context::millis(context::parse_max_age(max_age, "max age")?);
     let now = context::now();
     let live = RefCell::new(LiveAgents::default());
+    let cache = preflight::Cache::default();
     // The entries kept only because an agent holds their session: (surface, session, pid).
     let kept = RefCell::new(Vec::new());
     let updated = context::open_store(cx)?.prune(max_age, now, |entry| {
-        let active = context::conversation_active(cx, entry);
+        let active = context::conversation_active(cx, entry, &cache);
         if !entry.is_inactive(max_age, active, now) {
             return active;
         }

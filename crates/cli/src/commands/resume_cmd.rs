@@ -48,7 +48,10 @@ pub fn run(cx: &Context, surface: &str, max_age: Option<&str>) -> Outcome {
         return answer(cx, surface, None, Err(message));
     };
     if let Some(max_age) = max_age {
-        let age = entry.activity_age(context::conversation_active(cx, &entry), context::now());
+        let age = entry.activity_age(
+            context::conversation_active(cx, &entry, &preflight::Cache::default()),
+            context::now(),
+        );
         if age > context::millis(max_age) {
             let message = format!(
                 "the session of surface {} was last active {} ago, longer than the max age {}; nothing to resume",
