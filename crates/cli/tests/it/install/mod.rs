@@ -1115,3 +1115,105 @@ fn hook_install_aborted_or_failing_at_every_point_leaves_whole_settings() {
         }
     }
 }
+
+/// The binary under test copied to `dir/name`: another name it is installed under (Nix's
+/// wrapper runs `.crash-resume-wrapped`; a user may rename it).
+fn binary_named(dir: &Path, name: &str) -> PathBuf {
+    make_dir(dir);
+    let copy = dir.join(name);
+    fs::copy(BIN, &copy).unwrap();
+    copy
+}
+
+/// `hook VERB AGENT --settings FILE` run by `program`, which must succeed.
+fn hook_by(env: &Sandbox, program: &Path, verb: &str, agent: &str, settings: &str) -> String {
+    let output = agent_command(env, program)
+        .args(["hook", verb, agent, "--settings", settings])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{program:?} hook {verb} {agent}: {output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Every command of `settings` (either shape: a group's `command`s, Copilot's `bash`).
+fn all_commands(settings: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    for groups in settings["hooks"].as_object().into_iter().flat_map(|hooks| hooks.values()) {
+        for group in groups.as_array().into_iter().flatten() {
+            if let Some(bash) = group["bash"].as_str() {
+                found.push(bash.to_string());
+            }
+            for hook in group["hooks"].as_array().into_iter().flatten() {
+                found.extend(hook["command"].as_str().map(str::to_string));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Hooks a binary not named `crash-resume` installed (Nix's `.crash-resume-wrapped`, a renamed
+/// copy) are ours by the shape of their command: an install from another path replaces them
+/// (not doubled), and uninstall removes them; another tool's command with `hook claude` in it
+/// stays through all of it. For the agents' settings and Copilot's hooks file alike.
+#[test]
+fn hooks_of_a_binary_under_another_name_are_ours_and_another_tools_are_not() {
+    let env = Sandbox::default();
+    let wrapped = binary_named(&env.root().join("nix-bin"), ".crash-resume-wrapped");
+    let renamed = binary_named(&env.root().join("my-bin"), "cr");
+    let theirs = [
+        "other-tool hook claude",
+        "/usr/bin/notify --verbose hook claude",
+        "/usr/bin/logger hook claude started",
+    ];
+    for (agent, events) in [
+        ("claude", ["SessionStart", "SessionEnd"]),
+        ("copilot", ["sessionStart", "sessionEnd"]),
+    ] {
+        let path = env.root().join(format!("{agent}.json"));
+        let existing = match agent {
+            "claude" => json!({ "hooks": { "SessionStart": theirs.map(|command| json!({
+                "hooks": [ { "type": "command", "command": command } ]
+            })) } }),
+            _ => json!({ "version": 1, "hooks": { "sessionStart": theirs.map(|command| json!({
+                "type": "command", "bash": command
+            })) } }),
+        };
+        fs::write(&path, serde_json::to_vec_pretty(&existing).unwrap()).unwrap();
+        let settings = path.to_str().unwrap();
+        // Ours are one per event, each by `program`; theirs are all still there.
+        let check = |program: &Path, context: &str| {
+            let now = all_commands(&serde_json::from_slice(&fs::read(&path).unwrap()).unwrap());
+            let (mine, others): (Vec<String>, Vec<String>) = now
+                .into_iter()
+                .partition(|command| !theirs.contains(&command.as_str()));
+            assert_eq!(others.len(), theirs.len(), "{agent} {context}: {others:?}");
+            assert_eq!(mine.len(), events.len(), "{agent} {context}: {mine:?}");
+            for event in events {
+                let tail = match agent {
+                    "copilot" => format!(" hook {agent} {event}"),
+                    _ => format!(" hook {agent}"),
+                };
+                assert!(
+                    mine.iter().any(|command| command.starts_with(program.to_str().unwrap())
+                        && command.ends_with(&tail)),
+                    "{agent} {context}: {event}: {mine:?}"
+                );
+            }
+        };
+        hook_by(&env, &wrapped, "install", agent, settings);
+        check(&wrapped, "installed");
+        let said = hook_by(&env, Path::new(BIN), "install", agent, settings);
+        assert!(said.contains("replacing the"), "{agent}: {said}");
+        check(Path::new(BIN), "replaced, not doubled");
+        hook_by(&env, &renamed, "install", agent, settings);
+        check(&renamed, "replaced, not doubled");
+
+        let said = hook_by(&env, Path::new(BIN), "uninstall", agent, settings);
+        assert!(said.starts_with("removed the "), "{agent}: {said}");
+        let now = all_commands(&serde_json::from_slice(&fs::read(&path).unwrap()).unwrap());
+        let mut left = theirs.map(str::to_string).to_vec();
+        left.sort();
+        assert_eq!(now, left, "{agent}: every one of ours removed, theirs kept");
+    }
+}
