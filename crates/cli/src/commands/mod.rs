@@ -79,7 +79,9 @@ pub fn run(cli: Cli) -> Outcome {
                     agent.name()
                 )))
             }
-            Some(agent) => install::run(cx, agent, settings, dry_run, false, retention, codex_title),
+            Some(agent) => {
+                install::run(cx, agent, settings, dry_run, false, retention, codex_title)
+            }
             None if codex_title => Err(Failure::Usage(anyhow!(
                 "--codex-title is Codex's setting; tmux has no title to set"
             ))),

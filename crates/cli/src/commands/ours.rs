@@ -69,8 +69,7 @@ pub fn is_ours(command: &str) -> bool {
     let Some((program, mut rest)) = words.split_first() else {
         return false;
     };
-    let program_is_ours =
-        program.starts_with('/') || program == PROGRAM_NAME;
+    let program_is_ours = program.starts_with('/') || program == PROGRAM_NAME;
     loop {
         rest = match rest {
             [flag, file, rest @ ..] if flag == "--path" && !file.is_empty() => rest,
@@ -90,7 +89,10 @@ pub fn is_ours(command: &str) -> bool {
     let event_is_ours = match (agent.facts().hook_shape, rest) {
         (HookShape::CommandHooks, []) => true,
         (HookShape::BashHooks, [event]) => {
-            !event.is_empty() && event.chars().all(|character| character.is_ascii_alphabetic())
+            !event.is_empty()
+                && event
+                    .chars()
+                    .all(|character| character.is_ascii_alphabetic())
         }
         _ => false,
     };
@@ -108,9 +110,15 @@ mod tests {
     #[test]
     fn ours_is_the_shape_install_writes_whatever_the_program_is_called() {
         check("/usr/bin/crash-resume hook claude", true);
-        check("/nix/store/x-crash-resume/bin/.crash-resume-wrapped hook codex", true);
+        check(
+            "/nix/store/x-crash-resume/bin/.crash-resume-wrapped hook codex",
+            true,
+        );
         check("/opt/bin/cr --path /var/x/index.json hook gemini", true);
-        check("'/opt/my tools/cr' --path /i.json --allow-volatile hook claude", true);
+        check(
+            "'/opt/my tools/cr' --path /i.json --allow-volatile hook claude",
+            true,
+        );
         check("/bin/cr --allow-volatile hook copilot sessionStart", true);
         check("crash-resume hook claude", true);
         // Another tool's command with the same words.

@@ -8,8 +8,10 @@
 //!
 //! The block is found by its marker lines: installing again leaves an identical block alone and
 //! replaces one another binary path wrote; uninstall removes every block, keeping every other
-//! line as written. Both are the locked, backed-up read-change-write of the agents' hook files
-//! (`index_store::edit_file`).
+//! line as written. A begin line without its end line is refused, naming the line (taking it
+//! out would take the user's lines after it). Both are the locked, backed-up read-change-write
+//! of the agents' hook files (`index_store::edit_file`), through a symlink at the path as they
+//! are (`index_store::resolve_path`).
 
 use anyhow::anyhow;
 use camino::{Utf8Path, Utf8PathBuf};
@@ -377,6 +379,9 @@ mod tests {
         assert!(refused.contains("line 2 begins"), "{refused}");
         let twice = format!("# >>> crash-resume: x\n{BLOCK}");
         let refused = edited(&twice, Some(BLOCK)).unwrap_err();
-        assert!(refused.contains("line 1 begins") && refused.contains("line 2"), "{refused}");
+        assert!(
+            refused.contains("line 1 begins") && refused.contains("line 2"),
+            "{refused}"
+        );
     }
 }

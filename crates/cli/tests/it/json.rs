@@ -232,29 +232,124 @@ fn every_command_and_subcommand_prints_one_json_document_or_says_it_has_none() {
         (&["resume-cmd", "S"], 0, Document),
         (&["touch", "S"], 0, Document),
         (&["preflight", "S"], 0, Document),
-        (&["preflight", "--cwd", &root, "--session", "SID"], 4, Document),
+        (
+            &["preflight", "--cwd", &root, "--session", "SID"],
+            4,
+            Document,
+        ),
         (&["list"], 0, Document),
         (&["restore"], 0, Document),
         (&["restore", "--all"], 0, Document),
         (&["prune", "1d"], 0, Document),
         (&["path"], 0, Document),
         (&["forget", "S"], 0, Document),
-        (&["hook", "install", "claude", "--settings", &settings, "--dry-run"], 0, Document),
-        (&["hook", "install", "claude", "--settings", &settings], 0, Document),
-        (&["hook", "uninstall", "claude", "--settings", &settings, "--dry-run"], 0, Document),
-        (&["hook", "uninstall", "claude", "--settings", &settings], 0, Document),
-        (&["hook", "install", "gemini", "--settings", &settings, "--retention", "off"], 0, Document),
-        (&["hook", "install", "copilot", "--settings", &hooks], 0, Document),
-        (&["hook", "uninstall", "copilot", "--settings", &hooks], 0, Document),
-        (&["hook", "install", "codex", "--codex-title", "--dry-run"], 0, Document),
+        (
+            &[
+                "hook",
+                "install",
+                "claude",
+                "--settings",
+                &settings,
+                "--dry-run",
+            ],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "install", "claude", "--settings", &settings],
+            0,
+            Document,
+        ),
+        (
+            &[
+                "hook",
+                "uninstall",
+                "claude",
+                "--settings",
+                &settings,
+                "--dry-run",
+            ],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "uninstall", "claude", "--settings", &settings],
+            0,
+            Document,
+        ),
+        (
+            &[
+                "hook",
+                "install",
+                "gemini",
+                "--settings",
+                &settings,
+                "--retention",
+                "off",
+            ],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "install", "copilot", "--settings", &hooks],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "uninstall", "copilot", "--settings", &hooks],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "install", "codex", "--codex-title", "--dry-run"],
+            0,
+            Document,
+        ),
         (&["hook", "install", "codex", "--codex-title"], 0, Document),
         (&["hook", "uninstall", "codex"], 0, Document),
-        (&["hook", "install", "tmux", "--settings", &tmux, "--dry-run"], 0, Document),
-        (&["hook", "install", "tmux", "--settings", &tmux], 0, Document),
-        (&["hook", "install", "tmux", "--settings", &tmux], 0, Document),
-        (&["hook", "uninstall", "tmux", "--settings", &tmux, "--dry-run"], 0, Document),
-        (&["hook", "uninstall", "tmux", "--settings", &tmux], 0, Document),
-        (&["hook", "uninstall", "tmux", "--settings", &file("none.conf")], 0, Document),
+        (
+            &["hook", "install", "tmux", "--settings", &tmux, "--dry-run"],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "install", "tmux", "--settings", &tmux],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "install", "tmux", "--settings", &tmux],
+            0,
+            Document,
+        ),
+        (
+            &[
+                "hook",
+                "uninstall",
+                "tmux",
+                "--settings",
+                &tmux,
+                "--dry-run",
+            ],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "uninstall", "tmux", "--settings", &tmux],
+            0,
+            Document,
+        ),
+        (
+            &[
+                "hook",
+                "uninstall",
+                "tmux",
+                "--settings",
+                &file("none.conf"),
+            ],
+            0,
+            Document,
+        ),
         (&["completions", "bash"], 2, Error),
         (&["man"], 2, Error),
         (&["help"], 2, Error),
@@ -315,7 +410,16 @@ fn every_command_and_subcommand_prints_one_json_document_or_says_it_has_none() {
             .map(|line| line.split_whitespace().next().unwrap().to_string())
             .collect()
     };
-    let covered = |words: &[&str]| owned.iter().any(|(args, ..)| args.starts_with(&words.iter().map(|word| word.to_string()).collect::<Vec<_>>()));
+    let covered = |words: &[&str]| {
+        owned.iter().any(|(args, ..)| {
+            args.starts_with(
+                &words
+                    .iter()
+                    .map(|word| word.to_string())
+                    .collect::<Vec<_>>(),
+            )
+        })
+    };
     for command in listed(&["--help"]) {
         assert!(covered(&[&command]), "no row for `{command}`");
     }

@@ -1131,14 +1131,21 @@ fn hook_by(env: &Sandbox, program: &Path, verb: &str, agent: &str, settings: &st
         .args(["hook", verb, agent, "--settings", settings])
         .output()
         .unwrap();
-    assert!(output.status.success(), "{program:?} hook {verb} {agent}: {output:?}");
+    assert!(
+        output.status.success(),
+        "{program:?} hook {verb} {agent}: {output:?}"
+    );
     String::from_utf8(output.stdout).unwrap()
 }
 
 /// Every command of `settings` (either shape: a group's `command`s, Copilot's `bash`).
 fn all_commands(settings: &Value) -> Vec<String> {
     let mut found = Vec::new();
-    for groups in settings["hooks"].as_object().into_iter().flat_map(|hooks| hooks.values()) {
+    for groups in settings["hooks"]
+        .as_object()
+        .into_iter()
+        .flat_map(|hooks| hooks.values())
+    {
         for group in groups.as_array().into_iter().flatten() {
             if let Some(bash) = group["bash"].as_str() {
                 found.push(bash.to_string());
@@ -1195,8 +1202,9 @@ fn hooks_of_a_binary_under_another_name_are_ours_and_another_tools_are_not() {
                     _ => format!(" hook {agent}"),
                 };
                 assert!(
-                    mine.iter().any(|command| command.starts_with(program.to_str().unwrap())
-                        && command.ends_with(&tail)),
+                    mine.iter()
+                        .any(|command| command.starts_with(program.to_str().unwrap())
+                            && command.ends_with(&tail)),
                     "{agent} {context}: {event}: {mine:?}"
                 );
             }

@@ -155,9 +155,16 @@ fn a_begin_marker_without_its_end_keeps_every_line_and_says_which() {
         assert_eq!(output.status.code(), Some(1), "{verb}: {output:?}");
         assert!(output.stdout.is_empty(), "{verb}: {output:?}");
         let stderr = String::from_utf8(output.stderr).unwrap();
-        said += &format!("hook {verb} tmux{}\n{stderr}\n", if dry_run { " --dry-run" } else { "" });
+        said += &format!(
+            "hook {verb} tmux{}\n{stderr}\n",
+            if dry_run { " --dry-run" } else { "" }
+        );
         assert_eq!(fs::read_to_string(&config).unwrap(), user, "{verb}");
-        assert_eq!(files_named(env.root(), "tmux.conf"), ["tmux.conf"], "{verb}: no backup");
+        assert_eq!(
+            files_named(env.root(), "tmux.conf"),
+            ["tmux.conf"],
+            "{verb}: no backup"
+        );
     }
     crate::snapshot::assert_cli_snapshot!(&env, "tmux_begin_without_end", said);
 }
@@ -181,12 +188,21 @@ fn a_symlinked_tmux_conf_is_edited_through_the_link() {
     assert!(output.status.success(), "{output:?}");
     let said = String::from_utf8(output.stdout).unwrap();
     assert!(said.contains(real.to_str().unwrap()), "{said}");
-    assert!(fs::symlink_metadata(&link).unwrap().is_symlink(), "still a link");
+    assert!(
+        fs::symlink_metadata(&link).unwrap().is_symlink(),
+        "still a link"
+    );
     let installed = fs::read_to_string(&real).unwrap();
-    assert!(installed.starts_with(user) && installed.contains("# <<< crash-resume\n"), "{installed}");
+    assert!(
+        installed.starts_with(user) && installed.contains("# <<< crash-resume\n"),
+        "{installed}"
+    );
 
     let output = hook_tmux(&env, "uninstall", &[]);
     assert!(output.status.success(), "{output:?}");
-    assert!(fs::symlink_metadata(&link).unwrap().is_symlink(), "still a link");
+    assert!(
+        fs::symlink_metadata(&link).unwrap().is_symlink(),
+        "still a link"
+    );
     assert_eq!(fs::read_to_string(&real).unwrap(), user);
 }
