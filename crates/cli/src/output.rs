@@ -300,7 +300,10 @@ pub struct Uninstalled<'a> {
     removed: &'a [Removed],
     /// Whether the settings file was written (never with `--dry-run`).
     written: bool,
-    /// With `--dry-run`: the settings that would be written (`null` when there is no file).
+    /// Whether the write removed the file, which held nothing but ours.
+    file_removed: bool,
+    /// With `--dry-run`: the settings that would be written (`null` when there is no file, or
+    /// it would be removed).
     #[serde(skip_serializing_if = "Option::is_none")]
     merged: Option<&'a serde_json::value::RawValue>,
 }
@@ -310,6 +313,7 @@ impl<'a> Uninstalled<'a> {
         settings: &'a str,
         removed: &'a [Removed],
         written: bool,
+        file_removed: bool,
         merged: Option<&'a serde_json::value::RawValue>,
     ) -> Self {
         Uninstalled {
@@ -317,6 +321,7 @@ impl<'a> Uninstalled<'a> {
             settings,
             removed,
             written,
+            file_removed,
             merged,
         }
     }
@@ -366,6 +371,8 @@ pub struct TmuxUninstalled<'a> {
     /// How many blocks of ours were taken out.
     removed: usize,
     written: bool,
+    /// Whether the write removed the file, which held nothing but ours.
+    file_removed: bool,
     /// With `--dry-run`: the config's text that would be written (`null` when there is no file).
     #[serde(skip_serializing_if = "Option::is_none")]
     merged: Option<Option<&'a str>>,
@@ -376,6 +383,7 @@ impl<'a> TmuxUninstalled<'a> {
         settings: &'a str,
         removed: usize,
         written: bool,
+        file_removed: bool,
         merged: Option<Option<&'a str>>,
     ) -> Self {
         TmuxUninstalled {
@@ -383,6 +391,7 @@ impl<'a> TmuxUninstalled<'a> {
             settings,
             removed,
             written,
+            file_removed,
             merged,
         }
     }

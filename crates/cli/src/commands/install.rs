@@ -151,6 +151,7 @@ pub fn run(
     if uninstall {
         return uninstall_command_hooks(cx, &path, agent.facts().hook_shape, given, dry_run);
     }
+    super::ours::refuse_volatile_index(cx)?;
     let command = super::ours::hook_command(cx, agent)?;
     // Said after the hooks, before `--codex-title` (if given) adds it.
     let title_set = agent.facts().dialect == agent_paths::Dialect::Codex
@@ -362,6 +363,7 @@ fn uninstall_command_hooks(
     given: bool,
     dry_run: bool,
 ) -> Result<(), Failure> {
+    let via_link = std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_symlink());
     let path = index_store::resolve_path(path).map_err(|error| settings_failure(&error))?;
     let current = index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
     let stripped = |current: Option<&[u8]>| -> Result<(Vec<Removed>, Vec<u8>), Failure> {
@@ -369,6 +371,16 @@ fn uninstall_command_hooks(
         let removed = strip_ours(&mut settings, shape, &[]).map_err(|reason| {
             Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
         })?;
+        // A file left with nothing of anyone's in it (Copilot's hooks file of ours keeps only
+        // the version install wrote) is removed: no content, which the edit takes for that.
+        // Not through a link, which would be left leading nowhere.
+        let nothing_left = settings
+            .0
+            .iter()
+            .all(|(key, _)| shape == HookShape::BashHooks && key == "version");
+        if !removed.is_empty() && nothing_left && !via_link {
+            return Ok((removed, Vec::new()));
+        }
         let mut bytes =
             serde_json::to_vec_pretty(&settings).map_err(|error| Failure::Failed(error.into()))?;
         bytes.push(b'\n');
@@ -381,7 +393,7 @@ fn uninstall_command_hooks(
             None => (Vec::new(), Vec::new()),
         };
         if cx.json {
-            return report_uninstall_json(&path, &removed, false, dry_run.then_some(&bytes));
+            return report_uninstall_json(&path, &removed, false, false, dry_run.then_some(&bytes));
         }
         output::print_message(&match (&current, removed.is_empty()) {
             (None, _) => format!("no hooks of crash-resume to remove: {escaped} does not exist"),
@@ -411,7 +423,7 @@ fn uninstall_command_hooks(
     })?;
     let removed = result.expect("the edit ran");
     if cx.json {
-        return report_uninstall_json(&path, &removed, edited.written, None);
+        return report_uninstall_json(&path, &removed, edited.written, edited.removed, None);
     }
     if !edited.written {
         return output::print_line(&format!(
@@ -419,8 +431,12 @@ fn uninstall_command_hooks(
         ));
     }
     output::print_line(&format!(
-        "removed {} from {escaped}{}",
+        "removed {} from {escaped}{}{}",
         describe_removed(&removed),
+        match edited.removed {
+            true => ", and the file, which held nothing else",
+            false => "",
+        },
         kept_as(edited.backup.as_deref())
     ))
 }
@@ -455,6 +471,7 @@ fn report_uninstall_json(
     path: &Utf8Path,
     removed: &[Removed],
     written: bool,
+    file_removed: bool,
     merged: Option<&Vec<u8>>,
 ) -> Result<(), Failure> {
     let merged = merged
@@ -472,6 +489,7 @@ fn report_uninstall_json(
         path.as_str(),
         removed,
         written,
+        file_removed,
         merged.as_deref(),
     ))
 }
@@ -1098,8 +1116,11 @@ fn strip_ours(
             hooks.set(&event, Node::List(kept_groups));
         }
     }
-    if !removed.is_empty() {
-        settings.set("hooks", Node::Object(hooks));
+    // The `hooks` that held only ours goes with them (an install puts it back).
+    match (removed.is_empty(), hooks.0.is_empty()) {
+        (true, _) => {}
+        (false, true) => settings.remove("hooks"),
+        (false, false) => settings.set("hooks", Node::Object(hooks)),
     }
     Ok(removed)
 }

@@ -50,6 +50,23 @@ pub fn global_words(cx: &Context) -> Result<Vec<String>, Failure> {
     Ok(words)
 }
 
+/// Refuses to install a hook that could record nothing that survives a reboot: an index on a
+/// volatile filesystem, unless `--allow-volatile` (which [`global_words`] then writes into the
+/// hook, so the hook accepts it too). Nothing is read or written.
+pub fn refuse_volatile_index(cx: &Context) -> Result<(), Failure> {
+    let path = crate::context::index_path(cx)?;
+    match (index_store::durability(&path), cx.allow_volatile) {
+        (index_store::Durability::Volatile(reason), false) => Err(Failure::Failed(anyhow!(
+            "index path {} is {reason}, which a reboot wipes: every hook would fail to record \
+             there, and nothing it recorded would be left after a reboot; nothing was \
+             installed. Choose a durable path with --path or CRASH_RESUME_INDEX_PATH, or pass \
+             --allow-volatile to accept that (the hook then carries it)",
+            index_core::text::escape(path.as_str())
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The command the agent runs: this binary, by absolute path, with its global options, then
 /// `hook <agent>`, every word shell-quoted.
 pub fn hook_command(cx: &Context, agent: Agent) -> Result<String, Failure> {

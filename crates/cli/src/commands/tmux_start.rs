@@ -49,10 +49,14 @@ pub fn run(
         Some(path) => Utf8PathBuf::from(path),
         None => default_config(cx)?,
     };
+    let via_link = std::fs::symlink_metadata(&path).is_ok_and(|metadata| metadata.is_symlink());
     let path = index_store::resolve_path(&path).map_err(|error| store_failure(&error))?;
     let block = match uninstall {
         true => None,
-        false => Some(block(cx)?),
+        false => {
+            super::ours::refuse_volatile_index(cx)?;
+            Some(block(cx)?)
+        }
     };
     let mut result = None;
     let mut change = |current: Option<&[u8]>| -> Result<Option<Vec<u8>>, Failure> {
@@ -68,7 +72,13 @@ pub fn run(
                 index_core::text::escape(path.as_str())
             ))
         })?;
-        let bytes = (changed.text != text).then(|| changed.text.clone().into_bytes());
+        // A config left empty is removed (no content, which the edit takes for that), but
+        // not through a link, which would be left leading nowhere: a blank line stays there.
+        let written = match (changed.text.is_empty(), via_link) {
+            (true, true) => "\n".to_string(),
+            _ => changed.text.clone(),
+        };
+        let bytes = (written != text).then(|| written.into_bytes());
         result = Some(changed);
         Ok(bytes)
     };
@@ -82,7 +92,7 @@ pub fn run(
                 (None, true) => None,
                 _ => Some(edit.text.as_str()),
             };
-            return report_json(cx, &path, &edit, uninstall, false, Some(merged));
+            return report_json(cx, &path, &edit, uninstall, (false, false), Some(merged));
         }
         match &changed {
             Some(bytes) => output::print_bytes(bytes)?,
@@ -97,7 +107,7 @@ pub fn run(
                 text: String::new(),
                 removed: 0,
             };
-            return report_json(cx, &path, &nothing, uninstall, false, None);
+            return report_json(cx, &path, &nothing, uninstall, (false, false), None);
         }
         output::print_message(&format!(
             "no restore of crash-resume to remove: {escaped} does not exist"
@@ -117,7 +127,14 @@ pub fn run(
     })?;
     if cx.json {
         let edit = result.expect("the edit ran");
-        return report_json(cx, &path, &edit, uninstall, edited.written, None);
+        return report_json(
+            cx,
+            &path,
+            &edit,
+            uninstall,
+            (edited.written, edited.removed),
+            None,
+        );
     }
     let kept = match &edited.backup {
         Some(backup) => format!(
@@ -128,7 +145,11 @@ pub fn run(
     };
     match (uninstall, edited.written) {
         (true, true) => output::print_line(&format!(
-            "removed crash-resume's restore at tmux server start from {escaped}{kept}"
+            "removed crash-resume's restore at tmux server start from {escaped}{}{kept}",
+            match edited.removed {
+                true => ", and the file, which held nothing else",
+                false => "",
+            }
         ))?,
         (true, false) => output::print_message(&format!(
             "no restore of crash-resume in {escaped}; nothing to remove"
@@ -150,14 +171,15 @@ pub fn run(
     Ok(())
 }
 
-/// The `--json` document of an install or uninstall (`merged`: with `--dry-run`, the text that
-/// would be written, `None` for no file).
+/// The `--json` document of an install or uninstall (`written`: whether the file was written,
+/// and whether that removed it; `merged`: with `--dry-run`, the text that would be written,
+/// `None` for no file).
 fn report_json(
     cx: &Context,
     path: &Utf8Path,
     edit: &Edited,
     uninstall: bool,
-    written: bool,
+    (written, file_removed): (bool, bool),
     merged: Option<Option<&str>>,
 ) -> Result<(), Failure> {
     if uninstall {
@@ -165,6 +187,7 @@ fn report_json(
             path.as_str(),
             edit.removed,
             written,
+            file_removed,
             merged,
         ));
     }
@@ -223,23 +246,27 @@ fn log_path(cx: &Context) -> Result<Utf8PathBuf, Failure> {
     Ok(index.parent().unwrap_or(Utf8Path::new("/")).join(LOG))
 }
 
-/// The block: once per server, the restore in the background, into `$TMUX`'s server. The paths
-/// in it go through tmux's config parser (single quotes), a format expansion (`run-shell`) and
-/// `sh -c`, so only paths of plain characters are taken.
+/// The block: once per server, the restore in the background, into `$TMUX`'s server, with the
+/// global options of this install (`--path`, `--allow-volatile`). The log's dir is made first
+/// (before anything is recorded it may not exist yet), and whatever fails, the command returns
+/// 0 with nothing on its output: tmux shows a `run-shell` that fails or prints in view mode,
+/// over the pane the user is starting. The paths in it go through tmux's config parser (single
+/// quotes), a format expansion (`run-shell`) and `sh -c`, so only paths of plain characters are
+/// taken.
 fn block(cx: &Context) -> Result<String, Failure> {
-    let exe = super::ours::program()?;
-    let mut words = vec![plain(&exe, "this program's path")?];
-    if cx.path.is_some() {
-        let index = context::index_path(cx)?;
-        words.extend([
-            "--path".to_string(),
-            plain(index.as_str(), "the index path")?,
-        ]);
+    let mut words = vec![plain(&super::ours::program()?, "this program's path")?];
+    for word in super::ours::global_words(cx)? {
+        words.push(match word.starts_with("--") {
+            true => word,
+            false => plain(&word, "the index path")?,
+        });
     }
     words.extend(["restore", "--apply", "tmux"].map(str::to_string));
     let log = log_path(cx)?;
+    let log_dir = log.parent().unwrap_or(Utf8Path::new("/"));
     let command = format!(
-        "{} >> {} 2>&1",
+        "(mkdir -p -m 700 {} && {} >> {} 2>&1) >/dev/null 2>&1 || true",
+        plain(log_dir.as_str(), "the log's dir")?,
         words.join(" "),
         plain(log.as_str(), "the log path")?
     );

@@ -1225,3 +1225,111 @@ fn hooks_of_a_binary_under_another_name_are_ours_and_another_tools_are_not() {
         assert_eq!(now, left, "{agent}: every one of ours removed, theirs kept");
     }
 }
+
+/// An index a reboot wipes (under /tmp) makes every hook fail and keeps nothing over a reboot:
+/// `hook install` refuses it with the reason and the way out, writing nothing; with
+/// `--allow-volatile` it installs, and the hook carries the flag as it carries `--path`. The
+/// same for the tmux block.
+#[test]
+fn a_volatile_index_is_refused_at_install_unless_allowed_and_then_written_into_the_hook() {
+    let env = Sandbox::default();
+    let volatile = std::env::temp_dir()
+        .join(format!("crash-resume-volatile-{}", std::process::id()))
+        .join("index.json");
+    let volatile = volatile.to_str().unwrap();
+    let settings = env.root().join("settings.json");
+    let tmux = env.root().join("tmux.conf");
+    let mut said = String::new();
+    for (target, file) in [("claude", &settings), ("tmux", &tmux)] {
+        let args = [
+            "--path",
+            volatile,
+            "hook",
+            "install",
+            target,
+            "--settings",
+            file.to_str().unwrap(),
+        ];
+        let output = crash_resume_agent(&env).args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{target}: {output:?}");
+        assert!(output.stdout.is_empty(), "{target}: {output:?}");
+        said += &format!(
+            "hook install {target}\n{}\n",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!file.exists(), "{target}: nothing written");
+
+        let output = crash_resume_agent(&env)
+            .args(["--allow-volatile"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{target}: {output:?}");
+        let written = fs::read_to_string(file).unwrap();
+        assert!(
+            written.contains(&format!("--path {volatile} --allow-volatile ")),
+            "{target}: {written}"
+        );
+    }
+    assert!(
+        !Path::new(volatile).exists(),
+        "the index is not made by an install"
+    );
+    let settings: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
+    assert!(our_command(&settings, "SessionStart").ends_with(" --allow-volatile hook claude"));
+    assert_cli_snapshot!(
+        &env,
+        "volatile_index_refused",
+        said.replace(volatile, "[VOLATILE]")
+    );
+}
+
+/// What an install made is taken away again whole: a settings file it created goes with the
+/// hooks (its backup stays), the `hooks` key it added to a file of the user's goes when
+/// nothing else is in it, and Copilot's hooks file of ours and a tmux config it created go too.
+#[test]
+fn uninstall_leaves_nothing_the_install_made() {
+    let env = Sandbox::default();
+    let run = |verb: &str, target: &str, file: &Path| {
+        let output = crash_resume_agent(&env)
+            .args(["hook", verb, target, "--settings", file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{verb} {target}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    for (target, name) in [
+        ("claude", "created.json"),
+        ("copilot", "copilot.json"),
+        ("tmux", "tmux.conf"),
+    ] {
+        let file = env.root().join(name);
+        run("install", target, &file);
+        assert!(file.exists(), "{target}");
+        let said = run("uninstall", target, &file);
+        assert!(
+            said.contains(", and the file, which held nothing else"),
+            "{target}: {said}"
+        );
+        assert!(
+            !file.exists(),
+            "{target}: the file the install created is gone"
+        );
+        assert_eq!(
+            backups_of(&file).len(),
+            1,
+            "{target}: its last content is kept"
+        );
+    }
+    let users = env.root().join("users.json");
+    let theirs = "{\n  \"model\": \"opus\"\n}\n";
+    fs::write(&users, theirs).unwrap();
+    run("install", "claude", &users);
+    let said = run("uninstall", "claude", &users);
+    assert!(!said.contains("held nothing else"), "{said}");
+    assert_eq!(
+        fs::read_to_string(&users).unwrap(),
+        theirs,
+        "no empty `hooks` left"
+    );
+}

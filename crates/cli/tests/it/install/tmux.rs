@@ -49,7 +49,7 @@ fn hook_install_tmux_restores_once_when_a_tmux_server_starts_and_uninstalls() {
     let installed = fs::read_to_string(&config).unwrap();
     assert!(installed.starts_with(user), "{installed}");
     assert!(
-        installed.contains(&format!("run-shell -b '{} ", crate::BIN))
+        installed.contains(&format!(" && {} ", crate::BIN))
             && installed.contains(" restore --apply tmux >> "),
         "{installed}"
     );
@@ -205,4 +205,63 @@ fn a_symlinked_tmux_conf_is_edited_through_the_link() {
         "still a link"
     );
     assert_eq!(fs::read_to_string(&real).unwrap(), user);
+}
+
+/// Whether a `crash-resume restore` of this sandbox's index still runs (`/proc`'s command
+/// lines).
+fn a_restore_runs(env: &Sandbox) -> bool {
+    let index = env.index_path();
+    let index = index.to_str().unwrap();
+    fs::read_dir("/proc").unwrap().flatten().any(|process| {
+        fs::read(process.path().join("cmdline")).is_ok_and(|line| {
+            let line = String::from_utf8_lossy(&line).replace('\0', " ");
+            line.contains(" restore --apply tmux") && line.contains(index)
+        })
+    })
+}
+
+/// Installed before anything was recorded (the index's dir does not exist yet), the block makes
+/// the log's dir; and a restore that fails (an index it refuses) leaves the new server's pane
+/// as it is, not in view mode showing `'…' returned 1`.
+#[test]
+fn the_block_makes_its_log_dir_and_a_failing_restore_leaves_the_pane_alone() {
+    let env = Sandbox::default();
+    let config = env.root().join("tmux.conf");
+    fs::write(&config, "set -g mouse on\n").unwrap();
+    let output = hook_tmux(&env, "install", &["--settings", config.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    let log = env.index_path().parent().unwrap().join("tmux-start.log");
+    assert!(!log.parent().unwrap().exists(), "nothing recorded yet");
+    for (round, index) in [(1, None), (2, Some("not an index\n"))] {
+        if let Some(index) = index {
+            fs::write(env.index_path(), index).unwrap();
+        }
+        let name = server_name(&format!("startlog{round}"));
+        let server = TmuxServer::named(&env, &name);
+        server.tmux(&[
+            "-f",
+            config.to_str().unwrap(),
+            "new-session",
+            "-d",
+            "-s",
+            "work",
+        ]);
+        wait_until("the restore at server start to write its log", || {
+            fs::read_to_string(&log)
+                .ok()
+                .filter(|log| index.is_none() || log.contains("error:"))
+        });
+        wait_until("the restore to exit", || {
+            (!a_restore_runs(&env)).then_some(())
+        });
+        // A command through the server's job queue after the restore's job ended.
+        server.tmux(&["run-shell", "true"]);
+        assert_eq!(
+            server.tmux(&["display-message", "-p", "-t", "work", "#{pane_in_mode}"]),
+            "0",
+            "round {round}: {}",
+            fs::read_to_string(&log).unwrap()
+        );
+        server.kill_and_wait();
+    }
 }
