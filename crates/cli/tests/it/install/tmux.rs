@@ -254,6 +254,10 @@ fn the_block_makes_its_log_dir_and_a_failing_restore_leaves_the_pane_alone() {
         wait_until("the restore to exit", || {
             (!a_restore_runs(&env)).then_some(())
         });
+        // Its hint names the server it restored into, which is not the default one.
+        let said = fs::read_to_string(&log).unwrap();
+        let hint = format!("`tmux -S {} list-sessions`", server.socket_path().display());
+        assert!(round == 2 || said.contains(&hint), "{hint}: {said}");
         // A command through the server's job queue after the restore's job ended.
         server.tmux(&["run-shell", "true"]);
         assert_eq!(
