@@ -31,10 +31,20 @@ fn main() -> ExitCode {
         Err(error) => {
             // clap prints help and version on stdout with exit 0, usage errors on stderr with 2;
             // but an agent's hook exits 0 whatever it was given.
-            let _ = error.print();
             let json = std::env::args_os()
                 .take_while(|arg| arg != "--")
                 .any(|arg| arg == "--json");
+            // Help and the version are for people: under `--json`, on stderr, and stdout has
+            // the error document saying there is no JSON form.
+            if json && !error.use_stderr() {
+                eprint!("{}", error.render());
+                output::print_error_json(
+                    "help and --version have no JSON form; run them without --json",
+                    2,
+                );
+                return ExitCode::from(2);
+            }
+            let _ = error.print();
             let is_hook = std::env::args_os()
                 .collect::<Vec<_>>()
                 .windows(2)

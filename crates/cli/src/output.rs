@@ -235,6 +235,9 @@ pub struct Installed<'a> {
     /// With `--dry-run`: the merged settings that would be written.
     #[serde(skip_serializing_if = "Option::is_none")]
     merged: Option<&'a serde_json::value::RawValue>,
+    /// With `--codex-title`: what it did to Codex's title items ([`CodexTitle`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    codex_title: Option<&'a serde_json::value::RawValue>,
 }
 
 impl<'a> Installed<'a> {
@@ -245,6 +248,7 @@ impl<'a> Installed<'a> {
         command: &'a str,
         written: bool,
         merged: Option<&'a serde_json::value::RawValue>,
+        codex_title: Option<&'a serde_json::value::RawValue>,
     ) -> Self {
         Installed {
             version: OUTPUT_VERSION,
@@ -252,6 +256,36 @@ impl<'a> Installed<'a> {
             added,
             replaced,
             command,
+            written,
+            merged,
+            codex_title,
+        }
+    }
+}
+
+/// `hook install codex --codex-title`'s edit of Codex's `config.toml`, inside the hooks'
+/// document.
+#[derive(Debug, Serialize)]
+pub struct CodexTitle<'a> {
+    config: &'a str,
+    /// The title items it sets; `null` when they show the thread id already.
+    items: Option<&'a [String]>,
+    written: bool,
+    /// With `--dry-run`: the file's text that would be written (absent when nothing would).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merged: Option<&'a str>,
+}
+
+impl<'a> CodexTitle<'a> {
+    pub fn new(
+        config: &'a str,
+        items: Option<&'a [String]>,
+        written: bool,
+        merged: Option<&'a str>,
+    ) -> Self {
+        CodexTitle {
+            config,
+            items,
             written,
             merged,
         }
@@ -266,7 +300,10 @@ pub struct Uninstalled<'a> {
     removed: &'a [Removed],
     /// Whether the settings file was written (never with `--dry-run`).
     written: bool,
-    /// With `--dry-run`: the settings that would be written (`null` when there is no file).
+    /// Whether the write removed the file, which held nothing but ours.
+    file_removed: bool,
+    /// With `--dry-run`: the settings that would be written (`null` when there is no file, or
+    /// it would be removed).
     #[serde(skip_serializing_if = "Option::is_none")]
     merged: Option<&'a serde_json::value::RawValue>,
 }
@@ -276,6 +313,7 @@ impl<'a> Uninstalled<'a> {
         settings: &'a str,
         removed: &'a [Removed],
         written: bool,
+        file_removed: bool,
         merged: Option<&'a serde_json::value::RawValue>,
     ) -> Self {
         Uninstalled {
@@ -283,6 +321,77 @@ impl<'a> Uninstalled<'a> {
             settings,
             removed,
             written,
+            file_removed,
+            merged,
+        }
+    }
+}
+
+/// `hook install tmux`: the restore at tmux server start.
+#[derive(Debug, Serialize)]
+pub struct TmuxInstalled<'a> {
+    version: u32,
+    /// The tmux config file (a symlink at the path followed).
+    settings: &'a str,
+    /// The log the restore appends to.
+    log: &'a str,
+    /// Blocks of ours the install replaced (another binary path's, or one not at the end).
+    replaced: usize,
+    /// Whether the config was written (never with `--dry-run`; not when already installed).
+    written: bool,
+    /// With `--dry-run`: the config's text that would be written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merged: Option<&'a str>,
+}
+
+impl<'a> TmuxInstalled<'a> {
+    pub fn new(
+        settings: &'a str,
+        log: &'a str,
+        replaced: usize,
+        written: bool,
+        merged: Option<&'a str>,
+    ) -> Self {
+        TmuxInstalled {
+            version: OUTPUT_VERSION,
+            settings,
+            log,
+            replaced,
+            written,
+            merged,
+        }
+    }
+}
+
+/// `hook uninstall tmux`.
+#[derive(Debug, Serialize)]
+pub struct TmuxUninstalled<'a> {
+    version: u32,
+    settings: &'a str,
+    /// How many blocks of ours were taken out.
+    removed: usize,
+    written: bool,
+    /// Whether the write removed the file, which held nothing but ours.
+    file_removed: bool,
+    /// With `--dry-run`: the config's text that would be written (`null` when there is no file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merged: Option<Option<&'a str>>,
+}
+
+impl<'a> TmuxUninstalled<'a> {
+    pub fn new(
+        settings: &'a str,
+        removed: usize,
+        written: bool,
+        file_removed: bool,
+        merged: Option<Option<&'a str>>,
+    ) -> Self {
+        TmuxUninstalled {
+            version: OUTPUT_VERSION,
+            settings,
+            removed,
+            written,
+            file_removed,
             merged,
         }
     }

@@ -13,6 +13,8 @@
 //!   appears whole or not at all (written to a temp file, synced, then given its name, never
 //!   over an existing file), and is removed again when the edit fails before the rename: a
 //!   failure leaves the file as it was and no backup.
+//! - A change to no content at all removes the file (an uninstall that leaves nothing of anyone's
+//!   in a file it created), after the backup, as a rename would replace it.
 
 use std::fs;
 use std::io;
@@ -40,6 +42,8 @@ pub struct Edited {
     pub written: bool,
     /// Where the previous content was kept, when there was a file to keep.
     pub backup: Option<Utf8PathBuf>,
+    /// Whether the change asked for no content at all, and the file was removed instead.
+    pub removed: bool,
 }
 
 /// A file's content and permissions, as read for an edit.
@@ -101,7 +105,8 @@ fn read_current(path: &Utf8Path) -> Result<Option<Current>, StoreError> {
 /// Replaces `path` with what `change` makes of its content (`None` when there is no file),
 /// durably (temp file in the same dir, write, fsync, rename, fsync the dir), keeping the file's
 /// permissions, holding the lock on its dir (waited for up to `lock_timeout`). `change` returns
-/// the new content, or `None` to leave the file alone; it may be called again with newer
+/// the new content (empty: remove the file, whose content the backup keeps), or `None` to leave
+/// the file alone; it may be called again with newer
 /// content when the file changed under it (see the module's notes), so it must not act on the
 /// world. `path` is the file itself: a symlink there is refused, and its dir must exist.
 pub fn edit_file<E: From<StoreError>>(
@@ -157,6 +162,7 @@ fn attempt<E: From<StoreError>>(
             return done(Ok(Edited {
                 written: false,
                 backup: None,
+                removed: false,
             }));
         }
         Err(error) => return done(Err(error)),
@@ -215,16 +221,27 @@ fn replace(
         undo(&backup);
         return Ok(None);
     }
-    let temp_path = utf8_lossy(temp.path());
-    #[allow(clippy::disallowed_methods)] // index-store is the one place that replaces files
-    if let Err(error) = temp.persist(path) {
-        undo(&backup);
-        return Err(write_error(error.error));
+    let removed = bytes.is_empty() && previous.is_some();
+    if removed {
+        // Nothing is left in it: the file goes (its content is in the backup), and the temp
+        // file with it.
+        if let Err(cause) = fs::remove_file(path) {
+            undo(&backup);
+            return Err(write_error(cause));
+        }
+        faults::note(|| FileOp::Remove(path.to_owned()));
+    } else {
+        let temp_path = utf8_lossy(temp.path());
+        #[allow(clippy::disallowed_methods)] // index-store is the one place that replaces files
+        if let Err(error) = temp.persist(path) {
+            undo(&backup);
+            return Err(write_error(error.error));
+        }
+        faults::note(|| FileOp::Rename {
+            from: temp_path,
+            to: path.to_owned(),
+        });
     }
-    faults::note(|| FileOp::Rename {
-        from: temp_path,
-        to: path.to_owned(),
-    });
     let not_durable = |cause| StoreError::NotDurable {
         path: path.to_owned(),
         cause,
@@ -234,6 +251,7 @@ fn replace(
     Ok(Some(Edited {
         written: true,
         backup,
+        removed,
     }))
 }
 

@@ -16,8 +16,8 @@
 //! - the previous version is kept in a new file of its own, `<file>.crash-resume-<ms>.bak`,
 //!   never over a file that is already there;
 //! - only the exact command it installs counts as installed; a hook "of ours" is one whose
-//!   command is a program named `crash-resume` running `hook <agent>` (with `--path FILE` or
-//!   not), the shape `hook install` writes, from any dir;
+//!   command has the shape `hook install` writes (`<program> [--path FILE] hook <agent>`),
+//!   whatever the program is called and wherever it lives (`super::ours` decides it);
 //! - dirs it creates are 0700.
 //!
 //! The merge works on any agent's hooks file of these shapes (`{"hooks": {"<Event>": [{"hooks":
@@ -126,6 +126,7 @@ pub fn run(
     dry_run: bool,
     uninstall: bool,
     retention: Option<RetentionSetting>,
+    codex_title: bool,
 ) -> Result<(), Failure> {
     let given = settings.is_some();
     let also: &[Setting] = match (agent, retention) {
@@ -150,7 +151,8 @@ pub fn run(
     if uninstall {
         return uninstall_command_hooks(cx, &path, agent.facts().hook_shape, given, dry_run);
     }
-    let command = hook_command(cx, agent)?;
+    super::ours::refuse_volatile_index(cx)?;
+    let command = super::ours::hook_command(cx, agent)?;
     // Said after the hooks, before `--codex-title` (if given) adds it.
     let title_set = agent.facts().dialect == agent_paths::Dialect::Codex
         && config_dir(cx, agent).is_ok_and(|dir| {
@@ -171,10 +173,15 @@ pub fn run(
         also,
         given,
     };
-    install_command_hooks(cx, &file, dry_run, |path, settings| {
+    let next = |path: &Utf8Path, settings: &[u8]| {
         let retention_off = agent == Agent::Gemini && GEMINI_RETENTION_OFF.is_in(settings);
         next_steps(agent, path, retention_off, title_set)
-    })
+    };
+    let then = || match codex_title {
+        true => self::codex_title(cx, agent, dry_run),
+        false => Ok(None),
+    };
+    install_command_hooks(cx, &file, dry_run, next, then)
 }
 
 /// The agent's config dir the install writes into: its variable (`~` expanded), else its
@@ -218,8 +225,13 @@ fn config_dir(cx: &Context, agent: Agent) -> Result<Utf8PathBuf, Failure> {
 
 /// `hook install codex --codex-title`: adds the thread id to Codex's title items in
 /// `$CODEX_HOME/config.toml` (created when missing), the same locked read-merge-write with a
-/// backup as the hooks, the rest of the file kept as written.
-pub fn codex_title(cx: &Context, agent: Agent, dry_run: bool) -> Result<(), Failure> {
+/// backup as the hooks, the rest of the file kept as written. Under `--json` it prints nothing
+/// and returns what it did, for the hooks' document.
+fn codex_title(
+    cx: &Context,
+    agent: Agent,
+    dry_run: bool,
+) -> Result<Option<Box<RawValue>>, Failure> {
     let dir = config_dir(cx, agent)?;
     let path = index_store::resolve_path(&dir.join("config.toml"))
         .map_err(|error| settings_failure(&error))?;
@@ -239,7 +251,11 @@ pub fn codex_title(cx: &Context, agent: Agent, dry_run: bool) -> Result<(), Fail
     if dry_run {
         let current =
             index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
-        return match edit(current.as_deref())? {
+        let edit = edit(current.as_deref())?;
+        if cx.json {
+            return title_json(&path, &edit, false, true).map(Some);
+        }
+        return match edit {
             crate::codex::TitleEdit::Already => {
                 output::print_message(&format!(
                     "Codex's title items in {escaped} already show the thread id"
@@ -253,7 +269,8 @@ pub fn codex_title(cx: &Context, agent: Agent, dry_run: bool) -> Result<(), Fail
                 ));
                 output::print_line(text.trim_end())
             }
-        };
+        }
+        .map(|()| None);
     }
     let mut result = None;
     let edited = index_store::edit_file(&path, LOCK_TIMEOUT, |current| {
@@ -269,7 +286,11 @@ pub fn codex_title(cx: &Context, agent: Agent, dry_run: bool) -> Result<(), Fail
         EditError::Store(error) => settings_failure(&error),
         EditError::Refused(failure) => failure,
     })?;
-    match result.expect("the edit ran") {
+    let result = result.expect("the edit ran");
+    if cx.json {
+        return title_json(&path, &result, edited.written, false).map(Some);
+    }
+    match result {
         crate::codex::TitleEdit::Added { items, .. } if edited.written => {
             output::print_message(&format!(
                 "set terminal_title = {items:?} under [tui] in {escaped}{}: each Codex TUI started \
@@ -282,7 +303,29 @@ pub fn codex_title(cx: &Context, agent: Agent, dry_run: bool) -> Result<(), Fail
             "Codex's title items in {escaped} already show the thread id"
         )),
     }
-    Ok(())
+    Ok(None)
+}
+
+/// The `codex_title` member of `hook install codex --codex-title`'s document.
+fn title_json(
+    path: &Utf8Path,
+    edit: &crate::codex::TitleEdit,
+    written: bool,
+    dry_run: bool,
+) -> Result<Box<RawValue>, Failure> {
+    let (items, merged) = match edit {
+        crate::codex::TitleEdit::Already => (None, None),
+        crate::codex::TitleEdit::Added { text, items } => {
+            (Some(items.as_slice()), dry_run.then_some(text.as_str()))
+        }
+    };
+    serde_json::value::to_raw_value(&output::CodexTitle::new(
+        path.as_str(),
+        items,
+        written,
+        merged,
+    ))
+    .map_err(|error| Failure::Failed(error.into()))
 }
 
 /// A setting an install makes besides the hooks, only when asked to: a boolean at a path of
@@ -309,7 +352,7 @@ impl Setting {
     }
 }
 
-/// Removes every hook of ours ([`is_ours`]) from the hooks file at `path`, whichever binary
+/// Removes every hook of ours ([`super::ours::is_ours`]) from the hooks file at `path`, whichever binary
 /// path installed it, keeping everything else as written (a hook group left with no hook is
 /// dropped, and an event left with no group). The same locked read-merge-write and backup as
 /// an install; a missing file, or one with no hook of ours, is left alone.
@@ -320,6 +363,7 @@ fn uninstall_command_hooks(
     given: bool,
     dry_run: bool,
 ) -> Result<(), Failure> {
+    let via_link = std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_symlink());
     let path = index_store::resolve_path(path).map_err(|error| settings_failure(&error))?;
     let current = index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
     let stripped = |current: Option<&[u8]>| -> Result<(Vec<Removed>, Vec<u8>), Failure> {
@@ -327,6 +371,16 @@ fn uninstall_command_hooks(
         let removed = strip_ours(&mut settings, shape, &[]).map_err(|reason| {
             Failure::Failed(anyhow!("{path}: {reason}; the file was left untouched"))
         })?;
+        // A file left with nothing of anyone's in it (Copilot's hooks file of ours keeps only
+        // the version install wrote) is removed: no content, which the edit takes for that.
+        // Not through a link, which would be left leading nowhere.
+        let nothing_left = settings
+            .0
+            .iter()
+            .all(|(key, _)| shape == HookShape::BashHooks && key == "version");
+        if !removed.is_empty() && nothing_left && !via_link {
+            return Ok((removed, Vec::new()));
+        }
         let mut bytes =
             serde_json::to_vec_pretty(&settings).map_err(|error| Failure::Failed(error.into()))?;
         bytes.push(b'\n');
@@ -339,7 +393,7 @@ fn uninstall_command_hooks(
             None => (Vec::new(), Vec::new()),
         };
         if cx.json {
-            return report_uninstall_json(&path, &removed, false, dry_run.then_some(&bytes));
+            return report_uninstall_json(&path, &removed, false, false, dry_run.then_some(&bytes));
         }
         output::print_message(&match (&current, removed.is_empty()) {
             (None, _) => format!("no hooks of crash-resume to remove: {escaped} does not exist"),
@@ -369,7 +423,7 @@ fn uninstall_command_hooks(
     })?;
     let removed = result.expect("the edit ran");
     if cx.json {
-        return report_uninstall_json(&path, &removed, edited.written, None);
+        return report_uninstall_json(&path, &removed, edited.written, edited.removed, None);
     }
     if !edited.written {
         return output::print_line(&format!(
@@ -377,8 +431,12 @@ fn uninstall_command_hooks(
         ));
     }
     output::print_line(&format!(
-        "removed {} from {escaped}{}",
+        "removed {} from {escaped}{}{}",
         describe_removed(&removed),
+        match edited.removed {
+            true => ", and the file, which held nothing else",
+            false => "",
+        },
         kept_as(edited.backup.as_deref())
     ))
 }
@@ -413,6 +471,7 @@ fn report_uninstall_json(
     path: &Utf8Path,
     removed: &[Removed],
     written: bool,
+    file_removed: bool,
     merged: Option<&Vec<u8>>,
 ) -> Result<(), Failure> {
     let merged = merged
@@ -430,6 +489,7 @@ fn report_uninstall_json(
         path.as_str(),
         removed,
         written,
+        file_removed,
         merged.as_deref(),
     ))
 }
@@ -465,13 +525,14 @@ pub fn install_command_hooks(
     file: &HookFile<'_>,
     dry_run: bool,
     next_steps: impl FnOnce(&Utf8Path, &[u8]) -> Option<String>,
+    then: impl FnOnce() -> Result<Option<Box<RawValue>>, Failure>,
 ) -> Result<(), Failure> {
     let path = index_store::resolve_path(file.path).map_err(|error| settings_failure(&error))?;
     // Read first (for a dry run, only): what cannot be read is refused before anything is made.
     let current = index_store::read_editable(&path).map_err(|error| settings_failure(&error))?;
     if dry_run {
         let merged = merged(&path, current.as_deref(), file)?;
-        return report_dry_run(cx, &path, file, &merged);
+        return report_dry_run(cx, &path, file, &merged, then);
     }
     if current.is_none()
         && let Some(dir) = path.parent().filter(|dir| !dir.as_str().is_empty())
@@ -501,8 +562,11 @@ pub fn install_command_hooks(
             index_core::text::escape(path.as_str())
         ));
     }
+    // Under `--json`, one document: the hooks', with what `then` did in it.
+    let mut then = Some(then);
     if cx.json {
-        report_json(&path, file, &merged, edited.written, false)?;
+        let done = then.take().map(|then| then()).transpose()?.flatten();
+        report_json(&path, file, &merged, edited.written, false, done.as_deref())?;
     } else if !edited.written || (merged.added.is_empty() && merged.replaced.is_empty()) {
         output::print_line(&format!(
             "already installed in {}",
@@ -527,6 +591,9 @@ pub fn install_command_hooks(
     // The next step comes last, where it is read.
     if let Some(note) = next_steps(&path, &merged.bytes) {
         output::print_message(&note);
+    }
+    if let Some(then) = then {
+        then()?;
     }
     Ok(())
 }
@@ -652,6 +719,7 @@ fn report_json(
     merged: &Merged,
     written: bool,
     dry_run: bool,
+    codex_title: Option<&RawValue>,
 ) -> Result<(), Failure> {
     let bytes = String::from_utf8_lossy(&merged.bytes).into_owned();
     let bytes = RawValue::from_string(bytes).map_err(|error| Failure::Failed(error.into()))?;
@@ -662,6 +730,7 @@ fn report_json(
         file.command,
         written,
         dry_run.then_some(&*bytes),
+        codex_title,
     ))
 }
 
@@ -670,9 +739,11 @@ fn report_dry_run(
     path: &Utf8Path,
     file: &HookFile<'_>,
     merged: &Merged,
+    then: impl FnOnce() -> Result<Option<Box<RawValue>>, Failure>,
 ) -> Result<(), Failure> {
     if cx.json {
-        return report_json(path, file, merged, false, true);
+        let then = then()?;
+        return report_json(path, file, merged, false, true, then.as_deref());
     }
     let mut would = Vec::new();
     if !merged.added.is_empty() {
@@ -695,7 +766,8 @@ fn report_dry_run(
             would.join(", ")
         }
     ));
-    output::print_line(String::from_utf8_lossy(&merged.bytes).trim_end())
+    output::print_line(String::from_utf8_lossy(&merged.bytes).trim_end())?;
+    then().map(|_| ())
 }
 
 /// A JSON object as its members in order, each value kept as its original text until it is
@@ -901,30 +973,6 @@ impl<'de> Visitor<'de> for UniqueKeys {
     }
 }
 
-/// The command the agent runs: this binary, by absolute path, with the index path when one was
-/// chosen, every word shell-quoted.
-fn hook_command(cx: &Context, agent: Agent) -> Result<String, Failure> {
-    let exe = std::env::current_exe()
-        .context("cannot find this program's path")
-        .map_err(Failure::Failed)?;
-    let exe = exe
-        .into_os_string()
-        .into_string()
-        .map_err(|_| Failure::Failed(anyhow!("this program's path is not valid UTF-8")))?;
-    let mut words = vec![exe];
-    if let Some(path) = &cx.path {
-        let absolute = std::path::absolute(path)
-            .map_err(|error| Failure::Failed(error.into()))?
-            .into_os_string()
-            .into_string()
-            .map_err(|_| Failure::Usage(anyhow!("the index path is not valid UTF-8")))?;
-        words.extend(["--path".to_string(), absolute]);
-    }
-    words.extend(["hook".to_string(), agent.name().to_string()]);
-    shlex::try_join(words.iter().map(String::as_str))
-        .map_err(|error| Failure::Usage(anyhow!("cannot quote the hook command: {error}")))
-}
-
 /// The command a hook of `shape` runs for `event`: the command itself, or for a payload that
 /// does not name its event (Copilot's), the command with the event as its last word.
 fn event_command(shape: HookShape, command: &str, event: &str) -> String {
@@ -951,36 +999,6 @@ fn runs(shape: HookShape, entry: &str, command: &str) -> bool {
     entry_commands(shape, entry)
         .iter()
         .any(|runs| runs == command)
-}
-
-/// Whether a hook command is one `hook install` writes, from whichever binary path: a program
-/// named `crash-resume` running `hook <agent>` (and the event, for Copilot) for an agent it
-/// knows, with `--path FILE` or not.
-fn is_ours(command: &str) -> bool {
-    use clap::ValueEnum;
-    let Some(words) = shlex::split(command) else {
-        return false;
-    };
-    let (program, rest) = match words.split_first() {
-        Some((program, rest)) => (program, rest),
-        None => return false,
-    };
-    let rest = match rest {
-        [flag, _, rest @ ..] if flag == "--path" => rest,
-        rest => rest,
-    };
-    let hook = match rest {
-        [hook, agent] => Some((hook, agent)),
-        [hook, agent, _event] if agent == Agent::Copilot.name() => Some((hook, agent)),
-        _ => None,
-    };
-    Utf8Path::new(program).file_name() == Some("crash-resume")
-        && hook.is_some_and(|(hook, agent)| {
-            hook == "hook"
-                && Agent::value_variants()
-                    .iter()
-                    .any(|known| known.name() == agent)
-        })
 }
 
 /// The command of each hook of an entry of an event's list: a group's hooks' `command`s, or
@@ -1026,7 +1044,7 @@ fn strip_ours(
     // runs the same arguments from another binary path (installs for other indexes stay).
     let arguments = |command: &str| shlex::split(command).map(|words| words[1..].to_vec());
     let doomed = |command: &str| {
-        is_ours(command)
+        super::ours::is_ours(command)
             && (keep.is_empty()
                 || keep.iter().all(|keep| command != keep)
                     && keep
@@ -1098,8 +1116,11 @@ fn strip_ours(
             hooks.set(&event, Node::List(kept_groups));
         }
     }
-    if !removed.is_empty() {
-        settings.set("hooks", Node::Object(hooks));
+    // The `hooks` that held only ours goes with them (an install puts it back).
+    match (removed.is_empty(), hooks.0.is_empty()) {
+        (true, _) => {}
+        (false, true) => settings.remove("hooks"),
+        (false, false) => settings.set("hooks", Node::Object(hooks)),
     }
     Ok(removed)
 }

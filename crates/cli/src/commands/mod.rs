@@ -6,6 +6,7 @@ mod hook;
 mod install;
 mod list;
 mod lookup;
+mod ours;
 mod path;
 mod preflight;
 mod prune;
@@ -25,6 +26,17 @@ use crate::error::Failure;
 
 pub fn run(cli: Cli) -> Outcome {
     let cx = &Context::new(cli.global);
+    // What prints something else than a document says so rather than ignore `--json`.
+    let other_form = match &cli.command {
+        Command::Completions { .. } => Some(("completions", "a shell script")),
+        Command::Man => Some(("man", "a roff page")),
+        _ => None,
+    };
+    if let Some((name, form)) = other_form.filter(|_| cx.json) {
+        return Err(Failure::Usage(anyhow!(
+            "`{name}` has no JSON form (it prints {form}); run it without --json"
+        )));
+    }
     match cli.command {
         Command::Record(args) => record::run(cx, args),
         Command::Lookup { surface } => lookup::run(cx, SurfaceId::new(surface)?.as_str()),
@@ -68,12 +80,7 @@ pub fn run(cli: Cli) -> Outcome {
                 )))
             }
             Some(agent) => {
-                install::run(cx, agent, settings, dry_run, false, retention).and_then(|()| {
-                    match codex_title {
-                        true => install::codex_title(cx, agent, dry_run),
-                        false => Ok(()),
-                    }
-                })
+                install::run(cx, agent, settings, dry_run, false, retention, codex_title)
             }
             None if codex_title => Err(Failure::Usage(anyhow!(
                 "--codex-title is Codex's setting; tmux has no title to set"
@@ -88,7 +95,7 @@ pub fn run(cli: Cli) -> Outcome {
             settings,
             dry_run,
         }) => match target.agent() {
-            Some(agent) => install::run(cx, agent, settings, dry_run, true, None),
+            Some(agent) => install::run(cx, agent, settings, dry_run, true, None, false),
             None => tmux_start::run(cx, settings, dry_run, true),
         },
         // Both are made in memory, then written: a closed pipe is then one write that fails

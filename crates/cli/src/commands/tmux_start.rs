@@ -8,8 +8,10 @@
 //!
 //! The block is found by its marker lines: installing again leaves an identical block alone and
 //! replaces one another binary path wrote; uninstall removes every block, keeping every other
-//! line as written. Both are the locked, backed-up read-change-write of the agents' hook files
-//! (`index_store::edit_file`).
+//! line as written. A begin line without its end line is refused, naming the line (taking it
+//! out would take the user's lines after it). Both are the locked, backed-up read-change-write
+//! of the agents' hook files (`index_store::edit_file`), through a symlink at the path as they
+//! are (`index_store::resolve_path`).
 
 use anyhow::anyhow;
 use camino::{Utf8Path, Utf8PathBuf};
@@ -30,7 +32,8 @@ const LOG: &str = "tmux-start.log";
 const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// `hook install tmux` (`uninstall` false) or `hook uninstall tmux`, on `config` or the tmux
-/// config file tmux reads.
+/// config file tmux reads (a symlink at its path followed when it is safe to, as the agents'
+/// settings are, so a dotfile manager's link stays a link).
 pub fn run(
     cx: &Context,
     config: Option<String>,
@@ -46,23 +49,51 @@ pub fn run(
         Some(path) => Utf8PathBuf::from(path),
         None => default_config(cx)?,
     };
+    let via_link = std::fs::symlink_metadata(&path).is_ok_and(|metadata| metadata.is_symlink());
+    let path = index_store::resolve_path(&path).map_err(|error| store_failure(&error))?;
     let block = match uninstall {
         true => None,
-        false => Some(block(cx)?),
+        false => {
+            super::ours::refuse_volatile_index(cx)?;
+            Some(block(cx)?)
+        }
     };
-    let change = |current: Option<&[u8]>| -> Result<Option<Vec<u8>>, Failure> {
+    let mut result = None;
+    let mut change = |current: Option<&[u8]>| -> Result<Option<Vec<u8>>, Failure> {
         let text = std::str::from_utf8(current.unwrap_or_default()).map_err(|_| {
             Failure::Failed(anyhow!(
                 "{path} is not valid UTF-8; the file was left untouched"
             ))
         })?;
-        let changed = edited(text, block.as_deref());
-        Ok((changed != text).then(|| changed.into_bytes()))
+        let changed = edited(text, block.as_deref()).map_err(|refusal| {
+            Failure::Failed(anyhow!(
+                "{}: {refusal}; fix it by hand (or choose another file with --settings), the file \
+                 was left untouched",
+                index_core::text::escape(path.as_str())
+            ))
+        })?;
+        // A config left empty is removed (no content, which the edit takes for that), but
+        // not through a link, which would be left leading nowhere: a blank line stays there.
+        let written = match (changed.text.is_empty(), via_link) {
+            (true, true) => "\n".to_string(),
+            _ => changed.text.clone(),
+        };
+        let bytes = (written != text).then(|| written.into_bytes());
+        result = Some(changed);
+        Ok(bytes)
     };
     let escaped = index_core::text::escape(path.as_str());
     if dry_run {
         let current = index_store::read_editable(&path).map_err(|error| store_failure(&error))?;
         let changed = change(current.as_deref())?;
+        let edit = result.expect("the edit ran");
+        if cx.json {
+            let merged = match (&current, uninstall) {
+                (None, true) => None,
+                _ => Some(edit.text.as_str()),
+            };
+            return report_json(cx, &path, &edit, uninstall, (false, false), Some(merged));
+        }
         match &changed {
             Some(bytes) => output::print_bytes(bytes)?,
             None => output::print_message(&format!("{escaped} would not change")),
@@ -71,6 +102,13 @@ pub fn run(
         return Ok(());
     }
     if uninstall && !path.as_std_path().exists() {
+        if cx.json {
+            let nothing = Edited {
+                text: String::new(),
+                removed: 0,
+            };
+            return report_json(cx, &path, &nothing, uninstall, (false, false), None);
+        }
         output::print_message(&format!(
             "no restore of crash-resume to remove: {escaped} does not exist"
         ));
@@ -87,6 +125,17 @@ pub fn run(
         Edit::Store(error) => store_failure(&error),
         Edit::Refused(failure) => failure,
     })?;
+    if cx.json {
+        let edit = result.expect("the edit ran");
+        return report_json(
+            cx,
+            &path,
+            &edit,
+            uninstall,
+            (edited.written, edited.removed),
+            None,
+        );
+    }
     let kept = match &edited.backup {
         Some(backup) => format!(
             " (the previous version is kept as {})",
@@ -96,7 +145,11 @@ pub fn run(
     };
     match (uninstall, edited.written) {
         (true, true) => output::print_line(&format!(
-            "removed crash-resume's restore at tmux server start from {escaped}{kept}"
+            "removed crash-resume's restore at tmux server start from {escaped}{}{kept}",
+            match edited.removed {
+                true => ", and the file, which held nothing else",
+                false => "",
+            }
         ))?,
         (true, false) => output::print_message(&format!(
             "no restore of crash-resume in {escaped}; nothing to remove"
@@ -116,6 +169,36 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+/// The `--json` document of an install or uninstall (`written`: whether the file was written,
+/// and whether that removed it; `merged`: with `--dry-run`, the text that would be written,
+/// `None` for no file).
+fn report_json(
+    cx: &Context,
+    path: &Utf8Path,
+    edit: &Edited,
+    uninstall: bool,
+    (written, file_removed): (bool, bool),
+    merged: Option<Option<&str>>,
+) -> Result<(), Failure> {
+    if uninstall {
+        return output::print_json(&output::TmuxUninstalled::new(
+            path.as_str(),
+            edit.removed,
+            written,
+            file_removed,
+            merged,
+        ));
+    }
+    let log = log_path(cx)?;
+    output::print_json(&output::TmuxInstalled::new(
+        path.as_str(),
+        log.as_str(),
+        edit.removed,
+        written,
+        merged.flatten(),
+    ))
 }
 
 /// Why an edit did not go through.
@@ -163,26 +246,27 @@ fn log_path(cx: &Context) -> Result<Utf8PathBuf, Failure> {
     Ok(index.parent().unwrap_or(Utf8Path::new("/")).join(LOG))
 }
 
-/// The block: once per server, the restore in the background, into `$TMUX`'s server. The paths
-/// in it go through tmux's config parser (single quotes), a format expansion (`run-shell`) and
-/// `sh -c`, so only paths of plain characters are taken.
+/// The block: once per server, the restore in the background, into `$TMUX`'s server, with the
+/// global options of this install (`--path`, `--allow-volatile`). The log's dir is made first
+/// (before anything is recorded it may not exist yet), and whatever fails, the command returns
+/// 0 with nothing on its output: tmux shows a `run-shell` that fails or prints in view mode,
+/// over the pane the user is starting. The paths in it go through tmux's config parser (single
+/// quotes), a format expansion (`run-shell`) and `sh -c`, so only paths of plain characters are
+/// taken.
 fn block(cx: &Context) -> Result<String, Failure> {
-    let exe = std::env::current_exe()
-        .map_err(|error| Failure::Failed(anyhow!("cannot find this program's path: {error}")))?;
-    let exe = Utf8PathBuf::from_path_buf(exe)
-        .map_err(|_| Failure::Failed(anyhow!("this program's path is not valid UTF-8")))?;
-    let mut words = vec![plain(exe.as_str(), "this program's path")?];
-    if cx.path.is_some() {
-        let index = context::index_path(cx)?;
-        words.extend([
-            "--path".to_string(),
-            plain(index.as_str(), "the index path")?,
-        ]);
+    let mut words = vec![plain(&super::ours::program()?, "this program's path")?];
+    for word in super::ours::global_words(cx)? {
+        words.push(match word.starts_with("--") {
+            true => word,
+            false => plain(&word, "the index path")?,
+        });
     }
     words.extend(["restore", "--apply", "tmux"].map(str::to_string));
     let log = log_path(cx)?;
+    let log_dir = log.parent().unwrap_or(Utf8Path::new("/"));
     let command = format!(
-        "{} >> {} 2>&1",
+        "(mkdir -p -m 700 {} && {} >> {} 2>&1) >/dev/null 2>&1 || true",
+        plain(log_dir.as_str(), "the log's dir")?,
         words.join(" "),
         plain(log.as_str(), "the log path")?
     );
@@ -211,37 +295,78 @@ fn plain(path: &str, what: &str) -> Result<String, Failure> {
     }
 }
 
+/// What an edit makes of the config.
+#[derive(Debug, PartialEq, Eq)]
+struct Edited {
+    /// The config with the change.
+    text: String,
+    /// How many blocks of ours it took out (an install that leaves the text as it is takes none).
+    removed: usize,
+}
+
+/// Whether a line is our block's first: the marker, alone or followed by `:` and words for
+/// people (a line of the user's that merely begins with the same characters is theirs).
+fn is_begin(line: &str) -> bool {
+    line.strip_prefix(BEGIN)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+}
+
 /// `text` with every block of ours taken out, then `block` added at the end (when given): an
-/// identical block already there leaves the text as it is.
-fn edited(text: &str, block: Option<&str>) -> String {
+/// identical block already there leaves the text as it is. A block whose end marker is missing
+/// (or that a second begin marker interrupts) is refused, naming its line: taking it out would
+/// take the user's lines after it with it.
+fn edited(text: &str, block: Option<&str>) -> Result<Edited, String> {
     let mut kept = String::with_capacity(text.len());
     let mut ours = String::new();
-    let mut inside = false;
-    for line in text.split_inclusive('\n') {
+    let mut removed = 0;
+    let mut begun_at = None;
+    for (number, line) in (1..).zip(text.split_inclusive('\n')) {
         let bare = line.trim_end_matches(['\n', '\r']);
-        if !inside && bare.starts_with(BEGIN) {
-            inside = true;
+        if is_begin(bare) {
+            if let Some(begun_at) = begun_at {
+                return Err(format!(
+                    "line {begun_at} begins a block of crash-resume (`{BEGIN}`) that line \
+                     {number} begins again before its end (`{END}`)"
+                ));
+            }
+            begun_at = Some(number);
         }
-        match inside {
-            true => ours.push_str(line),
-            false => kept.push_str(line),
+        match begun_at {
+            Some(_) => ours.push_str(line),
+            None => kept.push_str(line),
         }
-        if inside && bare == END {
-            inside = false;
+        if begun_at.is_some() && bare == END {
+            begun_at = None;
+            removed += 1;
         }
     }
-    match block {
+    if let Some(begun_at) = begun_at {
+        return Err(format!(
+            "line {begun_at} begins a block of crash-resume (`{BEGIN}`) that has no end line \
+             (`{END}`) after it"
+        ));
+    }
+    Ok(match block {
         // Installed once, exactly as it would be written, and nothing after it of ours.
-        Some(block) if ours == block && text.ends_with(block) => text.to_string(),
+        Some(block) if ours == block && text.ends_with(block) => Edited {
+            text: text.to_string(),
+            removed: 0,
+        },
         Some(block) => {
             if !kept.is_empty() && !kept.ends_with('\n') {
                 kept.push('\n');
             }
             kept.push_str(block);
-            kept
+            Edited {
+                text: kept,
+                removed,
+            }
         }
-        None => kept,
-    }
+        None => Edited {
+            text: kept,
+            removed,
+        },
+    })
 }
 
 #[cfg(test)]
@@ -250,19 +375,40 @@ mod tests {
 
     const BLOCK: &str = "# >>> crash-resume: x\nrun-shell -b 'a'\n# <<< crash-resume\n";
 
+    fn text(text: &str, block: Option<&str>) -> String {
+        edited(text, block).unwrap().text
+    }
+
     #[test]
     fn a_block_is_added_once_replaced_when_it_differs_and_removed_whole() {
         let user = "set -g mouse on\n";
-        let installed = edited(user, Some(BLOCK));
+        let installed = text(user, Some(BLOCK));
         assert_eq!(installed, format!("{user}{BLOCK}"));
-        assert_eq!(edited(&installed, Some(BLOCK)), installed);
+        assert_eq!(text(&installed, Some(BLOCK)), installed);
         let other = BLOCK.replace("'a'", "'b'");
-        assert_eq!(edited(&installed, Some(&other)), format!("{user}{other}"));
-        assert_eq!(edited(&installed, None), user);
+        assert_eq!(text(&installed, Some(&other)), format!("{user}{other}"));
+        assert_eq!(edited(&installed, None).unwrap().removed, 1);
+        assert_eq!(text(&installed, None), user);
         assert_eq!(
-            edited("set -g x 1", Some(BLOCK)),
+            text("set -g x 1", Some(BLOCK)),
             format!("set -g x 1\n{BLOCK}")
         );
-        assert_eq!(edited("", None), "");
+        assert_eq!(text("", None), "");
+        // A line that only begins with the marker's characters is the user's.
+        let theirs = "# >>> crash-resume-notes\nset -g x 1\n";
+        assert_eq!(text(theirs, None), theirs);
+    }
+
+    #[test]
+    fn a_block_without_its_end_is_refused_with_its_line() {
+        let open = "set -g a 1\n# >>> crash-resume: x\nset -g mine 1\n";
+        let refused = edited(open, None).unwrap_err();
+        assert!(refused.contains("line 2 begins"), "{refused}");
+        let twice = format!("# >>> crash-resume: x\n{BLOCK}");
+        let refused = edited(&twice, Some(BLOCK)).unwrap_err();
+        assert!(
+            refused.contains("line 1 begins") && refused.contains("line 2"),
+            "{refused}"
+        );
     }
 }

@@ -203,3 +203,227 @@ fn a_document_printed_before_a_failure_is_the_only_one() {
     let looked_up = json_of(&env, &["lookup", "nope"], 4);
     assert!(looked_up.get("error").is_none(), "{looked_up}");
 }
+
+/// What a command prints under `--json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// Its own document.
+    Document,
+    /// The error document: it has no JSON form, or failed.
+    Error,
+    /// Nothing, ever: an agent's hook (Claude Code would add it to the conversation).
+    Nothing,
+}
+
+/// Every command and subcommand with `--json`, in the order they run (each sees what the one
+/// before it left): one JSON document on stdout, or the error document, never anything else.
+/// The table is checked against the commands `--help` lists, so a new command needs a row.
+#[test]
+fn every_command_and_subcommand_prints_one_json_document_or_says_it_has_none() {
+    use Form::{Document, Error, Nothing};
+    let env = Sandbox::default();
+    let root = env.root().to_str().unwrap().to_string();
+    let file = |name: &str| format!("{root}/{name}");
+    let (settings, hooks, tmux) = (file("settings.json"), file("hooks.json"), file("tmux.conf"));
+    std::fs::write(&tmux, "set -g mouse on\n").unwrap();
+    let owned: Vec<(Vec<String>, i32, Form)> = [
+        (&["record", "S", "SID", "REPO"][..], 0, Document),
+        (&["lookup", "S"], 0, Document),
+        (&["resume-cmd", "S"], 0, Document),
+        (&["touch", "S"], 0, Document),
+        (&["preflight", "S"], 0, Document),
+        (
+            &["preflight", "--cwd", &root, "--session", "SID"],
+            4,
+            Document,
+        ),
+        (&["list"], 0, Document),
+        (&["restore"], 0, Document),
+        (&["restore", "--all"], 0, Document),
+        (&["prune", "1d"], 0, Document),
+        (&["path"], 0, Document),
+        (&["forget", "S"], 0, Document),
+        (
+            &[
+                "hook",
+                "install",
+                "claude",
+                "--settings",
+                &settings,
+                "--dry-run",
+            ],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "install", "claude", "--settings", &settings],
+            0,
+            Document,
+        ),
+        (
+            &[
+                "hook",
+                "uninstall",
+                "claude",
+                "--settings",
+                &settings,
+                "--dry-run",
+            ],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "uninstall", "claude", "--settings", &settings],
+            0,
+            Document,
+        ),
+        (
+            &[
+                "hook",
+                "install",
+                "gemini",
+                "--settings",
+                &settings,
+                "--retention",
+                "off",
+            ],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "install", "copilot", "--settings", &hooks],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "uninstall", "copilot", "--settings", &hooks],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "install", "codex", "--codex-title", "--dry-run"],
+            0,
+            Document,
+        ),
+        (&["hook", "install", "codex", "--codex-title"], 0, Document),
+        (&["hook", "uninstall", "codex"], 0, Document),
+        (
+            &["hook", "install", "tmux", "--settings", &tmux, "--dry-run"],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "install", "tmux", "--settings", &tmux],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "install", "tmux", "--settings", &tmux],
+            0,
+            Document,
+        ),
+        (
+            &[
+                "hook",
+                "uninstall",
+                "tmux",
+                "--settings",
+                &tmux,
+                "--dry-run",
+            ],
+            0,
+            Document,
+        ),
+        (
+            &["hook", "uninstall", "tmux", "--settings", &tmux],
+            0,
+            Document,
+        ),
+        (
+            &[
+                "hook",
+                "uninstall",
+                "tmux",
+                "--settings",
+                &file("none.conf"),
+            ],
+            0,
+            Document,
+        ),
+        (&["completions", "bash"], 2, Error),
+        (&["man"], 2, Error),
+        (&["help"], 2, Error),
+        (&["hook", "help"], 2, Error),
+        (&["--version"], 2, Error),
+        (&["hook", "claude"], 0, Nothing),
+        (&["hook", "codex"], 0, Nothing),
+        (&["hook", "gemini"], 0, Nothing),
+        (&["hook", "copilot", "sessionStart"], 0, Nothing),
+    ]
+    .into_iter()
+    .map(|(args, code, form)| (args.iter().map(|arg| arg.to_string()).collect(), code, form))
+    .collect();
+    let (mut said, mut shapes) = (String::new(), String::new());
+    for (args, code, form) in &owned {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let shown = args.join(" ");
+        let document = match form {
+            Document => json_of(&env, &args, *code),
+            Error => error_of(&env, &args, *code),
+            Nothing => {
+                crash_resume(&env)
+                    .arg("--json")
+                    .args(&args)
+                    .write_stdin("{}")
+                    .assert()
+                    .code(*code)
+                    .stdout("");
+                continue;
+            }
+        };
+        assert_eq!(
+            document.get("error").is_some(),
+            *form == Error,
+            "`--json {shown}`: {document}"
+        );
+        if *form == Error {
+            said += &format!("--json {shown}\n{document:#}\n\n");
+        }
+        if shown.contains("tmux") || shown.contains("--codex-title") {
+            shapes += &format!("--json {shown}\n{document:#}\n\n");
+        }
+    }
+    assert_cli_snapshot!(&env, "no_json_form", said);
+    assert_cli_snapshot!(&env, "hook_tmux_and_codex_title", shapes);
+
+    // Every command `--help` lists, and every `hook` subcommand, has a row.
+    let listed = |args: &[&str]| -> Vec<String> {
+        let help = crash_resume(&env).args(args).output().unwrap().stdout;
+        let help = String::from_utf8(help).unwrap();
+        help.split("Commands:\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n\n").next())
+            .unwrap()
+            .lines()
+            .filter_map(|line| line.strip_prefix("  "))
+            .filter(|line| !line.starts_with(' '))
+            .map(|line| line.split_whitespace().next().unwrap().to_string())
+            .collect()
+    };
+    let covered = |words: &[&str]| {
+        owned.iter().any(|(args, ..)| {
+            args.starts_with(
+                &words
+                    .iter()
+                    .map(|word| word.to_string())
+                    .collect::<Vec<_>>(),
+            )
+        })
+    };
+    for command in listed(&["--help"]) {
+        assert!(covered(&[&command]), "no row for `{command}`");
+    }
+    for command in listed(&["hook", "--help"]) {
+        assert!(covered(&["hook", &command]), "no row for `hook {command}`");
+    }
+}

@@ -137,11 +137,19 @@ impl Server {
         }
     }
 
-    /// `tmux -L NAME`, or `tmux` for the default server: how a user reaches this one.
+    /// `tmux -L NAME`, `tmux -S PATH` for the server `$TMUX` names when that is not the default
+    /// one (a restore a server's config started), or `tmux`: how a user reaches this one.
     fn command_line(&self) -> String {
         match &self.socket {
             Some(socket) => format!("tmux -L {}", quote(socket)),
-            None => "tmux".to_string(),
+            None => {
+                let path = self.socket_path();
+                let default = Server::new(Some("default".to_string())).socket_path();
+                match path == default {
+                    true => "tmux".to_string(),
+                    false => format!("tmux -S {}", quote(&path)),
+                }
+            }
         }
     }
 

@@ -1115,3 +1115,221 @@ fn hook_install_aborted_or_failing_at_every_point_leaves_whole_settings() {
         }
     }
 }
+
+/// The binary under test copied to `dir/name`: another name it is installed under (Nix's
+/// wrapper runs `.crash-resume-wrapped`; a user may rename it).
+fn binary_named(dir: &Path, name: &str) -> PathBuf {
+    make_dir(dir);
+    let copy = dir.join(name);
+    fs::copy(BIN, &copy).unwrap();
+    copy
+}
+
+/// `hook VERB AGENT --settings FILE` run by `program`, which must succeed.
+fn hook_by(env: &Sandbox, program: &Path, verb: &str, agent: &str, settings: &str) -> String {
+    let output = agent_command(env, program)
+        .args(["hook", verb, agent, "--settings", settings])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{program:?} hook {verb} {agent}: {output:?}"
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Every command of `settings` (either shape: a group's `command`s, Copilot's `bash`).
+fn all_commands(settings: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    for groups in settings["hooks"]
+        .as_object()
+        .into_iter()
+        .flat_map(|hooks| hooks.values())
+    {
+        for group in groups.as_array().into_iter().flatten() {
+            if let Some(bash) = group["bash"].as_str() {
+                found.push(bash.to_string());
+            }
+            for hook in group["hooks"].as_array().into_iter().flatten() {
+                found.extend(hook["command"].as_str().map(str::to_string));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Hooks a binary not named `crash-resume` installed (Nix's `.crash-resume-wrapped`, a renamed
+/// copy) are ours by the shape of their command: an install from another path replaces them
+/// (not doubled), and uninstall removes them; another tool's command with `hook claude` in it
+/// stays through all of it. For the agents' settings and Copilot's hooks file alike.
+#[test]
+fn hooks_of_a_binary_under_another_name_are_ours_and_another_tools_are_not() {
+    let env = Sandbox::default();
+    let wrapped = binary_named(&env.root().join("nix-bin"), ".crash-resume-wrapped");
+    let renamed = binary_named(&env.root().join("my-bin"), "cr");
+    let theirs = [
+        "other-tool hook claude",
+        "/usr/bin/notify --verbose hook claude",
+        "/usr/bin/logger hook claude started",
+    ];
+    for (agent, events) in [
+        ("claude", ["SessionStart", "SessionEnd"]),
+        ("copilot", ["sessionStart", "sessionEnd"]),
+    ] {
+        let path = env.root().join(format!("{agent}.json"));
+        let existing = match agent {
+            "claude" => json!({ "hooks": { "SessionStart": theirs.map(|command| json!({
+                "hooks": [ { "type": "command", "command": command } ]
+            })) } }),
+            _ => json!({ "version": 1, "hooks": { "sessionStart": theirs.map(|command| json!({
+                "type": "command", "bash": command
+            })) } }),
+        };
+        fs::write(&path, serde_json::to_vec_pretty(&existing).unwrap()).unwrap();
+        let settings = path.to_str().unwrap();
+        // Ours are one per event, each by `program`; theirs are all still there.
+        let check = |program: &Path, context: &str| {
+            let now = all_commands(&serde_json::from_slice(&fs::read(&path).unwrap()).unwrap());
+            let (mine, others): (Vec<String>, Vec<String>) = now
+                .into_iter()
+                .partition(|command| !theirs.contains(&command.as_str()));
+            assert_eq!(others.len(), theirs.len(), "{agent} {context}: {others:?}");
+            assert_eq!(mine.len(), events.len(), "{agent} {context}: {mine:?}");
+            for event in events {
+                let tail = match agent {
+                    "copilot" => format!(" hook {agent} {event}"),
+                    _ => format!(" hook {agent}"),
+                };
+                assert!(
+                    mine.iter()
+                        .any(|command| command.starts_with(program.to_str().unwrap())
+                            && command.ends_with(&tail)),
+                    "{agent} {context}: {event}: {mine:?}"
+                );
+            }
+        };
+        hook_by(&env, &wrapped, "install", agent, settings);
+        check(&wrapped, "installed");
+        let said = hook_by(&env, Path::new(BIN), "install", agent, settings);
+        assert!(said.contains("replacing the"), "{agent}: {said}");
+        check(Path::new(BIN), "replaced, not doubled");
+        hook_by(&env, &renamed, "install", agent, settings);
+        check(&renamed, "replaced, not doubled");
+
+        let said = hook_by(&env, Path::new(BIN), "uninstall", agent, settings);
+        assert!(said.starts_with("removed the "), "{agent}: {said}");
+        let now = all_commands(&serde_json::from_slice(&fs::read(&path).unwrap()).unwrap());
+        let mut left = theirs.map(str::to_string).to_vec();
+        left.sort();
+        assert_eq!(now, left, "{agent}: every one of ours removed, theirs kept");
+    }
+}
+
+/// An index a reboot wipes (under /tmp) makes every hook fail and keeps nothing over a reboot:
+/// `hook install` refuses it with the reason and the way out, writing nothing; with
+/// `--allow-volatile` it installs, and the hook carries the flag as it carries `--path`. The
+/// same for the tmux block.
+#[test]
+fn a_volatile_index_is_refused_at_install_unless_allowed_and_then_written_into_the_hook() {
+    let env = Sandbox::default();
+    let volatile = std::env::temp_dir()
+        .join(format!("crash-resume-volatile-{}", std::process::id()))
+        .join("index.json");
+    let volatile = volatile.to_str().unwrap();
+    let settings = env.root().join("settings.json");
+    let tmux = env.root().join("tmux.conf");
+    let mut said = String::new();
+    for (target, file) in [("claude", &settings), ("tmux", &tmux)] {
+        let args = [
+            "--path",
+            volatile,
+            "hook",
+            "install",
+            target,
+            "--settings",
+            file.to_str().unwrap(),
+        ];
+        let output = crash_resume_agent(&env).args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{target}: {output:?}");
+        assert!(output.stdout.is_empty(), "{target}: {output:?}");
+        said += &format!(
+            "hook install {target}\n{}\n",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!file.exists(), "{target}: nothing written");
+
+        let output = crash_resume_agent(&env)
+            .args(["--allow-volatile"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{target}: {output:?}");
+        let written = fs::read_to_string(file).unwrap();
+        assert!(
+            written.contains(&format!("--path {volatile} --allow-volatile ")),
+            "{target}: {written}"
+        );
+    }
+    assert!(
+        !Path::new(volatile).exists(),
+        "the index is not made by an install"
+    );
+    let settings: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
+    assert!(our_command(&settings, "SessionStart").ends_with(" --allow-volatile hook claude"));
+    assert_cli_snapshot!(
+        &env,
+        "volatile_index_refused",
+        said.replace(volatile, "[VOLATILE]")
+    );
+}
+
+/// What an install made is taken away again whole: a settings file it created goes with the
+/// hooks (its backup stays), the `hooks` key it added to a file of the user's goes when
+/// nothing else is in it, and Copilot's hooks file of ours and a tmux config it created go too.
+#[test]
+fn uninstall_leaves_nothing_the_install_made() {
+    let env = Sandbox::default();
+    let run = |verb: &str, target: &str, file: &Path| {
+        let output = crash_resume_agent(&env)
+            .args(["hook", verb, target, "--settings", file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{verb} {target}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    for (target, name) in [
+        ("claude", "created.json"),
+        ("copilot", "copilot.json"),
+        ("tmux", "tmux.conf"),
+    ] {
+        let file = env.root().join(name);
+        run("install", target, &file);
+        assert!(file.exists(), "{target}");
+        let said = run("uninstall", target, &file);
+        assert!(
+            said.contains(", and the file, which held nothing else"),
+            "{target}: {said}"
+        );
+        assert!(
+            !file.exists(),
+            "{target}: the file the install created is gone"
+        );
+        assert_eq!(
+            backups_of(&file).len(),
+            1,
+            "{target}: its last content is kept"
+        );
+    }
+    let users = env.root().join("users.json");
+    let theirs = "{\n  \"model\": \"opus\"\n}\n";
+    fs::write(&users, theirs).unwrap();
+    run("install", "claude", &users);
+    let said = run("uninstall", "claude", &users);
+    assert!(!said.contains("held nothing else"), "{said}");
+    assert_eq!(
+        fs::read_to_string(&users).unwrap(),
+        theirs,
+        "no empty `hooks` left"
+    );
+}
