@@ -306,7 +306,11 @@ impl Kitty {
         let live = self.pid.get().copied().flatten().map(|pid| pid.to_string());
         let tagged_for = |listed: &Window| {
             let kitty_pid = live.as_deref().or(listed.env.kitty_pid.as_deref())?;
-            bound_surface(listed.env.tag.as_deref()?, kitty_pid, &listed.id.to_string())
+            bound_surface(
+                listed.env.tag.as_deref()?,
+                kitty_pid,
+                &listed.id.to_string(),
+            )
         };
         if let Some(tagged) = windows
             .iter()
