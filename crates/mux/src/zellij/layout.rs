@@ -313,7 +313,10 @@ mod tests {
         // A title no layout name backs is a program's.
         assert_eq!(bearer(&alone, &names, "cr-9-z"), Bearer::None);
         assert_eq!(own_name(&titled, &alone, &names), OwnName::None);
-        assert_eq!(own_name(&plain, &[plain.clone()], &names), OwnName::None);
+        assert_eq!(
+            own_name(&plain, std::slice::from_ref(&plain), &names),
+            OwnName::None
+        );
         // Another pane shows the name too: which bears it cannot be told.
         let both = [named.clone(), forger.clone()];
         assert_eq!(bearer(&both, &names, "cr-1-a"), Bearer::Unsure);
