@@ -5,7 +5,9 @@
 //! its own exactly once, a busy window untouched, and a second restore that starts nothing; in
 //! a kitty still running, an idle shell's window replaced by the agent, a busy one left alone,
 //! and a surface recorded without its instance opened in a new window with its hostile dir
-//! reaching kitty inert. Compiled with the `live-kitty` feature (`cargo xtask test` enables
+//! reaching kitty inert; a second kitty started from a restored window's shell (with its
+//! environment, the tag among it), each of whose agents is recorded under its own window and
+//! none started twice by a restore there. Compiled with the `live-kitty` feature (`cargo xtask test` enables
 //! it); they fail, never skip, when kitty or xvfb-run is missing.
 //!
 //! The tests talk to kitty through its socket protocol themselves, and never print a window's

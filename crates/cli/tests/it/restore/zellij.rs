@@ -6,7 +6,10 @@
 //! session; both servers killed with SIGKILL; the second session brought back by the user and
 //! its agent's pane made busy; then `restore --apply zellij` resurrects the first session,
 //! starts each agent as the process of its own named pane once, leaves the busy pane alone, and
-//! a second restore starts nothing.
+//! a second restore starts nothing. Beside the story, in two sessions at once: a pane whose
+//! program sets its title to another pane's name takes nothing of that pane (neither its entry
+//! in the hook nor, once it is gone, its place in a restore), and a pane the user named keeps
+//! its name.
 //!
 //! Each test's zellij is confined to its sandbox (`ZELLIJ_CONFIG_DIR`, `ZELLIJ_SOCKET_DIR`,
 //! `XDG_CACHE_HOME`, `TMPDIR`). A client is attached through a pane of a private tmux server,
