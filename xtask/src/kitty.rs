@@ -34,7 +34,8 @@ pub struct Window {
     /// The process kitty started in it.
     pub pid: u32,
     pub tab: u64,
-    /// The surface a restore opened it for (`mux::kitty::TAG_VARIABLE`).
+    /// The surface a restore opened it for (`mux::kitty::TAG_VARIABLE`, when the tag was made
+    /// for this window of this kitty).
     pub tag: Option<String>,
     /// The base names of its foreground processes.
     pub foreground: Vec<String>,
@@ -117,9 +118,10 @@ impl Kitty {
         Ok(answer["data"].take())
     }
 
-    /// Every window of every tab.
+    /// Every window of every tab (`ls` asked for every variable: by default it leaves out the
+    /// ones all windows share).
     pub fn windows(&self) -> Result<Vec<Window>> {
-        let listing = self.call("ls", &json!({}))?;
+        let listing = self.call("ls", &json!({"all_env_vars": true}))?;
         let os_windows: Value =
             serde_json::from_str(listing.as_str().context("ls answered no text")?)?;
         let mut windows = Vec::new();
@@ -133,13 +135,19 @@ impl Kitty {
                         .filter_map(|process| process["cmdline"].as_array()?.first()?.as_str())
                         .map(|program| program.rsplit('/').next().unwrap_or(program).to_string())
                         .collect();
+                    let id = window["id"].as_u64().unwrap_or_default();
+                    let tag = window["env"][mux::kitty::TAG_VARIABLE]
+                        .as_str()
+                        .zip(window["env"]["KITTY_PID"].as_str())
+                        .and_then(|(tag, kitty)| {
+                            mux::kitty::bound_surface(tag, kitty, &id.to_string())
+                        })
+                        .map(|surface| surface.to_string());
                     windows.push(Window {
-                        id: window["id"].as_u64().unwrap_or_default(),
+                        id,
                         pid: window["pid"].as_u64().unwrap_or_default() as u32,
                         tab: tab["id"].as_u64().unwrap_or_default(),
-                        tag: window["env"][mux::kitty::TAG_VARIABLE]
-                            .as_str()
-                            .map(str::to_string),
+                        tag,
                         foreground,
                     });
                 }

@@ -213,11 +213,13 @@ fn name_by_multiplexers(
 }
 
 /// A zellij pane named by its bare id (which zellij renumbers when it resurrects the session)
-/// is given a name of ours, or keeps the one it has (`mux::zellij::name_pane`): the surface
-/// becomes `zellij:<session>:<name>`, which survives the restart. When zellij cannot be asked
-/// by `deadline`, the bare id is recorded, with a warning for hook.log saying why (none when
-/// there is no zellij program to ask). [`Naming::ReadOnly`]: the name of ours the pane bears,
-/// else its bare id; no pane is renamed.
+/// is given a name of ours, or keeps the one it bears, ours or the user's
+/// (`mux::zellij::name_pane`; a name is what zellij's layout says, never a title the pane's
+/// program set): the surface becomes `zellij:<session>:<name>`, which survives the restart.
+/// When zellij cannot be asked by `deadline`, or the pane's name cannot be told or carried,
+/// the bare id is recorded, with a warning for hook.log saying why (none when there is no
+/// zellij program to ask). [`Naming::ReadOnly`]: the name the pane bears, else its bare id; no
+/// pane is renamed.
 fn stable_zellij(surface: String, deadline: Instant, naming: Naming) -> Named {
     let Ok(mux::Surface::Zellij(pane)) = mux::Surface::parse(&surface) else {
         return Named::bare(surface);

@@ -1,8 +1,10 @@
 //! Talking to a multiplexer the one way every backend does: its command-line client (`tmux`,
 //! `wezterm cli`, `zellij`) run with a deadline and, once a call has not answered, never again;
-//! and an answer of its socket protocol (cmux, kitty) read into its result or its failure.
+//! an answer of its socket protocol (cmux, kitty) read into its result or its failure; and a
+//! connect to a unix socket that gives up at a deadline.
 
 use std::cell::OnceCell;
+use std::os::unix::net::UnixStream;
 use std::process::Command;
 use std::time::Duration;
 
@@ -71,5 +73,75 @@ pub(crate) fn socket_result(
                 .unwrap_or("no message")
                 .to_string(),
         })),
+    }
+}
+
+/// Connects to the unix socket at `address` (a path, or on Linux an abstract name) within
+/// `deadline`. A connect to a socket whose listen backlog is full waits until the listener
+/// accepts; the wait is bounded by the socket's send timeout, which Linux's and the BSDs'
+/// `connect` honour for unix sockets (a connect that runs out of it fails with `EAGAIN`,
+/// answered here as [`std::io::ErrorKind::TimedOut`]). The stream comes back with no timeouts
+/// set: the caller sets its own for writing and reading.
+pub(crate) fn connect_unix(
+    address: &rustix::net::SocketAddrUnix,
+    deadline: Duration,
+) -> std::io::Result<UnixStream> {
+    use rustix::net::sockopt::{Timeout, set_socket_timeout};
+    // A zero timeout means none at all to the kernel.
+    if deadline.is_zero() {
+        return Err(std::io::ErrorKind::TimedOut.into());
+    }
+    let socket = rustix::net::socket_with(
+        rustix::net::AddressFamily::UNIX,
+        rustix::net::SocketType::STREAM,
+        rustix::net::SocketFlags::CLOEXEC,
+        None,
+    )?;
+    set_socket_timeout(&socket, Timeout::Send, Some(deadline))?;
+    match rustix::net::connect(&socket, address) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INPROGRESS) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("the socket did not accept the connection within {deadline:?}"),
+            ));
+        }
+        Err(error) => return Err(error.into()),
+    }
+    set_socket_timeout(&socket, Timeout::Send, None)?;
+    Ok(UnixStream::from(socket))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listener that never accepts, its backlog full: the connect gives up at its deadline.
+    #[test]
+    fn a_unix_connect_to_a_full_backlog_gives_up_at_its_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("full.sock");
+        let listener = rustix::net::socket(
+            rustix::net::AddressFamily::UNIX,
+            rustix::net::SocketType::STREAM,
+            None,
+        )
+        .unwrap();
+        let address = rustix::net::SocketAddrUnix::new(&path).unwrap();
+        rustix::net::bind(&listener, &address).unwrap();
+        rustix::net::listen(&listener, 0).unwrap();
+        // Linux queues one connection more than the backlog: fill the queue until a connect
+        // waits (each of these is held, never accepted).
+        let deadline = Duration::from_millis(200);
+        let mut held = Vec::new();
+        let error = loop {
+            match connect_unix(&address, deadline) {
+                Ok(stream) => held.push(stream),
+                Err(error) => break error,
+            }
+            assert!(held.len() < 16, "the backlog never filled");
+        };
+        assert_eq!(error.kind(), std::io::ErrorKind::TimedOut, "{error}");
+        drop(listener);
     }
 }

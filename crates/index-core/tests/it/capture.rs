@@ -66,7 +66,11 @@ const CASES: &[(Vars, Tree, Option<bool>, Expect)] = &[
     (&[("KITTY_WINDOW_ID", "2")],                                                               IN_KITTY,     None,        Surface("kitty:2")),
     // kitty: the instance (its pid) with the window; a window a restore opened names its surface.
     (&[("KITTY_WINDOW_ID", "2"), ("KITTY_PID", "4242")],                                         IN_KITTY,     None,        Surface("kitty:4242:2")),
-    (&[("KITTY_WINDOW_ID", "2"), ("KITTY_PID", "4242"), ("CRASH_RESUME_KITTY_WINDOW", "kitty:17:5")], IN_KITTY, None,       Surface("kitty:17:5")),
+    (&[("KITTY_WINDOW_ID", "2"), ("KITTY_PID", "4242"), ("CRASH_RESUME_KITTY_WINDOW", "4242:2:kitty:17:5")], IN_KITTY, None, Surface("kitty:17:5")),
+    // A tag inherited from the window it was made for (a kitty started there, a copied window).
+    (&[("KITTY_WINDOW_ID", "2"), ("KITTY_PID", "4243"), ("CRASH_RESUME_KITTY_WINDOW", "4242:2:kitty:17:5")], IN_KITTY, None, Surface("kitty:4243:2")),
+    (&[("KITTY_WINDOW_ID", "3"), ("KITTY_PID", "4242"), ("CRASH_RESUME_KITTY_WINDOW", "4242:2:kitty:17:5")], IN_KITTY, None, Surface("kitty:4242:3")),
+    (&[("KITTY_WINDOW_ID", "2"), ("KITTY_PID", "4242"), ("CRASH_RESUME_KITTY_WINDOW", "kitty:17:5")], IN_KITTY, None,       Surface("kitty:4242:2")),
     (&[("KITTY_WINDOW_ID", "2"), ("KITTY_PID", "4242"), ("CRASH_RESUME_KITTY_WINDOW", "tmux:w:0.0")], IN_KITTY, None,       Surface("kitty:4242:2")),
     (&[("TMUX_PANE", "%1"), TMUX],                                                              IN_TMUX,      Some(true),  Surface("%1")),
     // A tmux pane named from outside it (no tmux ancestor): the one variable there is.

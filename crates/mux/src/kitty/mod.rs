@@ -5,18 +5,26 @@
 //!
 //! A window id says nothing after kitty restarts (kitty numbers its windows from 1 again), so
 //! a window is found by what outlives a restart of this tool's own windows: every window a
-//! restore opens carries the surface in its environment ([`TAG_VARIABLE`], which `ls` shows),
-//! and the hook in such a window records that surface again. A window the user opened is
-//! found by its id only in the kitty instance the hook saw (the surface's instance is kitty's
-//! pid, and the restore asks the socket's peer for its pid); in another instance, or for an id
-//! recorded without the instance, it is gone, and a new window is opened.
+//! restore opens carries a tag in its environment ([`TAG_VARIABLE`]), `<kitty pid>:<window
+//! id>:<surface>`, which its first process sets from the `KITTY_PID` and `KITTY_WINDOW_ID`
+//! kitty gave it (the process then runs the start script with the tag in its environment, so
+//! `ls` shows it). The tag counts only in that window: every process started from the window
+//! inherits it, among them a kitty started there (whose windows each carry it), so the hook
+//! takes the tag's surface only where `KITTY_PID` and `KITTY_WINDOW_ID` are the tag's, and a
+//! restore only from the window whose id and kitty are the tag's ([`captured`],
+//! [`bound_surface`]). `ls` is asked for every variable of each window's environment: by
+//! default it leaves out the ones every window shares. A window the user opened is found by
+//! its id only in the kitty instance the hook saw (the surface's instance is kitty's pid, and
+//! the restore asks the socket's peer for its pid); in another instance, or for an id recorded
+//! without the instance, it is gone, and a new window is opened.
 //!
 //! Nothing is ever typed into a window (no `send-text`). kitty cannot replace a window's
 //! process, so an idle shell's window is replaced: the command starts in a new window beside
 //! it, in its tab, then the idle window is closed. A window running anything else is left
-//! alone. Each call has a deadline for connecting, writing and reading its answer; once one has
-//! not answered, none is sent again. `ls` answers with each window's environment, which can
-//! hold secrets: only [`TAG_VARIABLE`] is read of it, and no answer is ever quoted in an error.
+//! alone. Each call has a deadline for connecting (a unix or tcp socket whose listen backlog is
+//! full makes a connect wait), writing and reading its answer; once one has not answered, none
+//! is sent again. `ls` answers with each window's environment, which can hold secrets: only
+//! [`TAG_VARIABLE`] and `KITTY_PID` are read of it, and no answer is ever quoted in an error.
 
 use std::cell::{OnceCell, RefCell};
 use std::io::{Read, Write};
@@ -36,8 +44,10 @@ pub(crate) mod address;
 
 pub use address::KittyWindow;
 
-/// The variable every window a restore opens carries: the surface it was opened for. The hook
-/// in that window records this surface, whatever the window's id is now.
+/// The variable every window a restore opens carries: `<kitty pid>:<window id>:<surface>`, the
+/// window (its kitty's pid and its id) and the surface it was opened for. The hook in that
+/// window records this surface, whatever the window's id is now; anywhere else (a process that
+/// inherited it) the tag counts for nothing.
 pub const TAG_VARIABLE: &str = "CRASH_RESUME_KITTY_WINDOW";
 
 /// The protocol version sent with each command: kitty refuses a client newer than itself, and
@@ -51,17 +61,47 @@ const START: &[u8] = b"\x1bP@kitty-cmd";
 const END: &[u8] = b"\x1b\\";
 
 /// The surface the hook records for a kitty window: the one a restore opened the window for
-/// (`tag`, [`TAG_VARIABLE`]) when it carries one, else the window in the instance `kitty_pid`
-/// (`KITTY_PID`) names.
+/// (`tag`, [`TAG_VARIABLE`]) when the tag was made for this window (its kitty pid and window
+/// id are `kitty_pid`, `KITTY_PID`, and `window_id`, `KITTY_WINDOW_ID`), else the window in the
+/// instance `kitty_pid` names.
 pub fn captured(window_id: String, kitty_pid: Option<String>, tag: Option<&str>) -> KittyWindow {
-    if let Some(Ok(Surface::Kitty(window))) = tag.map(Surface::parse) {
-        return window;
-    }
     let instance = kitty_pid.filter(|pid| !pid.is_empty() && !pid.contains(':'));
-    KittyWindow {
+    let bound = instance
+        .as_deref()
+        .zip(tag)
+        .and_then(|(pid, tag)| bound_surface(tag, pid, &window_id));
+    bound.unwrap_or(KittyWindow {
         instance,
         id: window_id,
+    })
+}
+
+/// The surface a tag (`<kitty pid>:<window id>:<surface>`, [`TAG_VARIABLE`]) names, when it was
+/// made for the window `window_id` of the kitty whose pid is `kitty_pid`; `None` for a tag made
+/// for another window or kitty (inherited), or in another form.
+pub fn bound_surface(tag: &str, kitty_pid: &str, window_id: &str) -> Option<KittyWindow> {
+    let mut fields = tag.splitn(3, ':');
+    let (pid, window, surface) = (fields.next()?, fields.next()?, fields.next()?);
+    let number = |field: &str| !field.is_empty() && field.bytes().all(|byte| byte.is_ascii_digit());
+    if !(number(pid) && number(window) && pid == kitty_pid && window == window_id) {
+        return None;
     }
+    match Surface::parse(surface) {
+        Ok(Surface::Kitty(window)) => Some(window),
+        _ => None,
+    }
+}
+
+/// The script a window's first process runs: the tag set from the window's own `KITTY_PID` and
+/// `KITTY_WINDOW_ID` and exported, then `/bin/sh -c SCRIPT` exec'd, so that the window's
+/// process (whose environment `ls` shows) carries it from then on.
+fn tagging_script(surface: &Surface, script: &str) -> String {
+    let quote = crate::script::quote;
+    format!(
+        "{TAG_VARIABLE}=\"$KITTY_PID:$KITTY_WINDOW_ID:\"{}; export {TAG_VARIABLE}; exec /bin/sh -c {}",
+        quote(&surface.to_string()),
+        quote(script)
+    )
 }
 
 /// A running kitty, reached through its remote control socket.
@@ -83,7 +123,8 @@ pub struct Kitty {
     listed: RefCell<Option<Vec<Window>>>,
 }
 
-/// One window of `ls`: the fields used (never the environment beyond [`TAG_VARIABLE`]).
+/// One window of `ls`: the fields used (never the environment beyond [`TAG_VARIABLE`] and
+/// `KITTY_PID`).
 #[derive(Debug, Clone, Deserialize)]
 struct Window {
     id: u64,
@@ -94,14 +135,18 @@ struct Window {
     #[serde(default)]
     foreground_processes: Vec<Process>,
     #[serde(default)]
-    env: Tag,
+    env: Env,
 }
 
-/// The one variable of a window's environment that is read.
+/// The variables of a window's environment that are read.
 #[derive(Debug, Clone, Default, Deserialize)]
-struct Tag {
+struct Env {
+    /// [`TAG_VARIABLE`].
     #[serde(rename = "CRASH_RESUME_KITTY_WINDOW")]
-    surface: Option<String>,
+    tag: Option<String>,
+    /// The pid of the kitty the window is in, as kitty set it.
+    #[serde(rename = "KITTY_PID")]
+    kitty_pid: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -221,9 +266,10 @@ impl Kitty {
         }
     }
 
-    /// Every window of every tab of every OS window.
+    /// Every window of every tab of every OS window, each with its whole environment (`ls`
+    /// leaves out what every window shares unless asked for all).
     fn windows(&self) -> Result<Vec<Window>, MuxError> {
-        let data = self.call("ls", &json!({}))?;
+        let data = self.call("ls", &json!({"all_env_vars": true}))?;
         let listing = data.as_str().unwrap_or_default();
         let os_windows: Vec<OsWindow> = serde_json::from_str(listing).map_err(|error| {
             MuxError::Answer(format!(
@@ -239,32 +285,39 @@ impl Kitty {
 
     /// The surface's window, if kitty has it: the window a restore opened for it (whatever its
     /// id is now), else, in the same kitty instance the hook saw, the recorded window id.
-    fn find(&self, window: &KittyWindow, surface: &Surface) -> Result<Option<Window>, MuxError> {
+    fn find(&self, window: &KittyWindow) -> Result<Option<Window>, MuxError> {
         let earlier = self
             .listed
             .borrow()
             .as_ref()
-            .map(|windows| self.pick(windows, window, surface));
+            .map(|windows| self.pick(windows, window));
         if let Some(None) = earlier {
             return Ok(None);
         }
         let windows = self.windows()?;
-        let found = self.pick(&windows, window, surface);
+        let found = self.pick(&windows, window);
         self.listed.replace(Some(windows));
         Ok(found)
     }
 
-    /// The surface's window among `windows`: the one tagged with the surface, else the recorded
-    /// id when this is the kitty the hook saw.
-    fn pick(&self, windows: &[Window], window: &KittyWindow, surface: &Surface) -> Option<Window> {
-        let tag = surface.to_string();
+    /// The surface's window among `windows`: the one whose tag was made for it, by this kitty,
+    /// for that window, else the recorded id when this is the kitty the hook saw.
+    fn pick(&self, windows: &[Window], window: &KittyWindow) -> Option<Window> {
+        let live = self.pid.get().copied().flatten().map(|pid| pid.to_string());
+        let tagged_for = |listed: &Window| {
+            let kitty_pid = live.as_deref().or(listed.env.kitty_pid.as_deref())?;
+            bound_surface(
+                listed.env.tag.as_deref()?,
+                kitty_pid,
+                &listed.id.to_string(),
+            )
+        };
         if let Some(tagged) = windows
             .iter()
-            .find(|listed| listed.env.surface.as_deref() == Some(tag.as_str()))
+            .find(|listed| tagged_for(listed).as_ref() == Some(window))
         {
             return Some(tagged.clone());
         }
-        let live = self.pid.get().copied().flatten().map(|pid| pid.to_string());
         let same_instance = window.instance.is_some() && window.instance == live;
         windows
             .iter()
@@ -310,24 +363,16 @@ impl Kitty {
     }
 
     fn open_window(&self, window: &KittyWindow, start: &Start<'_>) -> Result<Opened, MuxError> {
-        let tag = start.surface.to_string();
-        if let Some(why) = rewritten_in_env(&tag) {
-            return Err(MuxError::NotMade(format!(
-                "kitty would rewrite {tag:?} in the window's environment ({why}), so the window \
-                 could not be found again by it; nothing was created"
-            )));
-        }
         let script = crate::script::start_script(start.env, start.dir, start.command, &self.shell);
         let mut payload = json!({
-            "args": ["/bin/sh", "-c", script],
+            "args": ["/bin/sh", "-c", tagging_script(start.surface, &script)],
             "type": "window",
             "keep_focus": true,
-            "env": [format!("{TAG_VARIABLE}={}", start.surface)],
         });
         if let Some(dir) = start.dir {
             payload["cwd"] = Value::from(dir);
         }
-        let Some(place) = self.find(window, start.surface)? else {
+        let Some(place) = self.find(window)? else {
             self.call("launch", &payload)?;
             return Ok(Opened::Started {
                 created: vec![Created::Window],
@@ -381,7 +426,8 @@ impl Stream {
     }
 }
 
-/// Connects to `unix:PATH`, `unix:@NAME` (Linux's abstract namespace) or `tcp:HOST:PORT`.
+/// Connects to `unix:PATH`, `unix:@NAME` (Linux's abstract namespace) or `tcp:HOST:PORT`,
+/// within `deadline`: a socket whose listen backlog is full makes a connect wait.
 fn connect(address: &str, deadline: Duration) -> std::io::Result<Stream> {
     let unsupported = || {
         std::io::Error::new(
@@ -390,10 +436,11 @@ fn connect(address: &str, deadline: Duration) -> std::io::Result<Stream> {
         )
     };
     if let Some(path) = address.strip_prefix("unix:") {
-        if let Some(name) = path.strip_prefix('@') {
-            return connect_abstract(name).map(Stream::Unix);
-        }
-        return UnixStream::connect(path).map(Stream::Unix);
+        let socket = match path.strip_prefix('@') {
+            Some(name) => rustix::net::SocketAddrUnix::new_abstract_name(name.as_bytes())?,
+            None => rustix::net::SocketAddrUnix::new(path)?,
+        };
+        return crate::client::connect_unix(&socket, deadline).map(Stream::Unix);
     }
     let Some(host) = address.strip_prefix("tcp:") else {
         return Err(unsupported());
@@ -434,21 +481,6 @@ fn resolve(host: &str, deadline: Duration) -> std::io::Result<Vec<std::net::Sock
     })
 }
 
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn connect_abstract(name: &str) -> std::io::Result<UnixStream> {
-    use std::os::linux::net::SocketAddrExt as _;
-    let address = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
-    UnixStream::connect_addr(&address)
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn connect_abstract(_name: &str) -> std::io::Result<UnixStream> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "abstract unix sockets exist on Linux only",
-    ))
-}
-
 /// The pid of the process at the other end of a unix socket: kitty's own.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn peer_pid(stream: &UnixStream) -> Option<u32> {
@@ -476,21 +508,6 @@ fn read_answer(command: &str, answer: &[u8]) -> Result<Value, MuxError> {
     let answer: Value = serde_json::from_slice(json).map_err(|_| unreadable())?;
     crate::client::socket_result(answer, "data", "/error", "kitty", command)
         .unwrap_or_else(|| Err(unreadable()))
-}
-
-/// Why kitty would not hand a value over as given in a launched window's environment: it
-/// strips the value's surrounding whitespace and expands `$NAME` and `${NAME}` in it (kitty's
-/// `env` parsing), with no way to escape either. `None` when it is handed over as given.
-fn rewritten_in_env(value: &str) -> Option<&'static str> {
-    if value.trim() != value {
-        return Some("it strips the whitespace around it");
-    }
-    let expands = value.match_indices('$').any(|(at, _)| {
-        let after = &value[at + 1..];
-        let name = after.strip_prefix('{').unwrap_or(after);
-        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-    });
-    expands.then_some("it expands $NAME in it")
 }
 
 /// A command line's program, by its base name, a login shell's `-` removed.
@@ -529,7 +546,7 @@ impl Backend for Kitty {
         let Surface::Kitty(window) = surface else {
             return None;
         };
-        match self.find(window, surface) {
+        match self.find(window) {
             Ok(Some(place)) => self.judge(&place).err(),
             Ok(None) | Err(_) => None,
         }
@@ -538,8 +555,9 @@ impl Backend for Kitty {
     /// Replaces the surface's window when its shell is idle (a new window beside it in its tab,
     /// then the idle one closed), skips it when busy, and opens a new window when it is gone;
     /// the window runs `/bin/sh -c SCRIPT` ([`crate::script::start_script`]) in the recorded dir
-    /// and carries the surface in [`TAG_VARIABLE`]. Every recorded value is a JSON string of an
-    /// argv element, the dir or the environment: kitty runs no shell and expands nothing.
+    /// and carries the surface, bound to the window, in [`TAG_VARIABLE`]. The recorded dir is a
+    /// JSON string kitty takes as it is; every other recorded value is one quoted word of the
+    /// script.
     fn open(&self, start: &Start<'_>) -> Result<Opened, MuxError> {
         match start.surface {
             Surface::Kitty(window) => self.open_window(window, start),
@@ -601,22 +619,31 @@ mod tests {
     }
 
     #[test]
-    fn values_kitty_would_rewrite_in_an_environment_are_named() {
-        for kept in ["kitty:41:3", "kitty:4$:3", "kitty:$1:3", "kitty:a b:3"] {
-            assert_eq!(rewritten_in_env(kept), None, "{kept}");
-        }
-        for rewritten in ["kitty:$HOME:3", "kitty:${X}:3", "kitty:4:3 ", " kitty:4:3"] {
-            assert!(rewritten_in_env(rewritten).is_some(), "{rewritten}");
-        }
+    fn a_tag_counts_only_in_the_window_it_was_made_for() {
+        let check = |window: &str, pid: Option<&str>, tag: Option<&str>, expected: &str| {
+            let captured = captured(window.into(), pid.map(str::to_string), tag);
+            assert_eq!(captured.to_string(), expected, "{window} {pid:?} {tag:?}");
+        };
+        check("9", Some("77"), Some("77:9:kitty:41:3"), "kitty:41:3");
+        check("9", Some("77"), Some("77:9:kitty:3"), "kitty:3");
+        // Inherited: made in another kitty (a kitty started from the window), or another window.
+        check("9", Some("78"), Some("77:9:kitty:41:3"), "kitty:78:9");
+        check("2", Some("77"), Some("77:9:kitty:41:3"), "kitty:77:2");
+        // The form before the tag named its window, another multiplexer's surface, no instance.
+        check("9", Some("77"), Some("kitty:41:3"), "kitty:77:9");
+        check("9", Some("77"), Some("77:9:tmux:w:0.0"), "kitty:77:9");
+        check("9", Some("77"), Some(":9:kitty:41:3"), "kitty:77:9");
+        check("9", None, Some("77:9:kitty:41:3"), "kitty:9");
+        check("9", Some("77"), None, "kitty:77:9");
     }
 
     #[test]
-    fn a_tagged_window_records_its_tag_else_the_instance_and_id() {
-        let tagged = captured("9".into(), Some("77".into()), Some("kitty:41:3"));
-        assert_eq!(tagged.to_string(), "kitty:41:3");
-        let plain = captured("9".into(), Some("77".into()), None);
-        assert_eq!(plain.to_string(), "kitty:77:9");
-        let foreign = captured("9".into(), None, Some("tmux:w:0.0"));
-        assert_eq!(foreign.to_string(), "kitty:9");
+    fn the_tagging_script_quotes_the_surface_and_the_script() {
+        let surface = Surface::parse("kitty:4$(x):3").unwrap();
+        assert_eq!(
+            tagging_script(&surface, "echo 'a'"),
+            "CRASH_RESUME_KITTY_WINDOW=\"$KITTY_PID:$KITTY_WINDOW_ID:\"'kitty:4$(x):3'; \
+             export CRASH_RESUME_KITTY_WINDOW; exec /bin/sh -c \"echo 'a'\""
+        );
     }
 }

@@ -41,8 +41,10 @@ use crate::pane::Busy;
 use crate::surface::Surface;
 
 pub(crate) mod address;
+mod layout;
 
 pub use address::{PaneHandle, ZellijPane};
+use layout::{Bearer, OwnName};
 
 /// How often a read that zellij answered with nothing or "Session not found" is asked in all.
 const READ_ATTEMPTS: usize = 3;
@@ -78,7 +80,8 @@ pub struct ListedPane {
     pub id: u32,
     /// Whether it is a plugin pane (the tab bar, the status bar).
     pub is_plugin: bool,
-    /// Its name when it has one, else its terminal's title.
+    /// Its name when it has one, else its terminal's title (which its program sets: never
+    /// taken for a name alone, see [`layout`]).
     pub title: String,
     /// Whether its command exited.
     #[serde(default)]
@@ -91,6 +94,9 @@ pub struct ListedPane {
     /// The command line of its foreground process, when zellij could read it.
     #[serde(default)]
     pub pane_command: Option<String>,
+    /// A command pane's command line, which zellij names the pane after unless given a name.
+    #[serde(default)]
+    pub terminal_command: Option<String>,
 }
 
 impl ListedPane {
@@ -178,8 +184,9 @@ pub fn is_pane_name(title: &str) -> bool {
     })
 }
 
-/// The name of ours the pane `pane_id` of `session` bears, if any, changing nothing (one
-/// listing, ended by `deadline`): what a command that only reads calls the pane.
+/// The name the pane `pane_id` of `session` bears, if it bears one that can stand for it in a
+/// surface (one of ours, or one the user gave it), changing nothing (a listing and the layout,
+/// ended by `deadline`): what a command that only reads calls the pane.
 pub fn pane_name(
     program: &Path,
     session: &str,
@@ -187,21 +194,34 @@ pub fn pane_name(
     deadline: Instant,
 ) -> Result<Option<String>, MuxError> {
     let zellij = Zellij::new(Some(program.to_path_buf()), Duration::ZERO, None);
-    let panes = zellij.panes_within(session, deadline.saturating_duration_since(Instant::now()))?;
-    Ok(panes
-        .into_iter()
-        .find(|pane| !pane.is_plugin && pane.id == pane_id && is_pane_name(&pane.title))
-        .map(|pane| pane.title))
+    let remaining = || deadline.saturating_duration_since(Instant::now());
+    let panes = zellij.panes_within(session, remaining())?;
+    let Some(pane) = panes
+        .iter()
+        .find(|pane| !pane.is_plugin && pane.id == pane_id)
+    else {
+        return Ok(None);
+    };
+    let names = zellij.layout_names_within(session, remaining())?;
+    Ok(match layout::own_name(pane, &panes, &names) {
+        OwnName::Ours(name) => Some(name),
+        OwnName::Users(name) if layout::is_handle(&name) => Some(name),
+        OwnName::Users(_) | OwnName::None | OwnName::Unsure(_) => None,
+    })
 }
 
 /// How long the hook waits before it lists a session's panes again when its own is not shown.
 const LIST_AGAIN_AFTER: Duration = Duration::from_millis(50);
 
 /// The stable surface of the pane `pane_id` of `session`, for the hook: the pane's name when
-/// it already bears one of ours, else a new name given to it (`rename-pane`). Every call ends by
-/// `deadline`. A pane the list does not show yet is asked for again until then, and a refused
-/// rename is tried again: a hook that runs first thing in a new pane can ask before zellij lists
-/// the pane, and zellij now and then answers a running session with nothing or refuses it.
+/// it bears one of ours, or one the user gave it (kept: the pane is never renamed then), else
+/// a new name given to it (`rename-pane`). A pane bears a name only as the layout says
+/// ([`layout`]): a title a program set is no name. Every call ends by `deadline`. A pane the
+/// list does not show yet is asked for again until then, and a refused rename is tried again:
+/// a hook that runs first thing in a new pane can ask before zellij lists the pane, and zellij
+/// now and then answers a running session with nothing or refuses it. Fails, renaming nothing,
+/// when the pane's own name cannot stand for it in a surface, or when its title shows a name
+/// another pane may bear (the caller records the bare id).
 pub fn name_pane(
     program: &Path,
     session: &str,
@@ -222,9 +242,30 @@ pub fn name_pane(
         std::thread::sleep(LIST_AGAIN_AFTER);
         panes = zellij.panes_within(session, remaining())?;
     }
-    let name = match listed(&panes).as_ref() {
-        Some(pane) if is_pane_name(&pane.title) => pane.title.clone(),
-        Some(pane) => {
+    let Some(pane) = listed(&panes) else {
+        return Err(MuxError::Answer(format!(
+            "zellij session {session:?} has no terminal pane {pane_id}"
+        )));
+    };
+    let names = zellij.layout_names_within(session, remaining())?;
+    let name = match layout::own_name(&pane, &panes, &names) {
+        OwnName::Ours(name) => name,
+        OwnName::Users(name) if layout::is_handle(&name) => name,
+        OwnName::Users(name) => {
+            return Err(MuxError::Answer(format!(
+                "the pane bears the name {name:?} of the user's, which is kept, and which a \
+                 surface cannot carry (empty, all digits, with a ':' or a control character, or \
+                 beginning with '-')"
+            )));
+        }
+        OwnName::Unsure(title) => {
+            return Err(MuxError::Answer(format!(
+                "the pane's title shows {title:?}, which more than one pane shows (a program \
+                 set a pane's title to it): whether it is this pane's name cannot be told, so \
+                 the pane was not renamed"
+            )));
+        }
+        OwnName::None => {
             let name = new_pane_name(pane_id, now_ms);
             let target = pane.target();
             let rename = [
@@ -247,11 +288,6 @@ pub fn name_pane(
             }
             renamed?;
             name
-        }
-        None => {
-            return Err(MuxError::Answer(format!(
-                "zellij session {session:?} has no terminal pane {pane_id}"
-            )));
         }
     };
     Ok(ZellijPane {
@@ -387,6 +423,21 @@ impl Zellij {
         self.panes_within(session, self.deadline)
     }
 
+    /// The names the session's layout gives its panes (`dump-layout`, [`layout`]), read within
+    /// `deadline` a call.
+    fn layout_names_within(
+        &self,
+        session: &str,
+        deadline: Duration,
+    ) -> Result<Vec<String>, MuxError> {
+        let layout = self.read(&["--session", session, "action", "dump-layout"], deadline)?;
+        Ok(layout::layout_pane_names(&layout))
+    }
+
+    fn layout_names(&self, session: &str) -> Result<Vec<String>, MuxError> {
+        self.layout_names_within(session, self.deadline)
+    }
+
     /// The pane list once it reads the same [`STABLE_READS`] times in a row (a resurrected
     /// session adds its tabs in stages), within the deadline.
     fn settled_panes(&self, session: &str) -> Result<Vec<ListedPane>, MuxError> {
@@ -465,18 +516,32 @@ impl Zellij {
         Ok(created)
     }
 
-    /// The pane the surface names among `panes`: by name, or by a bare id in a session that
-    /// has not restarted in this restore.
-    fn find<'a>(&self, target: &ZellijPane, panes: &'a [ListedPane]) -> Option<&'a ListedPane> {
-        let terminals = panes.iter().filter(|pane| !pane.is_plugin);
+    /// The pane the surface names among `panes`: by the name it bears (the layout's `names`
+    /// say which, [`layout::bearer`]), or by a bare id in a session that has not restarted in
+    /// this restore. A name more panes show than bear it names none that can be told: an
+    /// error, so that nothing is started for it.
+    fn find<'a>(
+        &self,
+        target: &ZellijPane,
+        panes: &'a [ListedPane],
+        names: &[String],
+    ) -> Result<Option<&'a ListedPane>, MuxError> {
+        let mut terminals = panes.iter().filter(|pane| !pane.is_plugin);
         match target.handle() {
-            PaneHandle::Name(name) => terminals
-                .filter(|pane| pane.title == name)
-                .min_by_key(|pane| pane.id),
+            PaneHandle::Name(name) => match layout::bearer(panes, names, name) {
+                Bearer::One(pane) => Ok(Some(pane)),
+                Bearer::None => Ok(None),
+                Bearer::Unsure => Err(MuxError::NotMade(format!(
+                    "more panes of zellij session {:?} show the name {name:?} than bear it (a \
+                     program set a pane's title to it), so which pane is {target}'s cannot be \
+                     told; nothing was started",
+                    target.session
+                ))),
+            },
             PaneHandle::Id(id) if !self.restarted.borrow().contains(&target.session) => {
-                terminals.into_iter().find(|pane| pane.id == id)
+                Ok(terminals.find(|pane| pane.id == id))
             }
-            PaneHandle::Id(_) => None,
+            PaneHandle::Id(_) => Ok(None),
         }
     }
 
@@ -522,7 +587,11 @@ impl Zellij {
         }
         let mut created: Vec<Created> = self.ready_session(&target.session)?.into_iter().collect();
         let panes = self.panes(&target.session)?;
-        let replaced = match self.find(target, &panes) {
+        let names = match target.handle() {
+            PaneHandle::Name(_) => self.layout_names(&target.session)?,
+            PaneHandle::Id(_) => Vec::new(),
+        };
+        let replaced = match self.find(target, &panes, &names)? {
             Some(pane) if self.is_filler(&target.session, pane.id) => Some(pane.id),
             Some(pane) => match pane.judge() {
                 Ok(()) => Some(pane.id),
@@ -617,7 +686,11 @@ impl Backend for Zellij {
             return None;
         }
         let panes = self.panes(&target.session).ok()?;
-        let pane = self.find(target, &panes)?;
+        let names = match target.handle() {
+            PaneHandle::Name(_) => self.layout_names(&target.session).ok()?,
+            PaneHandle::Id(_) => Vec::new(),
+        };
+        let pane = self.find(target, &panes, &names).ok()??;
         if self.is_filler(&target.session, pane.id) {
             return None;
         }
@@ -694,6 +767,7 @@ mod tests {
             is_held,
             tab_id: 0,
             pane_command: command.map(str::to_string),
+            terminal_command: None,
         };
         assert_eq!(pane(Some("/bin/bash"), false).judge(), Ok(()));
         assert_eq!(pane(Some("-zsh -l"), false).judge(), Ok(()));

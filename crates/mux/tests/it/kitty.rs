@@ -100,20 +100,31 @@ fn a_gone_window_opens_anew_with_every_value_an_inert_json_string() {
     );
     let seen = server.join().unwrap();
     assert_eq!(seen[0]["cmd"], "ls");
+    assert_eq!(
+        seen[0]["payload"],
+        json!({"all_env_vars": true}),
+        "every variable is asked for: `ls` leaves out the ones every window shares"
+    );
     let script = mux::script::start_script(
         &[("CRASH_RESUME_SURFACE", surface)],
         Some(dir),
         "claude --resume s-1",
         "/bin/zsh",
     );
+    // The window's first process tags it with its own kitty pid and window id, then runs the
+    // script with the tag in its environment.
+    let tagging = format!(
+        "CRASH_RESUME_KITTY_WINDOW=\"$KITTY_PID:$KITTY_WINDOW_ID:\"{surface}; export \
+         CRASH_RESUME_KITTY_WINDOW; exec /bin/sh -c {}",
+        mux::script::quote(&script)
+    );
     assert_eq!(seen[1]["cmd"], "launch");
     assert_eq!(
         seen[1]["payload"],
         json!({
-            "args": ["/bin/sh", "-c", script],
+            "args": ["/bin/sh", "-c", tagging],
             "type": "window",
             "keep_focus": true,
-            "env": [format!("CRASH_RESUME_KITTY_WINDOW={surface}")],
             "cwd": dir,
         })
     );
@@ -122,11 +133,13 @@ fn a_gone_window_opens_anew_with_every_value_an_inert_json_string() {
 #[test]
 fn the_window_a_restore_tagged_is_found_whatever_its_id_and_left_alone_when_busy() {
     let surface = "kitty:41:3";
+    // The fake's peer is this process: the kitty whose pid the tag must name.
+    let kitty = std::process::id();
     let (_dir, socket, server) = serve(vec![Some(listing(&json!([
         {"id": 3, "pid": 1, "cmdline": ["bash"], "env": {}},
         {"id": 9, "pid": 1, "cmdline": ["/bin/sh", "-c", "x"],
          "foreground_processes": [{"pid": 2, "cmdline": ["/usr/bin/vim", "notes"]}],
-         "env": {"CRASH_RESUME_KITTY_WINDOW": surface, "SECRET_TOKEN": "hunter2"}},
+         "env": {"CRASH_RESUME_KITTY_WINDOW": format!("{kitty}:9:{surface}"), "SECRET_TOKEN": "hunter2"}},
     ])))]);
     let opened = open(&backend(&socket), surface, None).unwrap();
     assert_eq!(
@@ -135,6 +148,38 @@ fn the_window_a_restore_tagged_is_found_whatever_its_id_and_left_alone_when_busy
     );
     let seen = server.join().unwrap();
     assert_eq!(seen.len(), 1, "nothing but `ls` was sent: {seen:?}");
+}
+
+/// A tag inherited by windows it was not made for (a kitty started from a tagged window passes
+/// it to each of its windows; a window that copied another's environment) finds no window: a
+/// new one is opened.
+#[test]
+fn a_tag_made_for_another_window_or_kitty_finds_nothing() {
+    let surface = "kitty:41:3";
+    let kitty = std::process::id();
+    let busy = |id: u32, tag: String| {
+        json!({"id": id, "pid": 1, "cmdline": ["/bin/sh"],
+               "foreground_processes": [{"pid": 2, "cmdline": ["vim"]}],
+               "env": {"CRASH_RESUME_KITTY_WINDOW": tag, "KITTY_PID": kitty.to_string()}})
+    };
+    let (_dir, socket, server) = serve(vec![
+        Some(listing(&json!([
+            busy(1, format!("{}:1:{surface}", kitty + 1)),
+            busy(2, format!("{kitty}:7:{surface}")),
+            busy(4, surface.to_string()),
+        ]))),
+        Some(json!({"ok": true, "data": "8"})),
+    ]);
+    let opened = open(&backend(&socket), surface, None).unwrap();
+    assert_eq!(
+        opened,
+        Opened::Started {
+            created: vec![Created::Window]
+        }
+    );
+    let seen = server.join().unwrap();
+    assert_eq!(seen[1]["cmd"], "launch");
+    assert!(seen[1]["payload"].get("match").is_none(), "{seen:?}");
 }
 
 #[test]
@@ -188,13 +233,45 @@ fn no_address_fails_saying_it_has_none() {
     assert!(backend.location().contains("no kitty socket"));
 }
 
-/// A surface that kitty would rewrite in the window's environment (it expands `$NAME` and
-/// strips whitespace there, the tag by which the next restore finds the window) fails before
-/// kitty is asked anything.
+/// A socket whose listen backlog is full (a kitty that accepts nothing) makes a connect wait:
+/// it gives up at the call's deadline, as an unanswered call.
 #[test]
-fn a_surface_kitty_would_rewrite_in_the_tag_fails_before_kitty_is_asked() {
-    let (_dir, socket, server) = serve(vec![]);
-    let error = open(&backend(&socket), "kitty:$HOME:3", None).unwrap_err();
-    assert!(error.to_string().contains("kitty would rewrite"), "{error}");
-    assert_eq!(server.join().unwrap(), Vec::<Value>::new());
+fn a_connect_to_a_full_backlog_gives_up_at_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kitty.sock");
+    let listener = rustix::net::socket(
+        rustix::net::AddressFamily::UNIX,
+        rustix::net::SocketType::STREAM,
+        None,
+    )
+    .unwrap();
+    let address = rustix::net::SocketAddrUnix::new(&path).unwrap();
+    rustix::net::bind(&listener, &address).unwrap();
+    rustix::net::listen(&listener, 0).unwrap();
+    // Linux queues one connection more than the backlog: these are held, never accepted.
+    let mut held = Vec::new();
+    while held.len() < 16 {
+        let stream = rustix::net::socket_with(
+            rustix::net::AddressFamily::UNIX,
+            rustix::net::SocketType::STREAM,
+            rustix::net::SocketFlags::NONBLOCK,
+            None,
+        )
+        .unwrap();
+        if rustix::net::connect(&stream, &address).is_err() {
+            break;
+        }
+        held.push(stream);
+    }
+    let backend = Kitty::new(
+        Some(format!("unix:{}", path.display())),
+        Duration::from_millis(300),
+        None,
+    );
+    let error = open(&backend, "kitty:3", None).unwrap_err();
+    assert!(
+        matches!(error, MuxError::Unanswered { again: false, .. }),
+        "{error:?}"
+    );
+    drop(listener);
 }

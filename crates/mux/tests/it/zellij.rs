@@ -11,8 +11,9 @@ use mux::zellij::{Zellij, is_pane_name, name_pane};
 use mux::{Backend, Created, MuxError, Opened, Start, Surface};
 
 /// A fake `zellij` in a temp dir: records argv, answers `list-sessions` with `sessions`,
-/// `list-panes` with `panes`, `new-pane` with a pane id; `hang` makes every call wait past any
-/// deadline.
+/// `list-panes` with `panes`, `dump-layout` with a layout that names each of the panes whose
+/// title is a name of ours (others as [`Fake::name_in_layout`] says), `new-pane` with a pane
+/// id; `hang` makes every call wait past any deadline.
 struct Fake {
     dir: tempfile::TempDir,
 }
@@ -22,6 +23,16 @@ impl Fake {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("sessions"), sessions).unwrap();
         std::fs::write(dir.path().join("panes.json"), panes).unwrap();
+        let listed: Vec<serde_json::Value> = serde_json::from_str(panes).unwrap_or_default();
+        let names: Vec<String> = listed
+            .iter()
+            .filter_map(|pane| pane["title"].as_str())
+            .filter(|title| is_pane_name(title))
+            .map(str::to_string)
+            .collect();
+        let fake = Fake { dir };
+        fake.name_in_layout(&names.iter().map(String::as_str).collect::<Vec<_>>());
+        let dir = fake.dir;
         let script = format!(
             "#!/bin/sh\n\
              dir='{dir}'\n\
@@ -31,6 +42,7 @@ impl Fake {
              for arg in \"$@\"; do case \"$arg\" in\n\
                list-sessions) cat \"$dir/sessions\"; exit 0;;\n\
                list-panes) cat \"$dir/panes.json\"; exit 0;;\n\
+               dump-layout) cat \"$dir/layout.kdl\"; exit 0;;\n\
                new-pane) echo terminal_9; exit 0;;\n\
              esac; done\n",
             dir = dir.path().display(),
@@ -40,6 +52,16 @@ impl Fake {
         std::fs::write(&program, script).unwrap();
         std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
         Fake { dir }
+    }
+
+    /// The layout names exactly these panes' names (`pane name="..."` in one tab).
+    fn name_in_layout(&self, names: &[&str]) {
+        let panes: String = names
+            .iter()
+            .map(|name| format!("        pane name={}\n", serde_json::Value::from(*name)))
+            .collect();
+        let layout = format!("layout {{\n    tab name=\"Tab #1\" {{\n{panes}    }}\n}}\n");
+        std::fs::write(self.dir.path().join("layout.kdl"), layout).unwrap();
     }
 
     fn program(&self) -> PathBuf {
@@ -70,9 +92,9 @@ impl Fake {
         self.calls()
             .into_iter()
             .filter(|call| {
-                !call
-                    .iter()
-                    .any(|arg| arg == "list-sessions" || arg == "list-panes")
+                !call.iter().any(|arg| {
+                    arg == "list-sessions" || arg == "list-panes" || arg == "dump-layout"
+                })
             })
             .collect()
     }
@@ -320,6 +342,83 @@ fn the_hook_names_its_pane_once() {
     let short = Instant::now() + Duration::from_millis(400);
     assert!(name_pane(&fake.program(), "work", 3, 1, short).is_err());
     assert!(Instant::now() < short + Duration::from_secs(2));
+}
+
+/// A title is what the pane's program last set (an OSC escape in any output): a pane whose
+/// title shows another pane's name is not that pane, for the hook and for a restore alike.
+#[test]
+fn a_title_a_program_set_is_no_name() {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    // Pane 4's program set its title to pane 2's name: the hook gives pane 4 a name of its own
+    // only when no other pane shows that name; here one does, so nothing is renamed.
+    let both = panes(&[
+        pane(2, "cr-2-abc", "/bin/bash", false),
+        pane(4, "cr-2-abc", "/bin/bash", false),
+    ]);
+    let fake = Fake::new("work [Created 3s ago] \n", &both, false);
+    assert!(name_pane(&fake.program(), "work", 4, 1, deadline).is_err());
+    assert_eq!(fake.changes(), Vec::<Vec<String>>::new());
+    // Neither is taken for the name by a restore: nothing is started.
+    let backend = fake.backend(Duration::from_secs(5));
+    let error = open(&backend, "zellij:work:cr-2-abc", Some("/w")).unwrap_err();
+    assert!(error.to_string().contains("cannot be told"), "{error}");
+    assert_eq!(fake.changes(), Vec::<Vec<String>>::new());
+
+    // The named pane is gone; an idle shell shows its name as a title. The layout names no
+    // pane so: the shell is a title, not the pane, and is left alone for a new named pane.
+    let fake = Fake::new(
+        "work [Created 3s ago] \n",
+        &panes(&[pane(4, "cr-2-abc", "/bin/bash", false)]),
+        false,
+    );
+    fake.name_in_layout(&[]);
+    let named = name_pane(&fake.program(), "work", 4, 1, deadline).unwrap();
+    assert_ne!(named.pane, "cr-2-abc", "a name of its own");
+    let fake = Fake::new(
+        "work [Created 3s ago] \n",
+        &panes(&[pane(4, "cr-2-abc", "/bin/bash", false)]),
+        false,
+    );
+    fake.name_in_layout(&[]);
+    let backend = fake.backend(Duration::from_secs(5));
+    assert_eq!(
+        open(&backend, "zellij:work:cr-2-abc", Some("/w")).unwrap(),
+        Opened::Started {
+            created: vec![Created::Pane]
+        }
+    );
+    let changes = fake.changes();
+    assert!(
+        !changes[0].contains(&"--in-place".to_string()),
+        "{changes:?}"
+    );
+}
+
+/// A pane the user named keeps its name, which its surface carries; a command pane's own name
+/// (its command line, which zellij gives it) is no user's, and is replaced by one of ours.
+#[test]
+fn a_pane_the_user_named_keeps_its_name() {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let fake = Fake::new("", &panes(&[pane(3, "editor", "bash", false)]), false);
+    fake.name_in_layout(&["editor"]);
+    let named = name_pane(&fake.program(), "work", 3, 1, deadline).unwrap();
+    assert_eq!(named.to_string(), "zellij:work:editor");
+    assert_eq!(fake.changes(), Vec::<Vec<String>>::new());
+    // A name a surface cannot carry is kept too: the caller records the bare id.
+    let fake = Fake::new("", &panes(&[pane(3, "a:b", "bash", false)]), false);
+    fake.name_in_layout(&["a:b"]);
+    assert!(name_pane(&fake.program(), "work", 3, 1, deadline).is_err());
+    assert_eq!(fake.changes(), Vec::<Vec<String>>::new());
+
+    let command = serde_json::json!({
+        "id": 3, "is_plugin": false, "title": "sh -c x", "tab_id": 0,
+        "pane_command": "sh -c x", "terminal_command": "sh -c x",
+    });
+    let fake = Fake::new("", &format!("[{command}]"), false);
+    fake.name_in_layout(&["sh -c x"]);
+    let named = name_pane(&fake.program(), "work", 3, 1, deadline).unwrap();
+    assert!(is_pane_name(&named.pane), "{named}");
+    assert_eq!(fake.changes().len(), 1, "renamed");
 }
 
 #[test]

@@ -160,10 +160,11 @@ fn a_kitty_windows_end_counts_only_while_its_kitty_runs() {
     // before; the kitty it runs in now is KITTY_PID's: a quit there is the end.
     let pid = running.pid().to_string();
     let surface = format!("kitty:{}:3", ended.id());
+    let tag = format!("{pid}:1:{surface}");
     let vars = [
         ("KITTY_WINDOW_ID", "1"),
         ("KITTY_PID", pid.as_str()),
-        ("CRASH_RESUME_KITTY_WINDOW", surface.as_str()),
+        ("CRASH_RESUME_KITTY_WINDOW", tag.as_str()),
         ("CRASH_RESUME_SURFACE", surface.as_str()),
     ];
     let (is_ended, log) = start_then_end(&Sandbox::default(), &vars, &surface);

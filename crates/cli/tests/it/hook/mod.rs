@@ -181,7 +181,8 @@ const MULTIPLEXERS: &[(Vars, &str)] = &[
     (&[("WEZTERM_PANE", "7")],                                            "wezterm:7"),
     (&[("KITTY_WINDOW_ID", "2")],                                         "kitty:2"),
     (&[("KITTY_WINDOW_ID", "2"), ("KITTY_PID", "4242")],                  "kitty:4242:2"),
-    (&[("KITTY_WINDOW_ID", "2"), ("CRASH_RESUME_KITTY_WINDOW", "kitty:9:3")], "kitty:9:3"),
+    (&[("KITTY_WINDOW_ID", "2"), ("KITTY_PID", "4242"), ("CRASH_RESUME_KITTY_WINDOW", "4242:2:kitty:9:3")], "kitty:9:3"),
+    (&[("KITTY_WINDOW_ID", "2"), ("KITTY_PID", "4243"), ("CRASH_RESUME_KITTY_WINDOW", "4242:2:kitty:9:3")], "kitty:4243:2"),
 ];
 
 #[test]

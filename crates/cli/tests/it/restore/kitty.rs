@@ -5,13 +5,16 @@
 //! its own exactly once, a busy window untouched, and a second restore that starts nothing; in
 //! a kitty still running, an idle shell's window replaced by the agent, a busy one left alone,
 //! and a surface recorded without its instance opened in a new window with its hostile dir
-//! reaching kitty inert. Compiled with the `live-kitty` feature (`cargo xtask test` enables
+//! reaching kitty inert; a second kitty started from a restored window's shell (with its
+//! environment, the tag among it), each of whose agents is recorded under its own window and
+//! none started twice by a restore there. Compiled with the `live-kitty` feature (`cargo xtask test` enables
 //! it); they fail, never skip, when kitty or xvfb-run is missing.
 //!
 //! The tests talk to kitty through its socket protocol themselves, and never print a window's
 //! environment (`ls` shows it).
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fs;
 use std::io::{Read as _, Write as _};
 use std::os::unix::net::UnixStream;
@@ -43,15 +46,30 @@ impl Kitty {
     /// Starts kitty listening on `socket` and waits until it answers. A socket file left by a
     /// kitty that was killed is removed first: kitty cannot bind over it.
     fn start(env: &Sandbox, socket: &Path) -> Kitty {
+        let mut runner = agent_command(env, "xvfb-run");
+        runner.args(["-a", "kitty"]);
+        Kitty::spawn(env, runner, socket, "kitty.log")
+    }
+
+    /// Starts a kitty as a shell in a window would, with `environ` (the window's process's
+    /// environment) as its whole environment: on the first kitty's X display, carrying every
+    /// variable of the window, the window's tag and kitty's own among them.
+    fn start_from(env: &Sandbox, socket: &Path, environ: Vec<(OsString, OsString)>) -> Kitty {
+        let mut runner = std::process::Command::new("kitty");
+        runner.env_clear().envs(environ);
+        Kitty::spawn(env, runner, socket, "kitty-from-window.log")
+    }
+
+    fn spawn(env: &Sandbox, mut runner: std::process::Command, socket: &Path, log: &str) -> Kitty {
         assert!(
             socket.as_os_str().len() < 100,
             "the socket path is too long for a unix socket: {}",
             socket.display()
         );
         let _ = fs::remove_file(socket);
-        let log = fs::File::create(env.root().join("kitty.log")).unwrap();
-        let runner = agent_command(env, "xvfb-run")
-            .args(["-a", "kitty", "--config", "NONE"])
+        let log = fs::File::create(env.root().join(log)).unwrap();
+        let runner = runner
+            .args(["--config", "NONE"])
             .args(["-o", "allow_remote_control=yes"])
             .args(["-o", "shell_integration=disabled"])
             .args(["-o", &format!("shell={PANE_SHELL}")])
@@ -64,7 +82,7 @@ impl Kitty {
             .stderr(log)
             .spawn()
             .unwrap_or_else(|error| {
-                panic!("cannot run xvfb-run ({error}): install kitty and Xvfb (apt-get install -y kitty xvfb)")
+                panic!("cannot run kitty ({error}): install kitty and Xvfb (apt-get install -y kitty xvfb)")
             });
         let kitty = Kitty {
             runner: Some(runner),
@@ -113,10 +131,13 @@ impl Kitty {
     }
 
     /// Every window: its id, the process kitty started in it, what runs in its foreground,
-    /// the surface it carries (`CRASH_RESUME_KITTY_WINDOW`), and its tab. Nothing else of its
-    /// environment is kept.
+    /// the surface its tag (`CRASH_RESUME_KITTY_WINDOW`) names when the tag was made for this
+    /// window of this kitty, and its tab. Nothing else of its environment is kept.
     fn windows(&self) -> Vec<Window> {
-        let listing = self.call("ls", &json!({})).expect("kitty ls");
+        // Every variable: `ls` leaves out the ones every window shares otherwise.
+        let listing = self
+            .call("ls", &json!({"all_env_vars": true}))
+            .expect("kitty ls");
         let os_windows: Value = serde_json::from_str(listing.as_str().unwrap()).unwrap();
         let mut windows = Vec::new();
         for os_window in os_windows.as_array().unwrap() {
@@ -129,13 +150,19 @@ impl Kitty {
                         .filter_map(|process| process["cmdline"].as_array()?.first()?.as_str())
                         .map(|program| program.rsplit('/').next().unwrap().to_string())
                         .collect();
+                    let id = window["id"].as_u64().unwrap();
+                    let tag = window["env"]["CRASH_RESUME_KITTY_WINDOW"]
+                        .as_str()
+                        .zip(window["env"]["KITTY_PID"].as_str())
+                        .and_then(|(tag, kitty)| {
+                            mux::kitty::bound_surface(tag, kitty, &id.to_string())
+                        })
+                        .map(|surface| surface.to_string());
                     windows.push(Window {
-                        id: window["id"].as_u64().unwrap(),
+                        id,
                         pid: window["pid"].as_u64().unwrap() as u32,
                         foreground,
-                        tag: window["env"]["CRASH_RESUME_KITTY_WINDOW"]
-                            .as_str()
-                            .map(str::to_string),
+                        tag,
                         tab: tab["id"].as_u64().unwrap(),
                     });
                 }
@@ -265,6 +292,122 @@ fn record_session(env: &Sandbox, surface: &str, session: &str, cwd: &Path) {
     assert!(recorded.status.success(), "record {surface}: {recorded:?}");
 }
 
+/// Agent `n`: a window of `kitty` (whose pid is `kitty_pid`) in which the real hook records
+/// its session (as Claude Code's SessionStart runs it), then stays; its surface, dir, session
+/// and window id, once the hook has recorded it.
+fn hooked_agent(
+    env: &Sandbox,
+    kitty: &Kitty,
+    kitty_pid: u32,
+    n: u32,
+) -> (String, PathBuf, String, u64) {
+    let dir = make_dir(&env.root().join(format!("work/agent-{n}")));
+    let session = uuid(n);
+    write_transcript(&claude_dir(env), &dir, &session, HOUR);
+    let hook = format!(
+        "printf '%s' {} | {} hook claude; exec sleep 600",
+        shell_word(&session_start(&session, &dir, "startup")),
+        shell_word(BIN)
+    );
+    let id = kitty.launch(&dir, &["/bin/sh", "-c", &hook]);
+    let surface = format!("kitty:{kitty_pid}:{id}");
+    wait_until(&format!("the hook to record {surface}"), || {
+        env.index_bytes()?;
+        env.entry(&surface)
+    });
+    (surface, dir, session, id)
+}
+
+/// The environment of process `pid`, as it was started (`/proc/PID/environ`).
+fn environ_of(pid: u32) -> Vec<(OsString, OsString)> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let block = fs::read(format!("/proc/{pid}/environ")).unwrap();
+    block
+        .split(|byte| *byte == 0)
+        .filter_map(|entry| {
+            let at = entry.iter().position(|byte| *byte == b'=')?;
+            let (name, value) = (&entry[..at], &entry[at + 1..]);
+            Some((
+                std::ffi::OsStr::from_bytes(name).to_os_string(),
+                std::ffi::OsStr::from_bytes(value).to_os_string(),
+            ))
+        })
+        .collect()
+}
+
+/// Every window a restore opens carries its tag, which everything started from the window
+/// inherits: a kitty started from its shell passes it on to each of its windows. The tag
+/// counts only in the window it was made for, so each agent in that kitty is recorded under
+/// its own window (not all under the restored window's surface, all but one lost), and a
+/// restore at that kitty (asking `ls` for every variable, which by default leaves out the ones
+/// all its windows share) finds each of them busy and starts nothing twice. Two kittys run at
+/// once, the second on the first one's display.
+#[test]
+fn a_kitty_started_from_a_restored_window_records_each_agent_under_its_own_window() {
+    let env = Sandbox::default();
+    install_claude_stand_in_that_stays(&env);
+    let first = Kitty::start(&env, &socket(&env));
+    let first_pid = first.pid();
+    // A session of a kitty that is gone, restored into a new window of this one.
+    let restored = "kitty:41:3".to_string();
+    let restored_dir = make_dir(&env.root().join("work/restored"));
+    record_session(&env, &restored, &uuid(9), &restored_dir);
+    let (code, plan) = restore_apply(&env, &first);
+    assert_eq!(code, 0, "{plan:#?}");
+    assert_eq!(
+        plan[&restored]["outcome"],
+        json!({"outcome": "started", "created": [{"what": "window"}]})
+    );
+    let window = wait_until("the restored window to carry its tag", || {
+        first
+            .windows()
+            .into_iter()
+            .find(|window| window.tag.as_deref() == Some(restored.as_str()))
+    });
+    wait_until("the restored agent to start", || {
+        (claude_runs(&env).len() == 1).then_some(())
+    });
+
+    // A kitty started from that window's shell, with its environment.
+    let second = Kitty::start_from(
+        &env,
+        &env.root().join("kitty-2.sock"),
+        environ_of(window.pid),
+    );
+    let second_pid = second.pid();
+    assert_ne!(second_pid, first_pid);
+    let agents: Vec<_> = (1..=2)
+        .map(|n| hooked_agent(&env, &second, second_pid, n))
+        .collect();
+    // Each agent under its own window, and the restored window's entry still its own.
+    for (surface, _, session, _) in &agents {
+        assert_eq!(env.entry(surface).unwrap()["sessionId"], session.as_str());
+    }
+    assert_eq!(env.entry(&restored).unwrap()["sessionId"], uuid(9).as_str());
+    assert_eq!(env.entries().len(), 3, "{:?}", env.entries());
+
+    // The restored window's agent runs in the first kitty, which a restore at the second one
+    // does not reach: its entry is forgotten, so what is left to restore is the second kitty's.
+    let forgotten = crash_resume_agent(&env)
+        .args(["forget", &restored])
+        .output()
+        .unwrap();
+    assert!(forgotten.status.success(), "{forgotten:?}");
+    let windows = second.windows();
+    let (code, plan) = restore_apply(&env, &second);
+    assert_eq!(code, 0, "{plan:#?}");
+    for (surface, ..) in &agents {
+        assert_eq!(
+            plan[surface]["outcome"],
+            json!({"outcome": "skipped", "reason": {"kind": "busy", "busy": {"kind": "program", "detail": "sleep"}}}),
+            "{surface}: {plan:#?}"
+        );
+    }
+    assert_eq!(claude_runs(&env).len(), 1, "nothing started twice");
+    assert_eq!(second.windows().len(), windows.len(), "no window opened");
+    drop(second);
+}
+
 #[test]
 fn restore_after_a_kitty_crash_starts_each_agent_in_a_window_of_its_own_once() {
     let env = Sandbox::default();
@@ -273,24 +416,9 @@ fn restore_after_a_kitty_crash_starts_each_agent_in_a_window_of_its_own_once() {
     let first_pid = first.pid();
     // Four agents, each bound by the real hook run in its own window (as Claude Code's
     // SessionStart runs it), then staying.
-    let mut agents = Vec::new();
-    for n in 1..=4 {
-        let dir = make_dir(&env.root().join(format!("work/agent-{n}")));
-        let session = uuid(n);
-        write_transcript(&claude_dir(&env), &dir, &session, HOUR);
-        let hook = format!(
-            "printf '%s' {} | {} hook claude; exec sleep 600",
-            shell_word(&session_start(&session, &dir, "startup")),
-            shell_word(BIN)
-        );
-        let id = first.launch(&dir, &["/bin/sh", "-c", &hook]);
-        let surface = format!("kitty:{first_pid}:{id}");
-        wait_until(&format!("the hook to record {surface}"), || {
-            env.index_bytes()?;
-            env.entry(&surface)
-        });
-        agents.push((surface, dir, session, id));
-    }
+    let agents: Vec<_> = (1..=4)
+        .map(|n| hooked_agent(&env, &first, first_pid, n))
+        .collect();
     // One window closed (its agent killed with it, its session not ended), then kitty killed.
     first
         .call(

@@ -33,6 +33,7 @@ use crate::{Reaped, Sandbox, crash_resume, now_millis};
 mod gone_dir;
 #[cfg(feature = "live-kitty")]
 mod kitty;
+mod socket_deadline;
 pub mod tmux;
 #[cfg(feature = "live-zellij")]
 mod zellij;

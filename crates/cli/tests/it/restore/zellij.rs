@@ -6,7 +6,10 @@
 //! session; both servers killed with SIGKILL; the second session brought back by the user and
 //! its agent's pane made busy; then `restore --apply zellij` resurrects the first session,
 //! starts each agent as the process of its own named pane once, leaves the busy pane alone, and
-//! a second restore starts nothing.
+//! a second restore starts nothing. Beside the story, in two sessions at once: a pane whose
+//! program sets its title to another pane's name takes nothing of that pane (neither its entry
+//! in the hook nor, once it is gone, its place in a restore), and a pane the user named keeps
+//! its name.
 //!
 //! Each test's zellij is confined to its sandbox (`ZELLIJ_CONFIG_DIR`, `ZELLIJ_SOCKET_DIR`,
 //! `XDG_CACHE_HOME`, `TMPDIR`). A client is attached through a pane of a private tmux server,
@@ -20,7 +23,7 @@ use test_support::zellij::{Instance, Story};
 
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, bin_dir, claude_dir, crash_resume_agent, git_work_dir,
-    make_dir, server_name, uuid, write_transcript,
+    make_dir, server_name, uuid, wait_until, write_transcript,
 };
 use crate::{BIN, Sandbox};
 
@@ -186,4 +189,269 @@ fn restore_after_a_zellij_crash_starts_each_agent_in_its_named_pane_once() {
         Value::from("skipped: the pane is busy running sleep")
     );
     assert_eq!(seen.runs_in_all, 3, "no second run");
+}
+
+/// Makes a pane of `session` with `args` (after `new-pane`) and returns its id, as `found`
+/// tells it among the terminal panes. zellij now and then answers a call with nothing or a
+/// failure, having made the pane or not: it is made again only when it is not listed for 2 s.
+fn make_pane(
+    zellij: &Instance,
+    session: &str,
+    args: &[&str],
+    found: impl Fn(&[Value]) -> Option<u64>,
+) -> u64 {
+    for _ in 0..3 {
+        let mut all = vec!["--session", session, "action", "new-pane"];
+        all.extend_from_slice(args);
+        let _ = zellij.try_zellij(&all);
+        let started = std::time::Instant::now();
+        let made = wait_until(
+            &format!("a pane of {session} made with {args:?}"),
+            || match found(&zellij.panes(session)) {
+                Some(id) => Some(Some(id)),
+                None if started.elapsed() > Duration::from_secs(2) => Some(None),
+                None => None,
+            },
+        );
+        if let Some(id) = made {
+            return id;
+        }
+    }
+    panic!(
+        "zellij did not make a pane with {args:?} in three tries\n{}",
+        zellij.diagnostics()
+    );
+}
+
+/// The pane of `panes` whose command line holds `text`.
+fn running(panes: &[Value], text: &str) -> Option<u64> {
+    panes
+        .iter()
+        .find(|pane| {
+            pane["terminal_command"]
+                .as_str()
+                .is_some_and(|command| command.contains(text))
+        })
+        .and_then(|pane| pane["id"].as_u64())
+}
+
+/// The titles of the terminal panes of `session`, by pane id.
+fn titles(zellij: &Instance, session: &str) -> Vec<(u64, String)> {
+    zellij
+        .panes(session)
+        .into_iter()
+        .filter_map(|pane| Some((pane["id"].as_u64()?, pane["title"].as_str()?.to_string())))
+        .collect()
+}
+
+/// A terminal title is whatever the pane's program last set (an OSC escape in any output:
+/// a file shown, a remote host), and `list-panes` shows it where a pane has no name. A program
+/// that sets its pane's title to another pane's name takes nothing of that pane: its agent is
+/// recorded under a surface of its own, not over the named pane's entry, and once the named
+/// pane is gone a restore leaves an idle shell whose title shows the name alone and opens a
+/// pane of that name. A pane the user named keeps its name, and its surface carries it. Two
+/// sessions run at once.
+#[test]
+fn a_pane_whose_title_shows_another_panes_name_takes_nothing_of_it_and_a_users_name_is_kept() {
+    let env = Sandbox::default();
+    let zellij = Instance::new(
+        test_support::zellij::executable(),
+        &env.root().join("zellij"),
+    );
+    let bin = make_dir(&bin_dir(&env));
+    std::os::unix::fs::symlink(test_support::zellij::executable(), bin.join("zellij")).unwrap();
+    crate::harness::install_claude_stand_in_that_stays(&env);
+    for session in ["one", "two"] {
+        let mut attach = crate::harness::agent_command(&env, test_support::zellij::executable());
+        zellij.confine(&mut attach);
+        let attached = attach
+            .args(["attach", "--create-background", session])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(attached.status.success(), "{attached:?}");
+        wait_until(&format!("session {session} to run its first shell"), || {
+            zellij.runs_a_shell(session).then_some(())
+        });
+    }
+    let entry_of = |session: &str| {
+        env.index_bytes()?;
+        env.entries()
+            .into_iter()
+            .find(|(_, entry)| entry["sessionId"] == session)
+            .map(|(surface, _)| surface)
+    };
+    // Agent `n` in a pane of `session`: the real hook, after `before` (shell) and, when given,
+    // after a line is read from `gate`; then it stays. Its surface once recorded.
+    let agent = |n: u32, session: &str, name: Option<&str>, before: &str| {
+        let dir = make_dir(&env.root().join(format!("work/agent-{n}")));
+        let id = uuid(n);
+        write_transcript(&claude_dir(&env), &dir, &id, HOUR);
+        let payload = env.root().join(format!("payload-{n}.json"));
+        std::fs::write(
+            &payload,
+            crate::harness::session_start(&id, &dir, "startup"),
+        )
+        .unwrap();
+        let program = format!(
+            "{before}{} hook claude < {}; exec sleep 600",
+            crate::harness::shell_word(BIN),
+            crate::harness::shell_word(&payload.to_string_lossy()),
+        );
+        let mut args = Vec::new();
+        if let Some(name) = name {
+            args.extend(["--name", name]);
+        }
+        args.extend([
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--",
+            "/bin/sh",
+            "-c",
+            &program,
+        ]);
+        let marker = payload.to_string_lossy().into_owned();
+        let pane = make_pane(&zellij, session, &args, |panes| running(panes, &marker));
+        (pane, id)
+    };
+
+    // A pane named by the hook in each session.
+    let (named_pane, named_session) = agent(1, "one", None, "");
+    let named = wait_until("the hook to record agent 1", || entry_of(&named_session));
+    let (_, side_session) = agent(2, "two", None, "");
+    let side = wait_until("the hook to record agent 2", || entry_of(&side_session));
+    let name = named.rsplit(':').next().unwrap().to_string();
+    assert!(mux::zellij::is_pane_name(&name), "{named}");
+    assert!(named.starts_with("zellij:one:") && side.starts_with("zellij:two:"));
+
+    // A pane without a name whose program sets its title to that name, then (once zellij
+    // shows the title) fires its agent's hook.
+    let gate = env.root().join("gate");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&gate)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let before = format!(
+        "printf '\\033]0;%s\\007' {}; read line < {}; ",
+        crate::harness::shell_word(&name),
+        crate::harness::shell_word(&gate.to_string_lossy())
+    );
+    let (forger, forger_session) = agent(3, "one", Some(""), &before);
+    wait_until("the forged title to show", || {
+        titles(&zellij, "one")
+            .contains(&(forger, name.clone()))
+            .then_some(())
+    });
+    std::fs::write(&gate, "go\n").unwrap();
+    let forged = wait_until("the hook to record agent 3", || entry_of(&forger_session));
+    assert_ne!(forged, named, "the forger's agent has a surface of its own");
+    assert_eq!(
+        env.entry(&named).unwrap()["sessionId"],
+        named_session.as_str(),
+        "the named pane's entry is its own"
+    );
+
+    // A pane the user named keeps its name, which its surface carries.
+    let (users_pane, users_session) = agent(4, "two", Some("editor"), "");
+    let users = wait_until("the hook to record agent 4", || entry_of(&users_session));
+    assert_eq!(users, "zellij:two:editor");
+    assert!(
+        titles(&zellij, "two").contains(&(users_pane, "editor".to_string())),
+        "{:?}",
+        titles(&zellij, "two")
+    );
+
+    // The named pane and the forger are gone (their agents killed, their sessions not
+    // ended); an idle shell's title shows the name.
+    for pane in [named_pane, forger] {
+        zellij.action(
+            "one",
+            &["close-pane", "--pane-id", &format!("terminal_{pane}")],
+        );
+    }
+    let shell = format!(
+        "printf '\\033]0;%s\\007' {}; exec bash --norc --noprofile",
+        crate::harness::shell_word(&name)
+    );
+    let idle = make_pane(
+        &zellij,
+        "one",
+        &["--name", "", "--", "/bin/sh", "-c", &shell],
+        |panes| running(panes, "--noprofile"),
+    );
+    wait_until("the idle shell to show the name", || {
+        let panes = zellij.panes("one");
+        panes
+            .iter()
+            .any(|pane| {
+                pane["id"] == idle
+                    && pane["title"] == name.as_str()
+                    && pane["pane_command"]
+                        .as_str()
+                        .is_some_and(|command| command.starts_with("bash"))
+            })
+            .then_some(())
+    });
+    let titles_before = titles(&zellij, "one");
+
+    let mut restore = crate::harness::agent_command(&env, BIN);
+    zellij.confine(&mut restore);
+    let output = restore
+        .args(["--json", "restore", "--apply", "zellij"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let applied = |surface: &str| {
+        document["surfaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|item| item["surface"] == surface)
+            .map(|item| item["applied"].clone())
+            .unwrap_or_else(|| panic!("{surface} not in {document:#}"))
+    };
+    assert_eq!(
+        applied(&named),
+        "created a pane and started in it",
+        "{document:#}"
+    );
+    for busy in [&side, &users] {
+        assert_eq!(
+            applied(busy),
+            "skipped: the pane is busy running sleep",
+            "{document:#}"
+        );
+    }
+    // The idle shell is untouched: the same pane, still a shell, its title the program's.
+    let after = zellij.panes("one");
+    let shell_after = after.iter().find(|pane| pane["id"] == idle);
+    assert!(
+        shell_after.is_some_and(|pane| pane["pane_command"]
+            .as_str()
+            .is_some_and(|command| command.starts_with("bash"))),
+        "{after:#?}\nbefore: {titles_before:?}"
+    );
+    let runs = wait_until("the restored agents to start", || {
+        let runs = crate::harness::claude_runs(&env);
+        (runs.len() >= 2).then_some(runs)
+    });
+    assert!(
+        runs.iter()
+            .any(|run| run.contains(&format!("--resume {named_session}"))),
+        "{runs:?}"
+    );
+    assert!(
+        !runs
+            .iter()
+            .any(|run| run.contains(&format!("--resume {side_session}"))
+                || run.contains(&format!("--resume {users_session}"))),
+        "{runs:?}"
+    );
+    assert_eq!(runs.len(), 2, "{runs:?}");
 }
