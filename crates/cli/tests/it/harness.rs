@@ -16,7 +16,8 @@ use test_support::world;
 #[allow(unused_imports)]
 pub use test_support::world::{
     DEADLINE, PANE_SHELL, PanePlace, StoppedServer, agent_command, bin_dir, claude_dir,
-    claude_runs, claude_runs_path, codex_home, install_claude_stand_in, make_dir, server_name,
+    OTHER_SERVER, claude_runs, claude_runs_path, codex_home, install_claude_stand_in, make_dir,
+    server_name, server_surface,
     shell_word, tmux_tmpdir, wait_until, wait_within,
 };
 

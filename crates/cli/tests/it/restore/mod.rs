@@ -31,6 +31,7 @@ use crate::snapshot::assert_cli_snapshot;
 use crate::{Reaped, Sandbox, crash_resume, now_millis};
 
 mod gone_dir;
+mod servers;
 #[cfg(feature = "live-kitty")]
 mod kitty;
 pub mod tmux;

@@ -20,7 +20,8 @@ use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, claude_dir, claude_resume_command, claude_runs,
     crash_resume_agent, git_work_dir, install_claude_stand_in, install_claude_stand_in_that_stays,
-    plan_by_surface, restore, restore_apply, server_name, session_start, shell_word, uuid,
+    plan_by_surface, restore, restore_apply, server_name, server_surface, session_start,
+    shell_word, uuid,
     wait_until, write_transcript,
 };
 
@@ -80,7 +81,7 @@ pub fn expected_run(env: &Sandbox, place: &PanePlace, cwd: &Path, session: &str)
         pwd: cwd.to_path_buf(),
         oldpwd: cwd.to_path_buf(),
         config: claude_dir(env),
-        named: place.surface(),
+        named: server_surface(env, &server_name("restore"), place),
         args: format!("--resume {session}"),
     }
 }
@@ -1071,7 +1072,7 @@ fn creation_is_bounded_exact_and_undone_when_a_surface_fails() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("tmux:<session>:<window>.<pane>"),
+        String::from_utf8_lossy(&refused.stderr).contains("tmux:<socket path>:<session>:<window>.<pane>"),
         "{refused:?}"
     );
     let entries: Vec<Value> = cases
