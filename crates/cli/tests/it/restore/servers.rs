@@ -153,6 +153,7 @@ fn a_restore_with_an_inherited_tmux_pane_does_not_take_that_pane() {
     // A terminal started from pane 0 (an editor's, a launcher's) carries pane 0's TMUX_PANE
     // and TMUX, but its terminal is its own: here, pane 1's.
     let pane = server.display(&place.target(), "#{pane_id}");
+    let before = server.display(&place.target(), "#{pane_pid}");
     let file = env.root().join("inherited.err");
     server.run_in_pane(
         &elsewhere.target(),
@@ -167,6 +168,13 @@ fn a_restore_with_an_inherited_tmux_pane_does_not_take_that_pane() {
     wait_until("the stand-in claude to run", || {
         (!claude_runs(&env).is_empty()).then_some(())
     });
+    // Pane 0 itself was opened (its process replaced), not the terminal the restore ran in.
+    let screen = server.capture(&elsewhere.target());
+    assert!(
+        screen.contains("[started in the existing pane]"),
+        "{screen}"
+    );
+    assert_ne!(server.display(&place.target(), "#{pane_pid}"), before);
     assert_eq!(
         runs(&server, &env),
         [expected_run(&env, &place, &cwd, &uuid(1))]
