@@ -188,7 +188,10 @@ fn own_surface(backend: &dyn Backend, item: &PlanItem) -> Option<String> {
     let surface = Surface::parse(&item.surface)
         .ok()
         .filter(|surface| surface.multiplexer() == Some(backend.multiplexer()))?;
-    backend.own(&surface).ok().map(|surface| surface.to_string())
+    backend
+        .own(&surface)
+        .ok()
+        .map(|surface| surface.to_string())
 }
 
 /// A place for a surface of the backend's multiplexer and instance with nothing to resume:

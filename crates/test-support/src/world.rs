@@ -564,7 +564,11 @@ pub fn server_surface(env: &Sandbox, name: &str, place: &PanePlace) -> String {
 fn surface_in(tmpdir: &Path, name: &str, place: &PanePlace) -> String {
     let tmpdir = fs::canonicalize(tmpdir).unwrap_or_else(|_| tmpdir.to_path_buf());
     mux::tmux::TmuxPane {
-        server: Some(tmux::socket_path(&tmpdir, name).to_string_lossy().into_owned()),
+        server: Some(
+            tmux::socket_path(&tmpdir, name)
+                .to_string_lossy()
+                .into_owned(),
+        ),
         session: place.session.clone(),
         window: place.window,
         pane: place.pane,

@@ -141,7 +141,9 @@ pub fn names_place(recorded: &str, place: &str) -> bool {
 
 /// [`names_place`] for a JSON value (a string, else nothing).
 pub fn value_names_place(recorded: &serde_json::Value, place: &str) -> bool {
-    recorded.as_str().is_some_and(|recorded| names_place(recorded, place))
+    recorded
+        .as_str()
+        .is_some_and(|recorded| names_place(recorded, place))
 }
 
 /// A pane's place in the layout, as tmux-resurrect restores it.

@@ -175,7 +175,11 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
                 output::print_message(&format!("error: {}", crate::error::error_text(error)));
             }
             let item = &plan[position];
-            start_here(store, item, here_surface.as_deref().unwrap_or(&item.surface))
+            start_here(
+                store,
+                item,
+                here_surface.as_deref().unwrap_or(&item.surface),
+            )
         }
         _ => {
             if args.apply.is_none() {
@@ -219,8 +223,7 @@ fn say_if_here(plan: &[PlanItem]) {
     // without it.
     let legacy = crate::surface::legacy_alias(&here.surface);
     let Some(item) = plan.iter().find(|item| {
-        (item.surface == here.surface || Some(&item.surface) == legacy.as_ref())
-            && item.resumable()
+        (item.surface == here.surface || Some(&item.surface) == legacy.as_ref()) && item.resumable()
     }) else {
         return;
     };

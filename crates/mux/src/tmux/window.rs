@@ -87,7 +87,10 @@ impl Server {
             return None;
         }
         let terminal = proc_table::table()
-            .process(std::process::id(), std::time::Instant::now() + super::CALL_DEADLINE)?
+            .process(
+                std::process::id(),
+                std::time::Instant::now() + super::CALL_DEADLINE,
+            )?
             .terminal?;
         let answer = self
             .tmux(&[

@@ -8,9 +8,9 @@ use std::fs;
 
 use crate::Sandbox;
 use crate::harness::{
-    OTHER_SERVER, PANE_SHELL, PanePlace, TmuxServer, claude_runs, crash_resume_agent,
-    git_work_dir, install_claude_stand_in, plan_by_surface, restore, server_name, session_start,
-    shell_word, uuid, wait_until, write_transcript,
+    OTHER_SERVER, PANE_SHELL, PanePlace, TmuxServer, claude_runs, crash_resume_agent, git_work_dir,
+    install_claude_stand_in, plan_by_surface, restore, server_name, session_start, shell_word,
+    uuid, wait_until, write_transcript,
 };
 use crate::restore::tmux::{expected_run, record_session, runs};
 
@@ -32,7 +32,11 @@ fn two_servers_keep_an_entry_each_and_a_restore_opens_only_its_servers() {
     let other = TmuxServer::start(&env, OTHER_SERVER, &layout);
     for (server, session) in [(&default, uuid(1)), (&other, uuid(2))] {
         write_transcript(&crate::harness::claude_dir(&env), &cwd, &session, HOUR);
-        server.run_hook_in_pane(&env, &place.target(), &session_start(&session, &cwd, "startup"));
+        server.run_hook_in_pane(
+            &env,
+            &place.target(),
+            &session_start(&session, &cwd, "startup"),
+        );
     }
     let (in_default, in_other) = (default.surface(&place), other.surface(&place));
     assert_ne!(in_default, in_other);
@@ -46,7 +50,12 @@ fn two_servers_keep_an_entry_each_and_a_restore_opens_only_its_servers() {
     default.kill_and_wait();
     other.kill_and_wait();
     let applied = plan_by_surface(
-        &restore(&env, true, &["--apply", "tmux", "--tmux-socket", OTHER_SERVER]).stdout,
+        &restore(
+            &env,
+            true,
+            &["--apply", "tmux", "--tmux-socket", OTHER_SERVER],
+        )
+        .stdout,
     );
     assert_eq!(
         applied[&in_other]["applied"],
@@ -74,7 +83,12 @@ fn two_servers_keep_an_entry_each_and_a_restore_opens_only_its_servers() {
     // A surface recorded without its server is the default server's: left alone here too.
     record_session(&env, "tmux:legacy:0.0", &uuid(3), "legacy", &cwd);
     let again = plan_by_surface(
-        &restore(&env, true, &["--apply", "tmux", "--tmux-socket", OTHER_SERVER]).stdout,
+        &restore(
+            &env,
+            true,
+            &["--apply", "tmux", "--tmux-socket", OTHER_SERVER],
+        )
+        .stdout,
     );
     let said = again["tmux:legacy:0.0"]["applied"].as_str().unwrap();
     assert!(
@@ -97,7 +111,11 @@ fn a_server_started_with_the_installed_block_restores_nothing_of_another_servers
         &[(place.clone(), cwd.clone(), PANE_SHELL)],
     );
     write_transcript(&crate::harness::claude_dir(&env), &cwd, &uuid(1), HOUR);
-    default.run_hook_in_pane(&env, &place.target(), &session_start(&uuid(1), &cwd, "startup"));
+    default.run_hook_in_pane(
+        &env,
+        &place.target(),
+        &session_start(&uuid(1), &cwd, "startup"),
+    );
     let config = env.root().join("tmux.conf");
     let installed = crash_resume_agent(&env)
         .args(["hook", "install", "tmux", "--settings"])

@@ -21,8 +21,7 @@ use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, claude_dir, claude_resume_command, claude_runs,
     crash_resume_agent, git_work_dir, install_claude_stand_in, install_claude_stand_in_that_stays,
     plan_by_surface, restore, restore_apply, server_name, server_surface, session_start,
-    shell_word, uuid,
-    wait_until, write_transcript,
+    shell_word, uuid, wait_until, write_transcript,
 };
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -645,7 +644,9 @@ fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
         &["--apply", "tmux", "--tmux-socket", &name],
     ));
     for case in &cases {
-        let said = applied[&full(&env, &case.place)]["applied"].as_str().unwrap();
+        let said = applied[&full(&env, &case.place)]["applied"]
+            .as_str()
+            .unwrap();
         assert!(
             said.starts_with(case.said),
             "{}: {said}",
@@ -797,7 +798,13 @@ fn concurrent_restores_on_an_empty_server_rebuild_every_pane_once() {
     for (n, place) in places.iter().enumerate() {
         let cwd = git_work_dir(&env, &format!("repo-{n}"), "");
         let session = uuid(n as u32 + 1);
-        record_session(&env, &full(&env, &place), &session, &format!("repo-{n}"), &cwd);
+        record_session(
+            &env,
+            &full(&env, &place),
+            &session,
+            &format!("repo-{n}"),
+            &cwd,
+        );
         sessions.insert(full(&env, &place), (session, cwd));
     }
     let index_before = fs::read(env.index_path()).unwrap();
@@ -1074,7 +1081,8 @@ fn creation_is_bounded_exact_and_undone_when_a_surface_fails() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("tmux:<socket path>:<session>:<window>.<pane>"),
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("tmux:<socket path>:<session>:<window>.<pane>"),
         "{refused:?}"
     );
     let entries: Vec<Value> = cases
@@ -1260,7 +1268,10 @@ fn a_window_comes_back_whole_with_its_layout_and_a_shell_where_nothing_resumes()
         said(&full(&env, &panes[0].0)),
         "created the session and started in it"
     );
-    assert_eq!(said(&full(&env, &panes[1].0)), "created the pane and started in it");
+    assert_eq!(
+        said(&full(&env, &panes[1].0)),
+        "created the pane and started in it"
+    );
     assert_eq!(
         said(&full(&env, &panes[2].0)),
         "nothing to resume: created the pane with a shell in its dir"
@@ -1343,14 +1354,12 @@ fn a_restore_run_in_a_pane_it_restores_opens_the_others_then_becomes_that_agent(
     );
     let said = fs::read_to_string(file("plan-err")).unwrap();
     assert!(
-        said.contains(
-            &format!(
-                "note: this restore runs in {}, which the plan resumes; \
+        said.contains(&format!(
+            "note: this restore runs in {}, which the plan resumes; \
                  `crash-resume restore --apply tmux` run here opens the others, then starts \
                  its agent in this pane",
-                full(&env, here)
-            )
-        ),
+            full(&env, here)
+        )),
         "{said}"
     );
     assert_eq!(claude_runs(&env), Vec::<String>::new());
