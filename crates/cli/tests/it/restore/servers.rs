@@ -165,7 +165,7 @@ fn a_restore_with_an_inherited_tmux_pane_does_not_take_that_pane() {
         &name,
         &[
             (place.clone(), home.clone(), PANE_SHELL),
-            (elsewhere.clone(), home.clone(), PANE_SHELL),
+            (elsewhere.clone(), home, PANE_SHELL),
         ],
     );
     // A terminal started from pane 0 (an editor's, a launcher's) carries pane 0's TMUX_PANE

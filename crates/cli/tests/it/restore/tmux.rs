@@ -233,7 +233,7 @@ fn restore_after_a_tmux_crash_starts_each_command_in_its_pane_once() {
     let plan = surfaces(&restore(&env, true, &[]));
     assert_eq!(plan.keys().cloned().collect::<Vec<_>>(), recorded);
     for (place, cwd, session, has_transcript) in &panes {
-        let item = &plan[&full(&env, &place)];
+        let item = &plan[&full(&env, place)];
         assert_eq!(item["held_session"], *session, "{item}");
         assert_eq!(item["held_elsewhere"], Value::Null, "{item}");
         assert_eq!(item["applied"], Value::Null, "{item}");
@@ -271,7 +271,7 @@ fn restore_after_a_tmux_crash_starts_each_command_in_its_pane_once() {
     );
     let applied = surfaces(&output);
     for (place, _, _, has_transcript) in &panes {
-        let item = &applied[&full(&env, &place)];
+        let item = &applied[&full(&env, place)];
         let expected = if *has_transcript {
             Value::from("started in the existing pane")
         } else {
@@ -305,7 +305,7 @@ fn restore_after_a_tmux_crash_starts_each_command_in_its_pane_once() {
         assert!(output.status.success(), "{output:?}");
         let again = surfaces(&output);
         for (place, _, _, has_transcript) in &panes {
-            let item = &again[&full(&env, &place)];
+            let item = &again[&full(&env, place)];
             let expected = if *has_transcript {
                 Value::from("skipped: another restore claimed it")
             } else {
@@ -385,7 +385,7 @@ fn restore_creates_what_is_missing_and_leaves_a_busy_pane_alone() {
         .collect();
     assert_eq!(lines.len(), 5, "{text}");
     for (place, cwd, session, applied) in &panes {
-        let line = lines[full(&env, &place).as_str()];
+        let line = lines[full(&env, place).as_str()];
         assert!(line.ends_with(&format!("\t[{applied}]")), "{line}");
         assert!(
             line.contains(&claude_resume_command(&env, cwd, session)),
@@ -800,12 +800,12 @@ fn concurrent_restores_on_an_empty_server_rebuild_every_pane_once() {
         let session = uuid(n as u32 + 1);
         record_session(
             &env,
-            &full(&env, &place),
+            &full(&env, place),
             &session,
             &format!("repo-{n}"),
             &cwd,
         );
-        sessions.insert(full(&env, &place), (session, cwd));
+        sessions.insert(full(&env, place), (session, cwd));
     }
     let index_before = fs::read(env.index_path()).unwrap();
     let name = server_name("empty");
@@ -861,7 +861,7 @@ fn concurrent_restores_on_an_empty_server_rebuild_every_pane_once() {
             let mut expected: Vec<ClaudeRun> = places
                 .iter()
                 .map(|place| {
-                    let (session, cwd) = &sessions[&full(&env, &place)];
+                    let (session, cwd) = &sessions[&full(&env, place)];
                     expected_run(&env, place, cwd, session)
                 })
                 .collect();
@@ -1006,7 +1006,7 @@ fn recorded_values_reach_tmux_as_inert_text() {
     assert!(output.status.success(), "{output:?}");
     let plan = surfaces(&output);
     let applied = |place: &PanePlace| {
-        plan[&full(&env, &place)]["applied"]
+        plan[&full(&env, place)]["applied"]
             .as_str()
             .unwrap()
             .to_string()
@@ -1240,7 +1240,7 @@ fn a_window_comes_back_whole_with_its_layout_and_a_shell_where_nothing_resumes()
     start_sessions(&env, &server, &config, &panes);
     // Capture recorded the window's layout (its size first) with each pane.
     for (place, _, _, _) in &panes {
-        let entry = env.entry(&full(&env, &place)).unwrap();
+        let entry = env.entry(&full(&env, place)).unwrap();
         assert_eq!(entry["window_layout"], recorded_layout.as_str(), "{entry}");
     }
     assert!(
@@ -1333,7 +1333,7 @@ fn a_restore_run_in_a_pane_it_restores_opens_the_others_then_becomes_that_agent(
         ),
     ];
     for (place, cwd, session) in &panes {
-        record_session(&env, &full(&env, &place), session, "r", cwd);
+        record_session(&env, &full(&env, place), session, "r", cwd);
     }
     // After the reboot the user made the session by hand and runs restore in its one pane.
     let here = &panes[0].0;
@@ -1413,7 +1413,7 @@ fn a_restore_run_in_a_pane_it_restores_opens_the_others_then_becomes_that_agent(
     ));
     for (place, _, _) in &panes {
         assert_eq!(
-            again[&full(&env, &place)]["applied"],
+            again[&full(&env, place)]["applied"],
             "skipped: another restore claimed it"
         );
     }
