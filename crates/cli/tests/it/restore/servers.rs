@@ -2,7 +2,8 @@
 //! default first session `0`): each pane keeps its own entry, a restore opens only the surfaces
 //! of the server it restores into and says where the others belong, a server started with the
 //! installed block restores nothing of another server's, and a restore that inherited a pane's
-//! `TMUX_PANE` in another terminal does not take that pane.
+//! `TMUX_PANE` in another terminal does not take that pane. An entry recorded before surfaces
+//! named their server is the default server's, and its pane's next record replaces it.
 
 use std::fs;
 
@@ -30,6 +31,8 @@ fn two_servers_keep_an_entry_each_and_a_restore_opens_only_its_servers() {
     let layout = [(place.clone(), cwd.clone(), PANE_SHELL)];
     let default = TmuxServer::start(&env, &server_name("default"), &layout);
     let other = TmuxServer::start(&env, OTHER_SERVER, &layout);
+    // The default server's pane was recorded before surfaces named their server.
+    record_session(&env, &place.surface(), &uuid(9), "both", &cwd);
     for (server, session) in [(&default, uuid(1)), (&other, uuid(2))] {
         write_transcript(&crate::harness::claude_dir(&env), &cwd, &session, HOUR);
         server.run_hook_in_pane(
@@ -40,8 +43,11 @@ fn two_servers_keep_an_entry_each_and_a_restore_opens_only_its_servers() {
     }
     let (in_default, in_other) = (default.surface(&place), other.surface(&place));
     assert_ne!(in_default, in_other);
+    // Two entries: the legacy one was replaced by the default server's pane's new record, not
+    // kept beside it as a second claim on the pane.
     let entries = env.entries();
     assert_eq!(entries.len(), 2, "{entries:?}");
+    assert!(!entries.contains_key(&place.surface()), "{entries:?}");
     assert_eq!(entries[&in_default]["sessionId"], uuid(1), "{entries:?}");
     assert_eq!(entries[&in_other]["sessionId"], uuid(2), "{entries:?}");
 
