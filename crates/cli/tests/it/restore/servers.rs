@@ -102,6 +102,27 @@ fn two_servers_keep_an_entry_each_and_a_restore_opens_only_its_servers() {
         "{said}"
     );
     assert_eq!(claude_runs(&env).len(), 1, "{:?}", claude_runs(&env));
+
+    // Restored into the default server by its socket path (`tmux -S PATH`, as the skip said):
+    // its own pane and the one recorded without a server.
+    let default = TmuxServer::named(&env, &server_name("default"));
+    let socket = socket.to_str().unwrap();
+    let there =
+        plan_by_surface(&restore(&env, true, &["--apply", "tmux", "--tmux-socket", socket]).stdout);
+    for surface in [in_default.as_str(), "tmux:legacy:0.0"] {
+        assert_eq!(
+            there[surface]["applied"], "created the session and started in it",
+            "{surface}"
+        );
+    }
+    assert_eq!(
+        there[&in_other]["outcome"]["reason"]["kind"],
+        "other_instance"
+    );
+    wait_until("the default server's agents to run", || {
+        (claude_runs(&env).len() == 3).then_some(())
+    });
+    default.kill_and_wait();
     other.kill_and_wait();
 }
 
