@@ -217,7 +217,8 @@ fn plan_growth(binary: &Utf8Path, runs: usize) -> Result<()> {
 }
 
 /// `hook claude` through a real tmux pane: `TMUX` and `TMUX_PANE` name a pane of a private
-/// tmux server, so the hook asks tmux for `tmux:<session>:<window>.<pane>` as it does in use.
+/// tmux server, so the hook asks tmux for `tmux:<socket path>:<session>:<window>.<pane>` as it
+/// does in use.
 /// Each SessionStart source as Claude Code sends it (`startup`: a new session in the pane;
 /// `clear`: the new session after `/clear`; `resume`: the held session again), then `/clear`'s
 /// SessionEnd and SessionStart started at the same instant (the start's time is reported).

@@ -291,8 +291,10 @@ pub struct RestoreArgs {
     /// the later of last_active and the transcript's last change
     #[arg(long, value_name = "MAX_AGE")]
     pub max_age: Option<String>,
-    /// The tmux server's socket name (`tmux -L NAME`) [default: the default server, or $TMUX's]
-    #[arg(long, value_name = "NAME", env = "CRASH_RESUME_TMUX_SOCKET")]
+    /// The tmux server to restore into: a socket name (`tmux -L NAME`) or, holding a `/`, a
+    /// socket path (`tmux -S PATH`); only its own surfaces are opened [default: $TMUX's
+    /// server, else the default one]
+    #[arg(long, value_name = "NAME|PATH", env = "CRASH_RESUME_TMUX_SOCKET")]
     pub tmux_socket: Option<String>,
     /// cmux's socket [default: /tmp/cmux.sock]
     #[arg(long, value_name = "PATH", env = "CMUX_SOCKET_PATH")]

@@ -75,8 +75,7 @@ pub fn first_report_of(marker: &Utf8Path, daemon: u32) -> bool {
 
 /// The tmux format of one pane in the title search: the fields that cannot hold a tab first,
 /// the session name, then the title (which may hold anything but a newline) last.
-const PANE_FORMAT: &str =
-    "#{pane_tty}\t#{window_index}\t#{pane_index}\t#{window_layout}\t#{session_name}\t#{pane_title}";
+const PANE_FORMAT: &str = "#{pane_tty}\t#{window_index}\t#{pane_index}\t#{window_layout}\t#{socket_path}\t#{session_name}\t#{pane_title}";
 
 /// One pane of the tmux listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,14 +91,16 @@ fn parse_panes(listing: &str) -> Vec<ListedPane> {
     listing
         .lines()
         .filter_map(|line| {
-            let mut fields = line.splitn(6, '\t');
+            let mut fields = line.splitn(7, '\t');
             let tty = fields.next()?;
             let window = fields.next()?.parse().ok()?;
             let pane = fields.next()?.parse().ok()?;
             let layout = fields.next()?;
+            let server = fields.next()?;
             let session = fields.next()?;
             let title = fields.next()?;
             let place = mux::tmux::TmuxPane {
+                server: Some(server.to_string()).filter(|server| server.starts_with('/')),
                 session: session.to_string(),
                 window,
                 pane,
@@ -332,12 +333,12 @@ mod tests {
 
     #[test]
     fn a_pane_listing_is_read_with_any_title() {
-        let listing = "/dev/pts/3\t0\t1\t5b2e,80x24,0,0{40x24,0,0,1,39x24,41,0,2}\tmy work\talpha | 01a2323a-58b9-7f73-aba8-bf783...\n\
-                       /dev/pts/4\t2\t0\t\tw\ta\ttitle with a tab\n\
+        let listing = "/dev/pts/3\t0\t1\t5b2e,80x24,0,0{40x24,0,0,1,39x24,41,0,2}\t/tmp/tmux-0/default\tmy work\talpha | 01a2323a-58b9-7f73-aba8-bf783...\n\
+                       /dev/pts/4\t2\t0\t\t/tmp/tmux-0/default\tw\ta\ttitle with a tab\n\
                        not a pane\n";
         let panes = parse_panes(listing);
         assert_eq!(panes.len(), 2, "{panes:?}");
-        assert_eq!(panes[0].surface, "tmux:my work:0.1");
+        assert_eq!(panes[0].surface, "tmux:/tmp/tmux-0/default:my work:0.1");
         assert_eq!(panes[0].tty, "/dev/pts/3");
         assert_eq!(panes[0].title, "alpha | 01a2323a-58b9-7f73-aba8-bf783...");
         assert!(panes[0].layout.is_some());

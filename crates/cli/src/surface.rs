@@ -144,6 +144,18 @@ pub fn instance_gone(surface: &str, deadline: Instant) -> Option<String> {
     }
 }
 
+/// The id a surface of the default tmux server was recorded under before surfaces named their
+/// server (`tmux:<session>:<window>.<pane>`, which means the default server): the entry a
+/// record of the same pane in the new form replaces. `None` for any other surface.
+pub fn legacy_alias(surface: &str) -> Option<String> {
+    let mux::Surface::Tmux(pane) = mux::Surface::parse(surface).ok()? else {
+        return None;
+    };
+    let server = pane.server.as_deref()?;
+    mux::tmux::same_socket(server, &mux::tmux::default_socket_path())
+        .then(|| pane.without_server().to_string())
+}
+
 /// [`name`] from the multiplexers' variables that `get` reads, and the evidence.
 fn name_by_multiplexers(
     session: &str,
@@ -274,7 +286,8 @@ fn stable_zellij(surface: String, deadline: Instant, naming: Naming) -> Named {
 /// What tmux says of the pane `TMUX_PANE` names.
 #[derive(Debug)]
 struct TmuxAnswer {
-    /// `tmux:<session>:<window>.<pane>`, or why the pane cannot be named.
+    /// `tmux:<socket path>:<session>:<window>.<pane>` (the socket of the server that answered),
+    /// or why the pane cannot be named.
     place: anyhow::Result<String>,
     /// The pane's `#{pane_tty}`; `Some("")` when tmux has no such pane, `None` when tmux could
     /// not be asked.
@@ -288,15 +301,13 @@ struct TmuxAnswer {
 impl TmuxAnswer {
     /// Whether `terminal` is this pane's tty (a pane tmux does not have is no one's terminal).
     fn is_terminal(&self, terminal: Dev) -> Option<bool> {
-        match self.tty.as_deref()? {
-            "" => Some(false),
-            tty => Some(rustix::fs::stat(tty).ok()?.st_rdev == terminal),
-        }
+        mux::tmux::is_pane_terminal(self.tty.as_deref()?, terminal)
     }
 }
 
 /// Asks the tmux server the pane runs in (tmux finds it through `$TMUX`) for the pane's place
-/// and tty. tmux answers for a pane it does not have (a `TMUX_PANE` inherited by a process that
+/// (with the server's own `#{socket_path}`: the server that answered, not what a variable
+/// says) and tty. tmux answers for a pane it does not have (a `TMUX_PANE` inherited by a process that
 /// outlived its pane) with empty fields and success, so the answer must name the pane asked
 /// about. A server that does not answer by `deadline` (stopped, hung) is given up on.
 fn ask_tmux(pane: &str, deadline: Instant) -> TmuxAnswer {
@@ -312,7 +323,7 @@ fn ask_tmux(pane: &str, deadline: Instant) -> TmuxAnswer {
             "-p",
             "-t",
             pane,
-            "#{pane_id} #{pane_pid} #{pane_tty} #{window_index} #{window_layout} #{session_name}\t#{pane_index}",
+            "#{pane_id} #{pane_pid} #{pane_tty} #{window_index} #{window_layout} #{socket_path}\t#{session_name}\t#{pane_index}",
         ]),
         deadline,
     ) {
@@ -332,15 +343,18 @@ fn ask_tmux(pane: &str, deadline: Instant) -> TmuxAnswer {
         ));
     }
     let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    // The session name (any character but a newline) sits between the fields that cannot hold
-    // a space (a layout is digits, letters, commas and brackets) and the pane index, so the
-    // trimmed ends of the answer never cut it.
+    // The socket path (absolute, so it does not begin with a space) and the session name (any
+    // character but a newline) sit between the fields that cannot hold a space (a layout is
+    // digits, letters, commas and brackets) and the pane index, so the trimmed ends of the
+    // answer never cut them.
     let mut fields = text.splitn(6, ' ');
     let mut field = || fields.next();
     let answer = (field(), field(), field(), field(), field(), field());
     let place = |window: &str, rest: &str| {
+        let (server, rest) = rest.split_once('\t')?;
         let (session, index) = rest.rsplit_once('\t')?;
         let place = mux::tmux::TmuxPane {
+            server: Some(server.to_string()).filter(|server| server.starts_with('/')),
             session: session.to_string(),
             window: window.parse().ok()?,
             pane: index.parse().ok()?,

@@ -15,8 +15,9 @@ use serde_json::Value;
 pub enum SurfaceHint {
     /// A complete surface id.
     Ready(String),
-    /// A tmux pane id (`%N`), to be turned into `tmux:<session>:<window>.<pane>` by asking tmux
-    /// (a `%N` id does not survive a tmux restart, so it is never recorded as is).
+    /// A tmux pane id (`%N`), to be turned into `tmux:<socket path>:<session>:<window>.<pane>`
+    /// by asking tmux (a `%N` id does not survive a tmux restart, so it is never recorded as
+    /// is).
     TmuxPane(String),
 }
 

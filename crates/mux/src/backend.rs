@@ -195,4 +195,23 @@ pub trait Backend: fmt::Debug {
     fn caller_surface(&self) -> Option<Surface> {
         None
     }
+
+    /// Whether a surface of this multiplexer is this instance's: `Ok` with the surface in the
+    /// full form this instance records it in (a tmux surface recorded without its server, in
+    /// the default server: with that server's socket path), or the instance it belongs to.
+    /// The surface itself, for a multiplexer that does not tell its instances apart here.
+    fn own(&self, surface: &Surface) -> Result<Surface, Elsewhere> {
+        Ok(surface.clone())
+    }
+}
+
+/// The instance a surface belongs to when it is not the one a backend opens surfaces in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Elsewhere {
+    /// The instance, as [`Backend::location`] names one (a tmux server's socket path).
+    pub instance: String,
+    /// The surface was recorded without its instance, and so is taken for the default one's.
+    pub unqualified: bool,
+    /// What `restore --apply` is given to open surfaces there (`--tmux-socket PATH`).
+    pub restore_with: String,
 }

@@ -37,7 +37,7 @@ pub mod zellij;
 
 use std::path::PathBuf;
 
-pub use backend::{Backend, Created, MuxError, Opened, Start};
+pub use backend::{Backend, Created, Elsewhere, MuxError, Opened, Start};
 pub use multiplexer::{Multiplexer, NotCanonical};
 pub use surface::Surface;
 
@@ -54,7 +54,8 @@ pub const APPLICABLE: [Multiplexer; 5] = [
 /// it needs), and what the caller read of the environment.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// tmux: the server's socket name (`tmux -L NAME`); `None` for the default server.
+    /// tmux: the server's socket name (`tmux -L NAME`), or its socket path when it holds a `/`
+    /// (`tmux -S PATH`); `None` for `$TMUX`'s server, else the default one.
     pub tmux_socket: Option<String>,
     /// cmux: its socket (`--cmux-socket`, else `CMUX_SOCKET_PATH`); `None` for
     /// [`cmux::DEFAULT_SOCKET`].

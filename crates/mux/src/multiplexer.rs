@@ -55,7 +55,7 @@ impl Multiplexer {
     fn form(self) -> &'static str {
         match self {
             Multiplexer::Cmux => "cmux:<surface id>",
-            Multiplexer::Tmux => "tmux:<session>:<window>.<pane>",
+            Multiplexer::Tmux => "tmux:<socket path>:<session>:<window>.<pane>",
             Multiplexer::Zellij => "zellij:<session>:<pane name or id>",
             Multiplexer::Wezterm => "wezterm:<pane id>",
             Multiplexer::Kitty => "kitty:<kitty pid>:<window id>",

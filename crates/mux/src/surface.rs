@@ -15,7 +15,8 @@ use crate::zellij::address::ZellijPane;
 /// A surface, by its multiplexer's address, or verbatim when no multiplexer's prefix begins it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Surface {
-    /// `tmux:<session>:<window>.<pane>`.
+    /// `tmux:<socket path>:<session>:<window>.<pane>` (or `tmux:<session>:<window>.<pane>`,
+    /// recorded without the server: the default one).
     Tmux(TmuxPane),
     /// `zellij:<session>:<pane name or id>`.
     Zellij(ZellijPane),
@@ -87,6 +88,7 @@ mod tests {
     fn every_surface_displays_as_it_parses() {
         for (surface, multiplexer) in [
             ("tmux:work:0.1", Some(Multiplexer::Tmux)),
+            ("tmux:/tmp/tmux-0/default:work:0.1", Some(Multiplexer::Tmux)),
             ("zellij:dev:3", Some(Multiplexer::Zellij)),
             ("zellij::3", Some(Multiplexer::Zellij)),
             ("zellij:a:b:terminal_3", Some(Multiplexer::Zellij)),

@@ -4,7 +4,8 @@
 //! One conversation is never resumed twice. The whole apply holds the restore lock
 //! (`<index>.restore.lock`, [`RESTORE_LOCK`]), so two restores at once never create the same
 //! place: the second finds what the first made, and the surfaces it claimed. For each resumable
-//! surface of the backend's multiplexer, in plan order:
+//! surface of the backend's multiplexer and instance ([`Backend::own`]: a surface of another
+//! tmux server is skipped, saying which), in plan order:
 //!
 //! 1. a busy place is skipped before anything is claimed (once the user has freed it, the next
 //!    restore takes it);
@@ -13,7 +14,8 @@
 //! 3. the backend opens it: creates what is missing and starts the command as the place's
 //!    process, in the recorded dir when it exists (else the home dir,
 //!    [`PlanItem::starts_in`](crate::PlanItem::starts_in)), with `CRASH_RESUME_SURFACE` set to the
-//!    recorded surface so that the agent's hook binds there;
+//!    surface in the instance's full form (a tmux surface recorded without its server gets the
+//!    server's socket path) so that the agent's hook binds there;
 //! 4. a surface that was not started (it failed, or turned busy) gets its claim back, so the
 //!    next restore tries it.
 //!
@@ -67,6 +69,9 @@ pub struct Summary {
     /// The plan item the caller starts as its own process ([`Applied::StartsHere`]): the
     /// surface the restore runs in, claimed for it.
     pub starts_here: Option<usize>,
+    /// That surface as the backend's instance names it in full (a tmux surface recorded
+    /// without its server, with it): what [`here_script`] names to the agent.
+    pub here_surface: Option<String>,
 }
 
 /// How to apply.
@@ -107,9 +112,10 @@ pub fn apply_with(
             .then(|| backend.caller_surface())
             .flatten()
             .map(|surface| surface.to_string());
-        let here = plan
-            .iter()
-            .position(|item| item.resumable() && Some(&item.surface) == here.as_ref());
+        summary.here_surface.clone_from(&here);
+        let here = plan.iter().position(|item| {
+            item.resumable() && here.is_some() && own_surface(backend, item) == here
+        });
         for (position, item) in plan.iter_mut().enumerate() {
             if Some(position) == here {
                 continue;
@@ -158,12 +164,13 @@ fn record(summary: &mut Summary, item: &mut PlanItem, applied: Option<Applied>) 
 }
 
 /// The script the caller runs as its own process for the surface it was given
-/// ([`Summary::starts_here`]): the resume command in the recorded dir, with the surface named,
-/// and no shell after it (the caller's shell is there). `None` when the item has no command.
-pub fn here_script(item: &PlanItem) -> Option<String> {
+/// ([`Summary::starts_here`]): the resume command in the recorded dir, with the surface named
+/// as `surface` (the full form, [`Summary::here_surface`]), and no shell after it (the
+/// caller's shell is there). `None` when the item has no command.
+pub fn here_script(item: &PlanItem, surface: &str) -> Option<String> {
     let command = item.command.as_deref()?;
     Some(mux::script::here_script(
-        &[(SURFACE_VARIABLE, &item.surface)],
+        &[(SURFACE_VARIABLE, surface)],
         item.usable_dir(),
         command,
     ))
@@ -175,12 +182,25 @@ pub fn release(store: &Store, item: &PlanItem, now: Millis) {
     let _ = store.update(|index| index.release_restore(&item.surface, &item.held_session, now));
 }
 
-/// A place for a surface of the backend's multiplexer with nothing to resume: made with a shell
-/// when missing. `None` when nothing was done.
-fn open_shell(backend: &dyn Backend, item: &PlanItem) -> Option<Applied> {
+/// The item's surface in the full form of the backend's instance, when it is a surface of that
+/// multiplexer and instance.
+fn own_surface(backend: &dyn Backend, item: &PlanItem) -> Option<String> {
     let surface = Surface::parse(&item.surface)
         .ok()
         .filter(|surface| surface.multiplexer() == Some(backend.multiplexer()))?;
+    backend
+        .own(&surface)
+        .ok()
+        .map(|surface| surface.to_string())
+}
+
+/// A place for a surface of the backend's multiplexer and instance with nothing to resume:
+/// made with a shell when missing. `None` when nothing was done.
+fn open_shell(backend: &dyn Backend, item: &PlanItem) -> Option<Applied> {
+    let surface = Surface::parse(&item.surface)
+        .ok()
+        .filter(|surface| surface.multiplexer() == Some(backend.multiplexer()))
+        .filter(|surface| backend.own(surface).is_ok())?;
     match backend.open_shell(&surface, item.usable_dir()) {
         Ok(Some(created)) => Some(Applied::Shell { created }),
         Ok(None) => None,
@@ -196,7 +216,7 @@ fn lay_out(backend: &dyn Backend, plan: &[PlanItem], summary: &mut Summary) {
         .filter_map(|item| {
             let layout = item.window_layout.as_deref()?;
             let surface = Surface::parse(&item.surface).ok()?;
-            (surface.multiplexer() == Some(backend.multiplexer()))
+            (surface.multiplexer() == Some(backend.multiplexer()) && backend.own(&surface).is_ok())
                 .then_some((item, surface, layout))
         })
         .collect();
@@ -233,6 +253,11 @@ fn apply_one(
             return Applied::failure(Failure::NotCanonical, error.to_string());
         }
     };
+    // A surface of another instance (another tmux server) is that instance's restore's.
+    let full = match backend.own(&surface) {
+        Ok(full) => full.to_string(),
+        Err(elsewhere) => return Applied::skipped(Skip::OtherInstance { elsewhere }),
+    };
     let Some(command) = &item.command else {
         return Applied::skipped(Skip::NothingToResume);
     };
@@ -254,7 +279,7 @@ fn apply_one(
         surface: &surface,
         dir: item.usable_dir(),
         command,
-        env: &[(SURFACE_VARIABLE, &item.surface)],
+        env: &[(SURFACE_VARIABLE, &full)],
     };
     let applied = match backend.open(&start) {
         Ok(Opened::Started { created }) => Applied::Started {

@@ -5,7 +5,7 @@
 use std::fmt;
 
 use mux::pane::Busy;
-use mux::{Created, Multiplexer, MuxError};
+use mux::{Created, Elsewhere, Multiplexer, MuxError};
 use serde::{Deserialize, Serialize};
 
 /// What applying the plan did to one surface.
@@ -79,6 +79,14 @@ pub enum Skip {
     OtherMultiplexer {
         /// The multiplexer applied to.
         applied_to: Multiplexer,
+    },
+    /// It is a surface of another instance of the multiplexer applied to (another tmux
+    /// server), or one recorded without its instance (the default one's) while the restore
+    /// opens another.
+    OtherInstance {
+        /// Where it belongs, and how a restore reaches it.
+        #[serde(flatten)]
+        elsewhere: Elsewhere,
     },
 }
 
@@ -239,6 +247,20 @@ impl fmt::Display for Applied {
                     Skip::NothingToResume => formatter.write_str("nothing to resume"),
                     Skip::OtherMultiplexer { applied_to } => {
                         write!(formatter, "not a {applied_to} surface")
+                    }
+                    Skip::OtherInstance { elsewhere } => {
+                        let instance = index_core::text::escape(&elsewhere.instance);
+                        let restore_with = index_core::text::escape(&elsewhere.restore_with);
+                        match elsewhere.unqualified {
+                            true => write!(
+                                formatter,
+                                "recorded without its server, so the default server's ({instance}), not this one's; restore it there with `--apply tmux {restore_with}`"
+                            ),
+                            false => write!(
+                                formatter,
+                                "not this server's: it is in {instance}; restore it there with `--apply tmux {restore_with}`"
+                            ),
+                        }
                     }
                 }?;
             }

@@ -28,6 +28,7 @@ pub fn numbered_record(n: usize) -> Record {
 /// `tmux:work:<n / 8>.<n % 8>`: the surface of record number `n`.
 pub fn work_pane(n: usize) -> String {
     mux::tmux::TmuxPane {
+        server: None,
         session: "work".to_string(),
         window: u32::try_from(n / 8).unwrap_or(u32::MAX),
         pane: u32::try_from(n % 8).unwrap_or(u32::MAX),

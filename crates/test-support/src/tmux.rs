@@ -48,8 +48,8 @@ pub fn run(mut client: Command, args: &[&str]) -> Result<String, String> {
 /// name holds no tab: tmux escapes control characters in it).
 const PLACE_FIELDS: &str = "#{window_index}\t#{pane_index}\t#{session_name}";
 
-/// Every pane's surface id (`mux::tmux::TmuxPane`, as capture names it) and `columns` (a tmux
-/// format), one `(surface, columns)` pair a pane in tmux's order, through `tmux` (which runs
+/// Every pane's place (`mux::tmux::TmuxPane` without its server: `tmux:<session>:<window>.<pane>`)
+/// and `columns` (a tmux format), one `(place, columns)` pair a pane in tmux's order, through `tmux` (which runs
 /// `tmux ARGS`); none when the server is not running.
 pub fn list_panes<E>(
     tmux: impl FnOnce(&[&str]) -> Result<String, E>,
@@ -67,6 +67,7 @@ pub fn list_panes<E>(
             let session = fields.next()?.to_string();
             let rest = fields.next()?.to_string();
             let place = mux::tmux::TmuxPane {
+                server: None,
                 session,
                 window,
                 pane,

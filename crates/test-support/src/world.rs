@@ -213,9 +213,12 @@ impl PanePlace {
         }
     }
 
-    /// Its surface id, as capture names it.
+    /// Its place in its server, `tmux:<session>:<window>.<pane>`: the surface id recorded
+    /// before surfaces named their server, which means the default server's pane
+    /// ([`TmuxServer::surface`] is the id capture records now).
     pub fn surface(&self) -> String {
         mux::tmux::TmuxPane {
+            server: None,
             session: self.session.clone(),
             window: self.window,
             pane: self.pane,
@@ -394,6 +397,12 @@ impl TmuxServer {
         tmux::socket_path(&self.tmpdir, &self.name)
     }
 
+    /// The surface id of the pane at `place` in this server, as capture records it:
+    /// `tmux:<socket path>:<session>:<window>.<pane>`.
+    pub fn surface(&self, place: &PanePlace) -> String {
+        surface_in(&self.tmpdir, &self.name, place)
+    }
+
     /// A tmux client command for this server, in the sandbox's agent environment.
     fn client(&self) -> Command {
         let mut command = Command::new("tmux");
@@ -537,7 +546,35 @@ impl Drop for TmuxServer {
     }
 }
 
-/// A unique server name for this test process.
-pub fn server_name(test: &str) -> String {
-    format!("cr-{test}-{}", std::process::id())
+/// The name of a test's first tmux server: `default`, so that it is the sandbox's default
+/// server (each sandbox has a `TMUX_TMPDIR` of its own), which a surface recorded without its
+/// server names. A second server at once is [`OTHER_SERVER`].
+pub fn server_name(_test: &str) -> String {
+    "default".to_string()
 }
+
+/// The surface id of the pane at `place` in the sandbox's server `name`, as capture records it
+/// (`tmux:<socket path>:<session>:<window>.<pane>`); the server need not run.
+pub fn server_surface(env: &Sandbox, name: &str, place: &PanePlace) -> String {
+    surface_in(&tmux_tmpdir(env), name, place)
+}
+
+/// [`server_surface`], the socket's dir in `tmpdir` (`TMUX_TMPDIR`), resolved as tmux
+/// reports it.
+fn surface_in(tmpdir: &Path, name: &str, place: &PanePlace) -> String {
+    let tmpdir = fs::canonicalize(tmpdir).unwrap_or_else(|_| tmpdir.to_path_buf());
+    mux::tmux::TmuxPane {
+        server: Some(
+            tmux::socket_path(&tmpdir, name)
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        session: place.session.clone(),
+        window: place.window,
+        pane: place.pane,
+    }
+    .to_string()
+}
+
+/// The name of a test's second tmux server, running beside the default one ([`server_name`]).
+pub const OTHER_SERVER: &str = "other";

@@ -129,6 +129,23 @@ impl Case {
     }
 }
 
+/// Whether the surface id `recorded` (an index entry's `surfaceId`, a plan item's `surface`)
+/// names the pane at `place` ([`Slot::surface`]): the same pane, whatever server it names (the
+/// simulation runs one).
+pub fn names_place(recorded: &str, place: &str) -> bool {
+    match mux::Surface::parse(recorded) {
+        Ok(mux::Surface::Tmux(pane)) => pane.without_server().to_string() == place,
+        _ => recorded == place,
+    }
+}
+
+/// [`names_place`] for a JSON value (a string, else nothing).
+pub fn value_names_place(recorded: &serde_json::Value, place: &str) -> bool {
+    recorded
+        .as_str()
+        .is_some_and(|recorded| names_place(recorded, place))
+}
+
 /// A pane's place in the layout, as tmux-resurrect restores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Slot {
@@ -150,6 +167,9 @@ impl Slot {
         }
     }
 
+    /// The pane's place in the simulation's one tmux server, `tmux:<session>:<window>.<pane>`:
+    /// how the stand-in names where it runs, and the table's short name for the surface the
+    /// hook records (`tmux:<socket path>:<session>:<window>.<pane>`, [`names_place`]).
     pub fn surface(&self) -> String {
         format!("tmux:{}:{}.{}", self.session, self.window, self.pane)
     }

@@ -57,7 +57,7 @@ fn entry<'a>(list: &'a Value, surface: &str) -> Option<&'a Value> {
     list["entries"]
         .as_array()?
         .iter()
-        .find(|entry| entry["surfaceId"] == surface)
+        .find(|entry| super::cases::value_names_place(&entry["surfaceId"], surface))
 }
 
 fn strings(value: &Value) -> Vec<&str> {
@@ -118,7 +118,10 @@ fn pane_row(truth: &Truth, seen: &Observed, real: bool) -> Row {
         problems.push(problem.clone());
     }
 
-    let planned = seen.plan.iter().find(|item| item.surface == surface);
+    let planned = seen
+        .plan
+        .iter()
+        .find(|item| super::cases::names_place(&item.surface, &surface));
     let starts: Vec<&Event> = seen
         .events
         .iter()
@@ -130,7 +133,10 @@ fn pane_row(truth: &Truth, seen: &Observed, real: bool) -> Row {
         .applies
         .iter()
         .flatten()
-        .filter_map(|plan| plan.iter().find(|item| item.surface == surface))
+        .filter_map(|plan| {
+            plan.iter()
+                .find(|item| super::cases::names_place(&item.surface, &surface))
+        })
         .filter_map(|item| item.applied.as_deref())
         .filter(|applied| !applied.starts_with("skipped"))
         .collect();
@@ -154,7 +160,11 @@ fn pane_row(truth: &Truth, seen: &Observed, real: bool) -> Row {
                     item.verdict
                 ));
             }
-            match seen.plan_all.iter().find(|item| item.surface == surface) {
+            match seen
+                .plan_all
+                .iter()
+                .find(|item| super::cases::names_place(&item.surface, &surface))
+            {
                 Some(item) if item.ended_cleanly => {}
                 Some(_) => problems.push("restore --all does not say it ended cleanly".into()),
                 None => problems.push("restore --all does not list it".into()),

@@ -142,7 +142,7 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
         let held = session(*case);
         let recorded = before_crash
             .iter()
-            .find(|item| item["surfaceId"] == surface.as_str());
+            .find(|item| cases::value_names_place(&item["surfaceId"], &surface));
         let item = find(&plan, &surface);
         let item_all = find(&plan_all, &surface);
         let mut problems = Vec::new();

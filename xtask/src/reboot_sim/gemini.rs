@@ -192,10 +192,13 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
             Case::FileDeleted => deleted_cells(item, &mut problems),
             Case::TwinA | Case::TwinB => {
                 let offered = item.is_some_and(|item| item["verdict"] == "resume");
+                // The warning names the recorded surface, whose server comes before the
+                // pane's place (`tmux:<socket path>:<session>:…`).
+                let place = surface.trim_start_matches("tmux");
                 let warned = restore_stderr.contains(SHARED_DIR_WARNING)
                     && apply_stderr.contains(SHARED_DIR_WARNING)
-                    && restore_stderr.contains(&surface)
-                    && apply_stderr.contains(&surface);
+                    && restore_stderr.contains(place)
+                    && apply_stderr.contains(place);
                 if !offered {
                     problems.push(format!("not offered: {item:?}"));
                 }

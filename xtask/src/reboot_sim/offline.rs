@@ -292,7 +292,7 @@ pub fn list(sandbox: &Sandbox) -> Result<Vec<Value>> {
 pub fn entry(sandbox: &Sandbox, surface: &str) -> Result<Option<Value>> {
     Ok(list(sandbox)?
         .into_iter()
-        .find(|entry| entry["surfaceId"] == surface))
+        .find(|entry| cases::value_names_place(&entry["surfaceId"], surface)))
 }
 
 /// The surfaces of the plan `crash-resume ARGS` prints.
@@ -302,7 +302,8 @@ pub fn restore_plan(sandbox: &Sandbox, args: &[&str]) -> Result<Vec<Value>> {
 }
 
 pub fn find<'a>(plan: &'a [Value], surface: &str) -> Option<&'a Value> {
-    plan.iter().find(|item| item["surface"] == surface)
+    plan.iter()
+        .find(|item| cases::value_names_place(&item["surface"], surface))
 }
 
 /// Why the plan item offers its session or not (`restore`'s `why`), or nothing.
@@ -393,7 +394,7 @@ pub fn deleted_cells(item: Option<&Value>, problems: &mut Vec<String>) -> (Strin
 pub fn recorded_problem(before_crash: &[Value], surface: &str, held: &str) -> Option<String> {
     let recorded = before_crash
         .iter()
-        .find(|entry| entry["surfaceId"] == surface);
+        .find(|entry| cases::value_names_place(&entry["surfaceId"], surface));
     (recorded.and_then(|entry| entry["sessionId"].as_str()) != Some(held))
         .then(|| format!("the index held {recorded:?} before the crash, not {held}"))
 }

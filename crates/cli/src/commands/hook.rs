@@ -305,9 +305,15 @@ fn capture(
     let locked = std::cell::Cell::new(None);
     let now = context::now();
     let session = payload.session.clone();
+    let legacy = crate::surface::legacy_alias(&surface);
     let updated = match store.update(|index| {
         locked.set(Some(started.elapsed()));
-        resume_plan::hook::apply_event(index, agent.name(), &payload.event, record, now)
+        let done = resume_plan::hook::apply_event(index, agent.name(), &payload.event, record, now);
+        // The pane's entry from before surfaces named their server is no second claim on it.
+        if let (resume_plan::hook::Done::Recorded, Some(legacy)) = (done, &legacy) {
+            index.forget(legacy);
+        }
+        done
     }) {
         // Many agents starting at once can keep the lock busy past the hook's short wait: the
         // record is handed to a detached copy of this hook that waits longer, so it is not lost

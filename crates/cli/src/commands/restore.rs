@@ -128,6 +128,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         not_tried,
         unanswered,
         starts_here,
+        here_surface,
         ..
     } = summary;
     let outcome = match (failed, &unanswered) {
@@ -173,7 +174,12 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
             if let Err(Failure::Failed(error)) = &outcome {
                 output::print_message(&format!("error: {}", crate::error::error_text(error)));
             }
-            start_here(store, &plan[position])
+            let item = &plan[position];
+            start_here(
+                store,
+                item,
+                here_surface.as_deref().unwrap_or(&item.surface),
+            )
         }
         _ => {
             if args.apply.is_none() {
@@ -188,9 +194,9 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
 /// apply): runs its script in place of this process, so that once the agent exits the user is
 /// back at the shell they ran the restore from. Returns only when it could not be started, with
 /// the claim taken back.
-fn start_here(store: &index_store::Store, item: &PlanItem) -> Result<(), Failure> {
+fn start_here(store: &index_store::Store, item: &PlanItem, surface: &str) -> Result<(), Failure> {
     use std::os::unix::process::CommandExt;
-    let script = resume_plan::apply::here_script(item)
+    let script = resume_plan::apply::here_script(item, surface)
         .ok_or_else(|| Failure::Failed(anyhow!("{} has no command to start", item.surface)))?;
     output::print_message(&format!(
         "this restore runs in {}: its agent starts here now",
@@ -213,10 +219,12 @@ fn say_if_here(plan: &[PlanItem]) {
     let Ok(here) = crate::surface::name_read_only("restore", deadline) else {
         return;
     };
-    let Some(item) = plan
-        .iter()
-        .find(|item| item.surface == here.surface && item.resumable())
-    else {
+    // An entry recorded before surfaces named their server names the default server's pane
+    // without it.
+    let legacy = crate::surface::legacy_alias(&here.surface);
+    let Some(item) = plan.iter().find(|item| {
+        (item.surface == here.surface || Some(&item.surface) == legacy.as_ref()) && item.resumable()
+    }) else {
         return;
     };
     let multiplexer = mux::Surface::parse(&item.surface)

@@ -119,17 +119,13 @@ impl Operation {
             }
             Operation::RestoreClaim => {
                 // No tmux on the PATH: the claim is written, then re-opening the pane fails
-                // (which shows whether restore went on after the claim).
+                // (which shows whether restore went on after the claim). The surface, recorded
+                // without its server, is the default server's: the sandbox's.
                 let no_bin = env.root().join("no-bin");
                 fs::create_dir_all(&no_bin).unwrap();
                 command
-                    .args([
-                        "restore",
-                        "--apply",
-                        "tmux",
-                        "--tmux-socket",
-                        "crash-points",
-                    ])
+                    .args(["restore", "--apply", "tmux", "--tmux-socket", "default"])
+                    .env("TMUX_TMPDIR", env.root().join("run"))
                     .env("PATH", no_bin);
             }
         }

@@ -15,9 +15,9 @@ use test_support::world;
 // Some are used only by the modules of the `real-cli` and `live-*` features.
 #[allow(unused_imports)]
 pub use test_support::world::{
-    DEADLINE, PANE_SHELL, PanePlace, StoppedServer, agent_command, bin_dir, claude_dir,
-    claude_runs, claude_runs_path, codex_home, install_claude_stand_in, make_dir, server_name,
-    shell_word, tmux_tmpdir, wait_until, wait_within,
+    DEADLINE, OTHER_SERVER, PANE_SHELL, PanePlace, StoppedServer, agent_command, bin_dir,
+    claude_dir, claude_runs, claude_runs_path, codex_home, install_claude_stand_in, make_dir,
+    server_name, server_surface, shell_word, tmux_tmpdir, wait_until, wait_within,
 };
 
 use crate::{BIN, Sandbox};

@@ -1,6 +1,8 @@
-//! tmux: its surface grammar (`tmux:<session>:<window>.<pane>`, [`TmuxPane`]) and its backend
-//! ([`Server`]): find the pane (or create its session, window and pane at the recorded
-//! indexes), then start the resume command as the pane's own process. Nothing is ever typed
+//! tmux: its surface grammar (`tmux:<socket path>:<session>:<window>.<pane>`, [`TmuxPane`]) and
+//! its backend ([`Server`]): find the pane (or create its session, window and pane at the
+//! recorded indexes), then start the resume command as the pane's own process. A server opens
+//! only its own surfaces: those naming its socket path, and, when it is the default server,
+//! those recorded without a server. Nothing is ever typed
 //! into a pane: a pane is re-used only when it is an idle interactive shell with no child
 //! process, and `respawn-pane -k` replaces that shell, so no text a user typed there runs.
 //! Talks to tmux only through its command line, each call bounded by [`CALL_DEADLINE`]: once a
@@ -11,7 +13,7 @@ use std::process::Command as Process;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::backend::{Backend, Created, MuxError, Opened, Start};
+use crate::backend::{Backend, Created, Elsewhere, MuxError, Opened, Start};
 use crate::multiplexer::Multiplexer;
 use crate::pane::{Busy, PaneState};
 use crate::script::quote;
@@ -111,10 +113,11 @@ impl Made {
     }
 }
 
-/// A tmux server: the default one (or `$TMUX`'s), or a named socket (`tmux -L NAME`).
+/// A tmux server: the default one (or `$TMUX`'s), a named socket (`tmux -L NAME`), or a socket
+/// path (`tmux -S PATH`).
 #[derive(Debug, Clone)]
 pub struct Server {
-    socket: Option<String>,
+    socket: Option<Socket>,
     /// The panes this restore created to fill lower indexes, which a later surface may take over
     /// without judging them (their shells may not show a prompt yet).
     fillers: std::cell::RefCell<Vec<String>>,
@@ -126,9 +129,23 @@ pub struct Server {
     touched: std::cell::RefCell<std::collections::BTreeMap<(String, u32), bool>>,
 }
 
+/// How a server other than `$TMUX`'s or the default one is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Socket {
+    /// `tmux -L NAME`: `NAME` in tmux's socket dir.
+    Name(String),
+    /// `tmux -S PATH`.
+    Path(String),
+}
+
 impl Server {
-    /// The server on the named socket (`tmux -L NAME`), or the default one.
+    /// The server on the named socket (`tmux -L NAME`), or on the socket path when the value
+    /// holds a `/` (`tmux -S PATH`), else `$TMUX`'s server or the default one.
     pub fn new(socket: Option<String>) -> Server {
+        let socket = socket.map(|socket| match socket.contains('/') {
+            true => Socket::Path(socket),
+            false => Socket::Name(socket),
+        });
         Server {
             socket,
             fillers: std::cell::RefCell::default(),
@@ -137,15 +154,16 @@ impl Server {
         }
     }
 
-    /// `tmux -L NAME`, `tmux -S PATH` for the server `$TMUX` names when that is not the default
-    /// one (a restore a server's config started), or `tmux`: how a user reaches this one.
+    /// `tmux -L NAME`, `tmux -S PATH` (given so, or for the server `$TMUX` names when that is
+    /// not the default one: a restore a server's config started), or `tmux` for the default
+    /// server: how a user reaches this one.
     fn command_line(&self) -> String {
         match &self.socket {
-            Some(socket) => format!("tmux -L {}", quote(socket)),
+            Some(Socket::Name(name)) => format!("tmux -L {}", quote(name)),
+            Some(Socket::Path(path)) => format!("tmux -S {}", quote(path)),
             None => {
                 let path = self.socket_path();
-                let default = Server::new(Some("default".to_string())).socket_path();
-                match path == default {
+                match path == default_socket_path() {
                     true => "tmux".to_string(),
                     false => format!("tmux -S {}", quote(&path)),
                 }
@@ -154,37 +172,35 @@ impl Server {
     }
 
     /// The socket this server listens on, as tmux itself finds it: for `-L NAME`,
-    /// `$TMUX_TMPDIR` (else `/tmp`) `/tmux-<uid>/NAME`, the dir's symlinks resolved; for the
-    /// default server, the socket `$TMUX` names when set, else `default` in that dir.
+    /// `$TMUX_TMPDIR` (else `/tmp`) `/tmux-<uid>/NAME`, the dir's symlinks resolved; for `-S
+    /// PATH`, the path, its dir's symlinks resolved; for the default server, the socket `$TMUX`
+    /// names when set, else `default` in that dir.
     pub fn socket_path(&self) -> String {
         let from_tmux = std::env::var("TMUX").ok().and_then(|value| {
             let path = value.split(',').next().unwrap_or_default().to_string();
             (!path.is_empty()).then_some(path)
         });
-        if let (None, Some(path)) = (&self.socket, from_tmux) {
-            return path;
+        match (&self.socket, from_tmux) {
+            (Some(Socket::Path(path)), _) => resolved(path),
+            (Some(Socket::Name(name)), _) => socket_in_dir(name),
+            (None, Some(path)) => path,
+            (None, None) => default_socket_path(),
         }
-        let base = std::env::var("TMUX_TMPDIR")
-            .ok()
-            .filter(|dir| !dir.is_empty())
-            .unwrap_or_else(|| "/tmp".to_string());
-        let dir = format!(
-            "{}/tmux-{}",
-            base.trim_end_matches('/'),
-            rustix::process::getuid().as_raw()
-        );
-        let dir = std::fs::canonicalize(&dir)
-            .ok()
-            .and_then(|dir| dir.into_os_string().into_string().ok())
-            .unwrap_or(dir);
-        format!("{dir}/{}", self.socket.as_deref().unwrap_or("default"))
+    }
+
+    /// Whether this is the default server (`default` in tmux's socket dir), which a surface
+    /// recorded without its server names.
+    fn is_default(&self) -> bool {
+        same_socket(&self.socket_path(), &default_socket_path())
     }
 
     fn tmux(&self, args: &[&str]) -> Result<String, MuxError> {
         let mut command = Process::new(program());
-        if let Some(socket) = &self.socket {
-            command.args(["-L", socket]);
-        }
+        match &self.socket {
+            Some(Socket::Name(name)) => command.args(["-L", name]),
+            Some(Socket::Path(path)) => command.args(["-S", path]),
+            None => &mut command,
+        };
         command.args(args);
         crate::client::run(
             &mut command,
@@ -572,6 +588,83 @@ impl Backend for Server {
 
     fn caller_surface(&self) -> Option<Surface> {
         self.caller_pane().map(Surface::Tmux)
+    }
+
+    /// A surface naming this server's socket path is this server's; one recorded without a
+    /// server is the default server's, and is given this server's path when this is it.
+    fn own(&self, surface: &Surface) -> Result<Surface, Elsewhere> {
+        let Surface::Tmux(pane) = surface else {
+            return Ok(surface.clone());
+        };
+        let here = self.socket_path();
+        let (instance, unqualified) = match &pane.server {
+            Some(server) if same_socket(server, &here) => return Ok(surface.clone()),
+            None if self.is_default() => return Ok(Surface::Tmux(pane.with_server(&here))),
+            Some(server) => (server.clone(), false),
+            None => (default_socket_path(), true),
+        };
+        Err(Elsewhere {
+            restore_with: format!("--tmux-socket {}", quote(&instance)),
+            instance,
+            unqualified,
+        })
+    }
+}
+
+/// The default server's socket: `default` in tmux's socket dir (`$TMUX_TMPDIR`, else `/tmp`,
+/// then `tmux-<uid>`, the dir's symlinks resolved), whatever `$TMUX` says. A surface recorded
+/// without its server means this one.
+pub fn default_socket_path() -> String {
+    socket_in_dir("default")
+}
+
+/// The socket `name` in tmux's socket dir, as `tmux -L NAME` finds it.
+fn socket_in_dir(name: &str) -> String {
+    let base = std::env::var("TMUX_TMPDIR")
+        .ok()
+        .filter(|dir| !dir.is_empty())
+        .unwrap_or_else(|| "/tmp".to_string());
+    let dir = format!(
+        "{}/tmux-{}",
+        base.trim_end_matches('/'),
+        rustix::process::getuid().as_raw()
+    );
+    format!("{}/{name}", resolved(&dir))
+}
+
+/// `path` with its symlinks resolved, as tmux reports a socket path; as it is when it cannot be
+/// (the socket not there yet: then its dir's).
+fn resolved(path: &str) -> String {
+    let canonical = |path: &std::path::Path| {
+        std::fs::canonicalize(path)
+            .ok()
+            .and_then(|path| path.into_os_string().into_string().ok())
+    };
+    let path_buf = std::path::Path::new(path);
+    if let Some(canonical) = canonical(path_buf) {
+        return canonical;
+    }
+    match (path_buf.parent(), path_buf.file_name()) {
+        (Some(dir), Some(name)) => canonical(dir).map_or_else(
+            || path.to_string(),
+            |dir| format!("{dir}/{}", name.to_string_lossy()),
+        ),
+        _ => path.to_string(),
+    }
+}
+
+/// Whether two socket paths name one socket: the same text, or the same once resolved.
+pub fn same_socket(one: &str, other: &str) -> bool {
+    one == other || resolved(one) == resolved(other)
+}
+
+/// Whether `terminal` (a process's controlling terminal, as `proc-table` gives it) is the tmux
+/// pane's tty `tty` (`#{pane_tty}`): what makes a `TMUX_PANE` in a process's environment that
+/// process's own pane rather than one it inherited. `None` when the tty cannot be looked at.
+pub fn is_pane_terminal(tty: &str, terminal: proc_table::Dev) -> Option<bool> {
+    match tty {
+        "" => Some(false),
+        tty => Some(rustix::fs::stat(tty).ok()?.st_rdev == terminal),
     }
 }
 

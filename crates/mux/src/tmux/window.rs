@@ -75,30 +75,42 @@ impl Server {
         Ok(true)
     }
 
-    /// The pane this process runs in, when its `$TMUX` names this server's socket.
+    /// The pane this process runs in, when its `$TMUX` names this server's socket and the
+    /// pane `TMUX_PANE` names is this process's controlling terminal: a process started from a
+    /// pane (a terminal an editor or a launcher opened) inherits both variables, and is not in
+    /// that pane.
     pub(super) fn caller_pane(&self) -> Option<TmuxPane> {
         let variable = std::env::var("TMUX").ok()?;
         let socket = variable.split(',').next()?;
         let pane = std::env::var("TMUX_PANE").ok()?;
-        let canonical = |path: &str| std::fs::canonicalize(path).ok();
-        if canonical(socket)? != canonical(&self.socket_path())? {
+        if !super::same_socket(socket, &self.socket_path()) {
             return None;
         }
+        let terminal = proc_table::table()
+            .process(
+                std::process::id(),
+                std::time::Instant::now() + super::CALL_DEADLINE,
+            )?
+            .terminal?;
         let answer = self
             .tmux(&[
                 "display-message",
                 "-p",
                 "-t",
                 &pane,
-                "#{pane_id}\t#{window_index}\t#{pane_index}\t#{session_name}",
+                "#{pane_id}\t#{window_index}\t#{pane_index}\t#{pane_tty}\t#{socket_path}\t#{session_name}",
             ])
             .ok()?;
-        let fields: Vec<&str> = answer.splitn(4, '\t').collect();
-        let [id, window, index, session] = fields[..] else {
+        let fields: Vec<&str> = answer.splitn(6, '\t').collect();
+        let [id, window, index, tty, server, session] = fields[..] else {
             return None;
         };
         (id == pane).then_some(())?;
+        super::is_pane_terminal(tty, terminal)
+            .unwrap_or(false)
+            .then_some(())?;
         Some(TmuxPane {
+            server: Some(server.to_string()),
             session: session.to_string(),
             window: window.parse().ok()?,
             pane: index.parse().ok()?,

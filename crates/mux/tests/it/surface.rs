@@ -13,9 +13,17 @@ fn parse(surface: &str) -> Option<TmuxPane> {
 
 fn pane(session: &str, window: u32, pane: u32) -> Option<TmuxPane> {
     Some(TmuxPane {
+        server: None,
         session: session.to_string(),
         window,
         pane,
+    })
+}
+
+fn served(server: &str, session: &str, window: u32, index: u32) -> Option<TmuxPane> {
+    pane(session, window, index).map(|pane| TmuxPane {
+        server: Some(server.to_string()),
+        ..pane
     })
 }
 
@@ -26,6 +34,16 @@ fn canonical_addresses_parse_and_display_as_given() {
         ("tmux:a:b:10.20", pane("a:b", 10, 20)),
         ("tmux:#(touch x):3.0", pane("#(touch x)", 3, 0)),
         ("tmux:   :0.0", pane("   ", 0, 0)),
+        (
+            "tmux:/tmp/tmux-1000/default:0:0.0",
+            served("/tmp/tmux-1000/default", "0", 0, 0),
+        ),
+        (
+            "tmux:/run/a:b/work:my work:2.1",
+            served("/run/a:b/work", "my work", 2, 1),
+        ),
+        // A rest that does not begin with `/` is a session recorded without its server.
+        ("tmux:run/x:y:0.0", pane("run/x:y", 0, 0)),
     ] {
         let parsed = parse(surface);
         assert_eq!(parsed, expected, "{surface}");
@@ -52,6 +70,7 @@ fn other_spellings_of_a_tmux_pane_are_refused() {
         "tmux:w:1",
         "tmux:w:0.0.0",
         "tmux::0.0",
+        "tmux:/tmp/tmux-0/default::0.0",
         "tmux:w:.0",
         "tmux:w:0.",
         "tmux:w:-1.0",
@@ -64,7 +83,7 @@ fn other_spellings_of_a_tmux_pane_are_refused() {
         assert!(
             refused
                 .to_string()
-                .contains("tmux:<session>:<window>.<pane>")
+                .contains("tmux:<socket path>:<session>:<window>.<pane>")
         );
     }
 }

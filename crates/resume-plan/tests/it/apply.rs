@@ -453,7 +453,7 @@ fn the_surface_the_restore_runs_in_is_claimed_last_for_the_caller_to_start() {
         .map(|start| start.surface.clone())
         .collect();
     assert_eq!(started, ["tmux:w:0.1"]);
-    let script = resume_plan::apply::here_script(&plan[0]).unwrap();
+    let script = resume_plan::apply::here_script(&plan[0], "tmux:w:0.0").unwrap();
     assert!(
         script.starts_with("set -m; cd -- ")
             && script.ends_with(

@@ -204,7 +204,7 @@ fn every_source_and_reason_in_a_tmux_pane() {
     ];
     let server = TmuxServer::start(&env, &server_name("lifecycle"), &layout);
     let target = layout[2].0.target();
-    check_life_of_a_surface_with(&env, "tmux:dev:2.1", |_, payload| {
+    check_life_of_a_surface_with(&env, &server.surface(&layout[2].0), |_, payload| {
         server.run_hook_in_pane_under(&env, &target, "CRASH_RESUME_ROLE=reviewer", payload);
     });
     server.kill_and_wait();
@@ -252,8 +252,9 @@ fn without_a_terminal_tmux_pane_counts_only_for_the_hooks_own_pane() {
         &session_start(&uuid(2), &cwd, "startup"),
     );
     let entries = env.entries();
-    assert_eq!(entries.keys().collect::<Vec<_>>(), ["tmux:dev:0.1"]);
-    assert_eq!(entries["tmux:dev:0.1"]["sessionId"], uuid(2));
+    let surface = server.surface(&layout[1].0);
+    assert_eq!(entries.keys().collect::<Vec<_>>(), [&surface]);
+    assert_eq!(entries[&surface]["sessionId"], uuid(2));
     // Nothing more to tell: a hook that went as it should is logged only when it was slow (as
     // one may be on a loaded machine), and then as info.
     let more = hook_log(&env)[log.len()..].to_string();
@@ -321,12 +322,13 @@ fn hook_inside_a_tmux_pane_records_the_pane_by_its_indexes() {
         );
     }
     let entries = env.entries();
-    assert_eq!(
-        entries.keys().collect::<Vec<_>>(),
-        ["tmux:main:1.0", "tmux:main:1.1", "tmux:side:4.0"]
-    );
+    let surfaces: Vec<String> = layout
+        .iter()
+        .map(|(place, _, _)| server.surface(place))
+        .collect();
+    assert_eq!(entries.keys().cloned().collect::<Vec<_>>(), surfaces);
     for (n, (place, _, _)) in layout.iter().enumerate() {
-        let entry = &entries[&place.surface()];
+        let entry = &entries[&server.surface(place)];
         assert_eq!(entry["sessionId"], uuid(n as u32), "{entry}");
         assert_eq!(entry["repo"], "inside", "{entry}");
         assert_eq!(entry["config_dir"], json!(claude_dir(&env)), "{entry}");
@@ -380,13 +382,17 @@ fn tmux_inside_another_multiplexer_records_each_tmux_pane() {
             "every tmux pane has the outer {variable}"
         );
         let entries = env.entries();
+        let surfaces: Vec<String> = layout
+            .iter()
+            .map(|(place, _, _)| server.surface(place))
+            .collect();
         assert_eq!(
-            entries.keys().collect::<Vec<_>>(),
-            ["tmux:work:0.0", "tmux:work:0.1", "tmux:work:1.0"],
+            entries.keys().cloned().collect::<Vec<_>>(),
+            surfaces,
             "{variable}"
         );
         for (n, (place, _, _)) in layout.iter().enumerate() {
-            assert_eq!(entries[&place.surface()]["sessionId"], uuid(n as u32));
+            assert_eq!(entries[&server.surface(place)]["sessionId"], uuid(n as u32));
         }
         assert!(!hook_log(&env).contains("error"), "{}", hook_log(&env));
         server.kill_and_wait();

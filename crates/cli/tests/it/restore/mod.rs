@@ -33,6 +33,7 @@ use crate::{Reaped, Sandbox, crash_resume, now_millis};
 mod gone_dir;
 #[cfg(feature = "live-kitty")]
 mod kitty;
+mod servers;
 mod socket_deadline;
 pub mod tmux;
 #[cfg(feature = "live-zellij")]
@@ -376,7 +377,7 @@ fn a_surface_that_failed_to_open_is_tried_again_by_the_next_restore() {
     let no_tmux = env.root().join("no-bin");
     fs::create_dir_all(&no_tmux).unwrap();
     for attempt in 0..2 {
-        let output = crate::harness::restore_apply(&env, "none")
+        let output = crate::harness::restore_apply(&env, "default")
             .env("PATH", &no_tmux)
             .output()
             .unwrap();

@@ -20,8 +20,8 @@ use crate::Sandbox;
 use crate::harness::{
     PANE_SHELL, PanePlace, TmuxServer, claude_dir, claude_resume_command, claude_runs,
     crash_resume_agent, git_work_dir, install_claude_stand_in, install_claude_stand_in_that_stays,
-    plan_by_surface, restore, restore_apply, server_name, session_start, shell_word, uuid,
-    wait_until, write_transcript,
+    plan_by_surface, restore, restore_apply, server_name, server_surface, session_start,
+    shell_word, uuid, wait_until, write_transcript,
 };
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -80,9 +80,15 @@ pub fn expected_run(env: &Sandbox, place: &PanePlace, cwd: &Path, session: &str)
         pwd: cwd.to_path_buf(),
         oldpwd: cwd.to_path_buf(),
         config: claude_dir(env),
-        named: place.surface(),
+        named: full(env, place),
         args: format!("--resume {session}"),
     }
+}
+
+/// The surface id of the pane at `place` in the test's (default) server, as capture records
+/// it.
+pub fn full(env: &Sandbox, place: &PanePlace) -> String {
+    server_surface(env, &server_name("tmux"), place)
 }
 
 /// Records `surface` → `session` of Claude Code in `cwd` with `record`, its transcript written
@@ -211,10 +217,8 @@ fn restore_after_a_tmux_crash_starts_each_command_in_its_pane_once() {
     let server = TmuxServer::start(&env, &name, &layout_of(&panes));
     start_sessions(&env, &server, &config, &panes);
     let entries = env.entries();
-    assert_eq!(
-        entries.keys().collect::<Vec<_>>(),
-        ["tmux:work:0.0", "tmux:work:0.1", "tmux:work:1.0"]
-    );
+    let recorded: Vec<String> = panes.iter().map(|pane| full(&env, &pane.0)).collect();
+    assert_eq!(entries.keys().cloned().collect::<Vec<_>>(), recorded);
     server.kill_and_wait();
     drop(server);
 
@@ -227,12 +231,9 @@ fn restore_after_a_tmux_crash_starts_each_command_in_its_pane_once() {
     let server = TmuxServer::start(&env, &name, &layout);
 
     let plan = surfaces(&restore(&env, true, &[]));
-    assert_eq!(
-        plan.keys().collect::<Vec<_>>(),
-        ["tmux:work:0.0", "tmux:work:0.1", "tmux:work:1.0"]
-    );
+    assert_eq!(plan.keys().cloned().collect::<Vec<_>>(), recorded);
     for (place, cwd, session, has_transcript) in &panes {
-        let item = &plan[&place.surface()];
+        let item = &plan[&full(&env, place)];
         assert_eq!(item["held_session"], *session, "{item}");
         assert_eq!(item["held_elsewhere"], Value::Null, "{item}");
         assert_eq!(item["applied"], Value::Null, "{item}");
@@ -270,7 +271,7 @@ fn restore_after_a_tmux_crash_starts_each_command_in_its_pane_once() {
     );
     let applied = surfaces(&output);
     for (place, _, _, has_transcript) in &panes {
-        let item = &applied[&place.surface()];
+        let item = &applied[&full(&env, place)];
         let expected = if *has_transcript {
             Value::from("started in the existing pane")
         } else {
@@ -304,7 +305,7 @@ fn restore_after_a_tmux_crash_starts_each_command_in_its_pane_once() {
         assert!(output.status.success(), "{output:?}");
         let again = surfaces(&output);
         for (place, _, _, has_transcript) in &panes {
-            let item = &again[&place.surface()];
+            let item = &again[&full(&env, place)];
             let expected = if *has_transcript {
                 Value::from("skipped: another restore claimed it")
             } else {
@@ -384,7 +385,7 @@ fn restore_creates_what_is_missing_and_leaves_a_busy_pane_alone() {
         .collect();
     assert_eq!(lines.len(), 5, "{text}");
     for (place, cwd, session, applied) in &panes {
-        let line = lines[place.surface().as_str()];
+        let line = lines[full(&env, place).as_str()];
         assert!(line.ends_with(&format!("\t[{applied}]")), "{line}");
         assert!(
             line.contains(&claude_resume_command(&env, cwd, session)),
@@ -453,7 +454,7 @@ fn a_pane_busy_at_the_first_restore_is_restored_by_the_next() {
         &["--apply", "tmux", "--tmux-socket", &name],
     ));
     assert_eq!(
-        first[&place.surface()]["applied"],
+        first[&full(&env, &place)]["applied"],
         "skipped: the pane is busy running sleep"
     );
 
@@ -466,7 +467,7 @@ fn a_pane_busy_at_the_first_restore_is_restored_by_the_next() {
         &["--apply", "tmux", "--tmux-socket", &name],
     ));
     assert_eq!(
-        second[&place.surface()]["applied"],
+        second[&full(&env, &place)]["applied"],
         "started in the existing pane"
     );
     wait_until("the stand-in claude to run", || {
@@ -643,11 +644,13 @@ fn restore_leaves_busy_panes_alone_and_never_runs_typed_text() {
         &["--apply", "tmux", "--tmux-socket", &name],
     ));
     for case in &cases {
-        let said = applied[&case.place.surface()]["applied"].as_str().unwrap();
+        let said = applied[&full(&env, &case.place)]["applied"]
+            .as_str()
+            .unwrap();
         assert!(
             said.starts_with(case.said),
             "{}: {said}",
-            case.place.surface()
+            full(&env, &case.place)
         );
     }
     let idle = cases.len() - 1;
@@ -795,8 +798,14 @@ fn concurrent_restores_on_an_empty_server_rebuild_every_pane_once() {
     for (n, place) in places.iter().enumerate() {
         let cwd = git_work_dir(&env, &format!("repo-{n}"), "");
         let session = uuid(n as u32 + 1);
-        record_session(&env, &place.surface(), &session, &format!("repo-{n}"), &cwd);
-        sessions.insert(place.surface(), (session, cwd));
+        record_session(
+            &env,
+            &full(&env, place),
+            &session,
+            &format!("repo-{n}"),
+            &cwd,
+        );
+        sessions.insert(full(&env, place), (session, cwd));
     }
     let index_before = fs::read(env.index_path()).unwrap();
     let name = server_name("empty");
@@ -832,10 +841,11 @@ fn concurrent_restores_on_an_empty_server_rebuild_every_pane_once() {
                 .collect();
             assert_eq!(opened, once, "{what}: each surface opened by one restore");
 
-            let wanted: Vec<(String, String)> = sessions
-                .keys()
-                .map(|surface| (surface.clone(), "sleep".to_string()))
+            let mut wanted: Vec<(String, String)> = places
+                .iter()
+                .map(|place| (place.surface(), "sleep".to_string()))
                 .collect();
+            wanted.sort();
             let mut last = Vec::new();
             let waited = std::time::Instant::now();
             while last != wanted && waited.elapsed() < crate::harness::DEADLINE {
@@ -851,7 +861,7 @@ fn concurrent_restores_on_an_empty_server_rebuild_every_pane_once() {
             let mut expected: Vec<ClaudeRun> = places
                 .iter()
                 .map(|place| {
-                    let (session, cwd) = &sessions[&place.surface()];
+                    let (session, cwd) = &sessions[&full(&env, place)];
                     expected_run(&env, place, cwd, session)
                 })
                 .collect();
@@ -981,7 +991,7 @@ fn recorded_values_reach_tmux_as_inert_text() {
     drop(server);
     let named = PanePlace::new("#(cd; touch session-name-ran)", 0, 0);
     let named_dir = git_work_dir(&env, "plain", "");
-    record_session(&env, &named.surface(), &uuid(5), "plain", &named_dir);
+    record_session(&env, &full(&env, &named), &uuid(5), "plain", &named_dir);
 
     // After the reboot only the idle pane's session is there.
     let server = TmuxServer::start(
@@ -996,7 +1006,7 @@ fn recorded_values_reach_tmux_as_inert_text() {
     assert!(output.status.success(), "{output:?}");
     let plan = surfaces(&output);
     let applied = |place: &PanePlace| {
-        plan[&place.surface()]["applied"]
+        plan[&full(&env, place)]["applied"]
             .as_str()
             .unwrap()
             .to_string()
@@ -1071,7 +1081,8 @@ fn creation_is_bounded_exact_and_undone_when_a_surface_fails() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("tmux:<session>:<window>.<pane>"),
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("tmux:<socket path>:<session>:<window>.<pane>"),
         "{refused:?}"
     );
     let entries: Vec<Value> = cases
@@ -1229,7 +1240,7 @@ fn a_window_comes_back_whole_with_its_layout_and_a_shell_where_nothing_resumes()
     start_sessions(&env, &server, &config, &panes);
     // Capture recorded the window's layout (its size first) with each pane.
     for (place, _, _, _) in &panes {
-        let entry = env.entry(&place.surface()).unwrap();
+        let entry = env.entry(&full(&env, place)).unwrap();
         assert_eq!(entry["window_layout"], recorded_layout.as_str(), "{entry}");
     }
     assert!(
@@ -1243,7 +1254,7 @@ fn a_window_comes_back_whole_with_its_layout_and_a_shell_where_nothing_resumes()
     let text = String::from_utf8(restore(&env, false, &[]).stdout).unwrap();
     let bottom = text
         .lines()
-        .find(|line| line.starts_with("tmux:work:0.2\t"))
+        .find(|line| line.starts_with(&format!("{}\t", full(&env, &panes[2].0))))
         .unwrap();
     let fields: Vec<&str> = bottom.split('\t').collect();
     assert_eq!(fields[1..4], ["fresh", "-", "nothing to resume"], "{text}");
@@ -1254,20 +1265,23 @@ fn a_window_comes_back_whole_with_its_layout_and_a_shell_where_nothing_resumes()
     let applied = surfaces(&output);
     let said = |surface: &str| applied[surface]["applied"].as_str().unwrap().to_string();
     assert_eq!(
-        said("tmux:work:0.0"),
+        said(&full(&env, &panes[0].0)),
         "created the session and started in it"
     );
-    assert_eq!(said("tmux:work:0.1"), "created the pane and started in it");
     assert_eq!(
-        said("tmux:work:0.2"),
+        said(&full(&env, &panes[1].0)),
+        "created the pane and started in it"
+    );
+    assert_eq!(
+        said(&full(&env, &panes[2].0)),
         "nothing to resume: created the pane with a shell in its dir"
     );
     assert_eq!(
-        applied["tmux:work:0.2"]["outcome"],
+        applied[&full(&env, &panes[2].0)]["outcome"],
         serde_json::json!({"outcome": "shell", "created": [{"what": "panes", "count": 1}]})
     );
     assert_eq!(
-        applied["tmux:work:0.2"]["window_layout"],
+        applied[&full(&env, &panes[2].0)]["window_layout"],
         recorded_layout.as_str()
     );
     // The window has its recorded size and each pane its place in it.
@@ -1295,7 +1309,7 @@ fn a_window_comes_back_whole_with_its_layout_and_a_shell_where_nothing_resumes()
         true,
         &["--apply", "tmux", "--tmux-socket", &name],
     ));
-    assert_eq!(again["tmux:work:0.2"]["applied"], Value::Null);
+    assert_eq!(again[&full(&env, &panes[2].0)]["applied"], Value::Null);
     assert_eq!(pane_pids(&server), pids);
     assert_eq!(geometry(&server, "=work:0"), before);
     server.kill_and_wait();
@@ -1319,7 +1333,7 @@ fn a_restore_run_in_a_pane_it_restores_opens_the_others_then_becomes_that_agent(
         ),
     ];
     for (place, cwd, session) in &panes {
-        record_session(&env, &place.surface(), session, "r", cwd);
+        record_session(&env, &full(&env, place), session, "r", cwd);
     }
     // After the reboot the user made the session by hand and runs restore in its one pane.
     let here = &panes[0].0;
@@ -1340,11 +1354,12 @@ fn a_restore_run_in_a_pane_it_restores_opens_the_others_then_becomes_that_agent(
     );
     let said = fs::read_to_string(file("plan-err")).unwrap();
     assert!(
-        said.contains(
-            "note: this restore runs in tmux:work:0.0, which the plan resumes; \
-             `crash-resume restore --apply tmux` run here opens the others, then starts its \
-             agent in this pane"
-        ),
+        said.contains(&format!(
+            "note: this restore runs in {}, which the plan resumes; \
+                 `crash-resume restore --apply tmux` run here opens the others, then starts \
+                 its agent in this pane",
+            full(&env, here)
+        )),
         "{said}"
     );
     assert_eq!(claude_runs(&env), Vec::<String>::new());
@@ -1361,7 +1376,10 @@ fn a_restore_run_in_a_pane_it_restores_opens_the_others_then_becomes_that_agent(
     );
     let said = fs::read_to_string(file("apply-err")).unwrap();
     assert!(
-        said.contains("this restore runs in tmux:work:0.0: its agent starts here now"),
+        said.contains(&format!(
+            "this restore runs in {}: its agent starts here now",
+            full(&env, here)
+        )),
         "{said}"
     );
     let screen = server.capture(&here.target());
@@ -1395,7 +1413,7 @@ fn a_restore_run_in_a_pane_it_restores_opens_the_others_then_becomes_that_agent(
     ));
     for (place, _, _) in &panes {
         assert_eq!(
-            again[&place.surface()]["applied"],
+            again[&full(&env, place)]["applied"],
             "skipped: another restore claimed it"
         );
     }

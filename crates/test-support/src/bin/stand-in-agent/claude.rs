@@ -400,8 +400,8 @@ fn transcript_holding(projects: &Path, probe: &str) -> Option<String> {
         .and_then(|path| Some(path.file_stem()?.to_string_lossy().into_owned()))
 }
 
-/// `tmux:<session>:<window>.<pane>` of `$TMUX_PANE` (`mux::tmux::TmuxPane`), asking the server
-/// the pane runs in.
+/// `tmux:<session>:<window>.<pane>` of `$TMUX_PANE` (`mux::tmux::TmuxPane` without its
+/// server: the pane's place in the server it runs in), asking that server.
 fn surface() -> Option<String> {
     let pane = std::env::var("TMUX_PANE")
         .ok()
@@ -423,6 +423,7 @@ fn surface() -> Option<String> {
     let session = fields.next().filter(|session| !session.is_empty())?;
     output.status.success().then(|| {
         mux::tmux::TmuxPane {
+            server: None,
             session: session.to_string(),
             window,
             pane: index,
