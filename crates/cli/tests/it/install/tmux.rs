@@ -236,7 +236,8 @@ fn the_block_makes_its_log_dir_and_a_failing_restore_leaves_the_pane_alone() {
         if let Some(index) = index {
             fs::write(env.index_path(), index).unwrap();
         }
-        let name = server_name(&format!("startlog{round}"));
+        // A server other than the sandbox's default one, whose hint must say how to reach it.
+        let name = format!("startlog{round}");
         let server = TmuxServer::named(&env, &name);
         server.tmux(&[
             "-f",
