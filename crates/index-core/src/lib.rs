@@ -373,28 +373,29 @@ impl Index {
         ttl: Millis,
         now: Millis,
     ) -> bool {
-        self.claim_restore_by(surface, session, None, now, |claimed_at, _| {
-            now.saturating_sub(claimed_at) < ttl
+        self.claim_restore_by(surface, session, None, now, |entry| {
+            entry
+                .restore_claimed_at
+                .is_some_and(|claimed_at| now.saturating_sub(claimed_at) < ttl)
         })
     }
 
     /// Claims a surface for the restore `claimant` at `now`, unless the surface is unknown,
-    /// holds another session by now, or holds a claim that `in_force` (given when it was made
-    /// and by whom) says still holds.
+    /// holds another session by now, or holds a claim that `in_force` (given the entry, which
+    /// says when the claim was made, by whom, and when the surface last recorded) says still
+    /// holds.
     pub fn claim_restore_by(
         &mut self,
         surface: &str,
         session: &str,
         claimant: Option<Claimant>,
         now: Millis,
-        in_force: impl FnOnce(Millis, Option<&Claimant>) -> bool,
+        in_force: impl FnOnce(&Entry) -> bool,
     ) -> bool {
         match self.entries.get_mut(surface) {
             Some(entry)
                 if entry.session.as_str() == session
-                    && entry.restore_claimed_at.is_none_or(|claimed| {
-                        !in_force(claimed, entry.restore_claimed_by.as_ref())
-                    }) =>
+                    && (entry.restore_claimed_at.is_none() || !in_force(entry)) =>
             {
                 entry.restore_claimed_at = Some(now);
                 entry.restore_claimed_by = claimant;

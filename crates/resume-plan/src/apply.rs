@@ -14,8 +14,8 @@
 //! 2. the surface is claimed in the index ([`index_core::Index::claim_restore_by`]), naming
 //!    this restore (its pid and start time); a surface whose claim still holds is skipped. A
 //!    claim holds while the restore that made it runs; once it is gone, only when it had started
-//!    the agent and less than [`CLAIM_TTL_MS`] ago (the agent may not show in the process table
-//!    yet; after that the rule speaks for it). A restore killed before it started the agent
+//!    the agent less than [`CLAIM_TTL_MS`] ago and the agent has not recorded itself since (it
+//!    may not show in the process table yet; once it has, the rule speaks for it). A restore killed before it started the agent
 //!    leaves no claim that holds; a claim that names no restore (an earlier version's) holds
 //!    [`CLAIM_TTL_MS`]. The resumed agent's own record does not clear a claim;
 //! 3. the backend opens it: creates what is missing and starts the command as the place's
@@ -43,7 +43,7 @@ use std::time::Duration;
 
 use std::time::{Duration as StdDuration, Instant, SystemTime, UNIX_EPOCH};
 
-use index_core::{Claimant, Millis};
+use index_core::{Claimant, Entry, Millis};
 use index_store::{Store, StoreError};
 use mux::{Backend, Opened, Start, Surface};
 use proc_table::Snapshot;
@@ -186,13 +186,20 @@ struct Claims<'a> {
 }
 
 impl Claims<'_> {
-    /// Whether a claim made at `claimed_at` by `by` still holds at `now`.
-    fn holds(&self, claimed_at: Millis, by: Option<&Claimant>, now: Millis) -> bool {
+    /// Whether the claim on `entry` still holds at `now`: while the restore that made it runs;
+    /// once it is gone, when it had started the agent less than [`CLAIM_TTL_MS`] ago and the
+    /// agent has not recorded itself since (once it has, the liveness rule speaks for it).
+    fn holds(&self, entry: &Entry, now: Millis) -> bool {
+        let Some(claimed_at) = entry.restore_claimed_at else {
+            return false;
+        };
         let recent = now.saturating_sub(claimed_at) < CLAIM_TTL_MS;
-        match by {
+        match &entry.restore_claimed_by {
             Some(by) => {
                 let started = UNIX_EPOCH + StdDuration::from_millis(by.started);
-                self.processes.is_running_since(by.pid, started) || (by.opened && recent)
+                let recorded_since = entry.last_active.is_some_and(|last| last > claimed_at);
+                self.processes.is_running_since(by.pid, started)
+                    || (by.opened && recent && !recorded_since)
             }
             None => recent,
         }
@@ -360,7 +367,7 @@ fn claim(
             &item.held_session,
             claims.claimant,
             now,
-            |claimed_at, by| claims.holds(claimed_at, by, now),
+            |entry| claims.holds(entry, now),
         )
     });
     match claimed {
