@@ -19,15 +19,15 @@ use test_support::world::{agent_command, bin_dir};
 use super::{HOUR, bind};
 use crate::Sandbox;
 use crate::harness::{
-    claude_dir, claude_runs, crash_resume_agent, git_work_dir, install_claude_stand_in_that_stays,
-    uuid, wait_until, write_transcript,
+    claude_dir, claude_runs, crash_resume_agent, git_work_dir, uuid, wait_until, write_transcript,
 };
+use crate::BIN;
 
 /// A sandbox whose stand-in `claude` fires the real SessionStart hook and stays, with
 /// `surface` bound to a resumable Claude session.
 fn world(surface: &str) -> Sandbox {
     let env = Sandbox::default();
-    install_claude_stand_in_that_stays(&env);
+    test_support::world::install_claude_stand_in_that_stays_as_claude(&env, Path::new(BIN));
     let config = claude_dir(&env);
     let cwd = git_work_dir(&env, "proj", "");
     let session = uuid(1);
