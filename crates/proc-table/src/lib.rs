@@ -77,11 +77,8 @@ impl Snapshot {
     /// Every running process of `table`, with the environment of each whose command line runs
     /// one of `programs` ([`runs_program`]).
     pub fn read(table: Table, deadline: Instant, programs: &[&str]) -> Snapshot {
-        let wants = |words: &[OsString]| {
-            programs
-                .iter()
-                .any(|program| runs_program(words, program))
-        };
+        let wants =
+            |words: &[OsString]| programs.iter().any(|program| runs_program(words, program));
         let processes = match table {
             Table::Proc => procfs::running(&wants),
             Table::Ps => ps::running(deadline, &wants),
@@ -116,9 +113,7 @@ impl Snapshot {
     pub fn is_running_since(&self, pid: u32, started: SystemTime) -> bool {
         self.process(pid)
             .and_then(|process| process.started)
-            .is_some_and(|seen| {
-                seen <= started + START_SLACK && started <= seen + START_SLACK
-            })
+            .is_some_and(|seen| seen <= started + START_SLACK && started <= seen + START_SLACK)
     }
 
     /// The lowest pid of a process that runs `program` and whose environment holds

@@ -242,7 +242,10 @@ mod tests {
     #[test]
     fn a_start_time_from_ticks_and_uptime() {
         let hertz = rustix::param::clock_ticks_per_second();
-        let stat = format!("9 (x) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 {} 0", 50 * hertz);
+        let stat = format!(
+            "9 (x) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 {} 0",
+            50 * hertz
+        );
         assert_eq!(start_ticks(stat.as_bytes()), Some(50 * hertz));
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1000);
         assert_eq!(

@@ -127,13 +127,11 @@ pub fn apply_with(
         let me = std::process::id();
         let claims = Claims {
             processes: &processes,
-            claimant: table
-                .started(me, deadline)
-                .map(|started| Claimant {
-                    pid: me,
-                    started: millis_of(started),
-                    opened: false,
-                }),
+            claimant: table.started(me, deadline).map(|started| Claimant {
+                pid: me,
+                started: millis_of(started),
+                opened: false,
+            }),
         };
         let here = options
             .start_here
@@ -208,8 +206,9 @@ impl Claims<'_> {
 
 /// `time` in epoch milliseconds.
 fn millis_of(time: SystemTime) -> Millis {
-    time.duration_since(UNIX_EPOCH)
-        .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+    time.duration_since(UNIX_EPOCH).map_or(0, |since| {
+        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+    })
 }
 
 /// Notes what was done to `item` in it and in `summary`.
@@ -310,10 +309,9 @@ fn apply_one(
     }
     // The surface's agent runs (a restore started it, here or in another multiplexer): left
     // alone, whatever the multiplexer says of the place.
-    if let Some(pid) =
-        claims
-            .processes
-            .carrying(SURFACE_VARIABLE, &item.surface, &item.agent)
+    if let Some(pid) = claims
+        .processes
+        .carrying(SURFACE_VARIABLE, &item.surface, &item.agent)
     {
         return Applied::skipped(Skip::Running { pid });
     }

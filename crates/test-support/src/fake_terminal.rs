@@ -171,7 +171,11 @@ impl FakeCmux {
     /// Listens on `socket`; each started command is `command` (a `/bin/sh` with the
     /// environment of an agent) run with `-c INITIAL_COMMAND` in `working_directory`, else in
     /// `home`.
-    pub fn serve(socket: &Path, home: &Path, command: impl Fn() -> Command + Send + 'static) -> FakeCmux {
+    pub fn serve(
+        socket: &Path,
+        home: &Path,
+        command: impl Fn() -> Command + Send + 'static,
+    ) -> FakeCmux {
         let listener = UnixListener::bind(socket).expect("bind the fake cmux socket");
         let mode = Arc::new(Mutex::new(CmuxMode::Answer));
         let started = Arc::new(Mutex::new(Vec::new()));
@@ -239,7 +243,11 @@ struct Serving {
 
 impl Serving {
     /// Reads one request and answers it (or holds it); `false` once the test is gone.
-    fn answer(&self, stream: std::os::unix::net::UnixStream, command: &dyn Fn() -> Command) -> bool {
+    fn answer(
+        &self,
+        stream: std::os::unix::net::UnixStream,
+        command: &dyn Fn() -> Command,
+    ) -> bool {
         let mut line = String::new();
         if BufReader::new(&stream).read_line(&mut line).is_err() {
             return true;
@@ -277,7 +285,10 @@ impl Serving {
                 match child {
                     Ok(child) => {
                         let pid = child.id();
-                        self.started.lock().expect("the fake cmux's starts").push(pid);
+                        self.started
+                            .lock()
+                            .expect("the fake cmux's starts")
+                            .push(pid);
                         // Reaped by a thread of its own, so it leaves no zombie behind.
                         std::thread::spawn(move || {
                             let mut child = child;

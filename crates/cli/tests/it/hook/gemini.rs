@@ -65,7 +65,16 @@ fn a_restored_sessions_end_counts_only_from_a_pane_that_still_exists() {
             start.args(["hook", agent]);
             run_with_stdin(with_vars(start, &explicit), &payload(&work, "SessionStart"))
                 .assert_silent_success("start");
-            let mut end = crash_resume_agent(&env);
+            // A cmux surface that still exists: a cmux process runs the agent.
+            let cmux = stand_in(env.root(), "/bin/sh", "cmux");
+            let mut end = match place {
+                "cmux" => {
+                    let mut end = agent_command(&env, &cmux);
+                    end.args(["-c", "\"$0\" \"$@\"", BIN]);
+                    end
+                }
+                _ => crash_resume_agent(&env),
+            };
             end.args(end_args);
             let vars: Vec<(&str, &str)> = explicit.iter().chain(vars.iter()).copied().collect();
             run_with_stdin(with_vars(end, &vars), &payload(&work, "SessionEnd"))
@@ -270,7 +279,11 @@ fn a_cmux_surfaces_end_counts_only_while_cmux_runs_it() {
             }
             let log = hook_log(&env);
             let entry = &env.entries()["cmux:5F0C7A4E"];
-            assert_eq!(entry["ended_at"].is_number(), marked, "{agent}: {entry}: {log}");
+            assert_eq!(
+                entry["ended_at"].is_number(),
+                marked,
+                "{agent}: {entry}: {log}"
+            );
             assert_eq!(
                 log.contains("no cmux process runs this agent any more"),
                 !marked,

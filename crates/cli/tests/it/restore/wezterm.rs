@@ -17,11 +17,11 @@ use test_support::fake_terminal::{CmuxMode, FakeCmux, FakeWezterm};
 use test_support::world::{agent_command, bin_dir};
 
 use super::{HOUR, bind};
+use crate::BIN;
 use crate::Sandbox;
 use crate::harness::{
     claude_dir, claude_runs, crash_resume_agent, git_work_dir, uuid, wait_until, write_transcript,
 };
-use crate::BIN;
 
 /// A sandbox whose stand-in `claude` fires the real SessionStart hook and stays, with
 /// `surface` bound to a resumable Claude session.
@@ -110,7 +110,11 @@ fn two_wezterm_restores_in_a_row_open_the_conversation_once() {
     let agent = agent_below(panes[0].1);
     // The agent's own SessionStart recorded it, and its claim stays.
     assert_eq!(claude_runs(&env).len(), 1);
-    assert!(claim_of(&env, surface).is_some(), "{:?}", env.entry(surface));
+    assert!(
+        claim_of(&env, surface).is_some(),
+        "{:?}",
+        env.entry(surface)
+    );
 
     let second = apply(&env, &["wezterm"]);
     assert_left_to(&second, surface, agent);
@@ -130,7 +134,10 @@ fn two_wezterm_restores_in_a_row_open_the_conversation_once() {
         assert!(output.status.success(), "{output:?}");
     }
     let users = wezterm.panes();
-    assert_eq!(users.iter().map(|pane| pane.0).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    assert_eq!(
+        users.iter().map(|pane| pane.0).collect::<Vec<_>>(),
+        [0, 1, 2, 3]
+    );
     let third = apply(&env, &["wezterm"]);
     assert_eq!(outcome(&third, surface)["outcome"], "started", "{third:?}");
     let panes = wezterm.panes();
@@ -138,7 +145,10 @@ fn two_wezterm_restores_in_a_row_open_the_conversation_once() {
     agent_below(panes[4].1);
     assert_eq!(claude_runs(&env).len(), 2);
     for (_, pid, _) in users {
-        assert!(test_support::process::is_alive(pid), "the user's pane {pid}");
+        assert!(
+            test_support::process::is_alive(pid),
+            "the user's pane {pid}"
+        );
     }
 }
 
@@ -225,7 +235,11 @@ fn two_cmux_restores_in_a_row_open_the_conversation_once() {
     assert_eq!(outcome(&first, surface)["outcome"], "started", "{first:?}");
     cmux.next_request();
     let agent = agent_below(cmux.started()[0]);
-    assert!(claim_of(&env, surface).is_some(), "{:?}", env.entry(surface));
+    assert!(
+        claim_of(&env, surface).is_some(),
+        "{:?}",
+        env.entry(surface)
+    );
 
     let second = apply(&env, &args(&words));
     assert_left_to(&second, surface, agent);
