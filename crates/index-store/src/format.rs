@@ -627,9 +627,12 @@ pub struct EntryV1<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     /// When a restore last claimed the surface.
     pub restore_claimed_at: Option<Millis>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_claimant"
+    )]
     /// Which restore made that claim.
-    pub restore_claimed_by: Option<ClaimantV1>,
+    pub restore_claimed_by: Option<&'a Claimant>,
     #[serde(skip_serializing_if = "Option::is_none")]
     /// The layout of the surface's multiplexer window, if recorded.
     pub window_layout: Option<&'a str>,
@@ -657,7 +660,7 @@ impl<'a> From<&'a Entry> for EntryV1<'a> {
                 .collect(),
             ended_at: entry.ended_at,
             restore_claimed_at: entry.restore_claimed_at,
-            restore_claimed_by: entry.restore_claimed_by.map(ClaimantV1::from),
+            restore_claimed_by: entry.restore_claimed_by.as_ref(),
             window_layout: entry.window_layout.as_deref(),
             unknown_fields: &entry.unknown_fields,
         }
@@ -674,6 +677,16 @@ pub struct ClaimantV1 {
     /// Whether it started the surface's agent.
     #[serde(default)]
     pub opened: bool,
+}
+
+/// Writes a claimant as [`ClaimantV1`].
+fn serialize_claimant<S: serde::Serializer>(
+    claimant: &Option<&Claimant>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    claimant
+        .map(|claimant| ClaimantV1::from(*claimant))
+        .serialize(serializer)
 }
 
 impl From<Claimant> for ClaimantV1 {
@@ -699,6 +712,10 @@ impl From<ClaimantV1> for Claimant {
 /// An entry in the file: one we use, or one kept verbatim.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "built once per entry for one write; boxing would allocate for each"
+)]
 enum StoredEntry<'a> {
     Used(EntryV1<'a>),
     Verbatim(&'a Value),

@@ -189,7 +189,7 @@ impl FakeCmux {
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
-                if !serving.answer(stream, &command) {
+                if !serving.answer(&stream, &command) {
                     return;
                 }
             }
@@ -245,11 +245,11 @@ impl Serving {
     /// Reads one request and answers it (or holds it); `false` once the test is gone.
     fn answer(
         &self,
-        stream: std::os::unix::net::UnixStream,
+        stream: &std::os::unix::net::UnixStream,
         command: &dyn Fn() -> Command,
     ) -> bool {
         let mut line = String::new();
-        if BufReader::new(&stream).read_line(&mut line).is_err() {
+        if BufReader::new(stream).read_line(&mut line).is_err() {
             return true;
         }
         let Ok(request) = serde_json::from_str::<serde_json::Value>(&line) else {
@@ -261,7 +261,7 @@ impl Serving {
         }
         if mode == CmuxMode::Hold {
             // Held open until the client gives up.
-            let _ = BufReader::new(&stream).read_line(&mut String::new());
+            let _ = BufReader::new(stream).read_line(&mut String::new());
             return true;
         }
         let id = request["id"].clone();
@@ -304,7 +304,8 @@ impl Serving {
             _ => serde_json::json!({"id": id, "ok": false,
                 "error": {"code": "method_not_found", "message": "not faked"}}),
         };
-        let _ = (&stream).write_all(format!("{answer}\n").as_bytes());
+        let mut writer = stream;
+        let _ = writer.write_all(format!("{answer}\n").as_bytes());
         true
     }
 }

@@ -123,7 +123,7 @@ fn hook_copilot_takes_the_event_from_its_command_line_and_records_copilots_home(
 
     // From a pane that still exists (a cmux process runs the agent), the end is the end.
     let cmux = env.root().join("cmux");
-    std::fs::copy("/bin/sh", &cmux).unwrap();
+    fs::copy("/bin/sh", &cmux).unwrap();
     let mut command = crate::harness::agent_command(&env, &cmux);
     command.args([
         "-c",
