@@ -150,11 +150,10 @@ const SCRIPT_RUNNERS: &[&str] = &[
 
 /// Whether a command line runs `program` (a lower-case name): its program's base name is
 /// `program` (in any case, or with a suffix after `.`, `-` or `_`: `claude.exe`), or, for a
-/// script runner (`node`, `sh`, ...), so is the script's, its first argument. Naming it in
-/// any other argument (`sh -c 'sleep 100 # claude'`) does not count.
+/// script runner (`node`, `sh`, ...), so is the script's, its first argument that is not an
+/// option. Naming it in any other argument (`sh -c 'sleep 100 # claude'`) does not count.
 pub fn runs_program(words: &[OsString], program: &str) -> bool {
-    let names = |word: &OsString| {
-        let bytes = word.as_encoded_bytes();
+    let names = |bytes: &[u8]| {
         let base = bytes
             .rsplit(|byte| *byte == b'/')
             .next()
@@ -166,17 +165,24 @@ pub fn runs_program(words: &[OsString], program: &str) -> bool {
     let Some(first) = words.first() else {
         return false;
     };
+    let first = first.as_encoded_bytes();
     if names(first) {
         return true;
     }
-    let first = first.as_encoded_bytes();
     let runner = first.rsplit(|byte| *byte == b'/').next().unwrap_or(first);
-    SCRIPT_RUNNERS
+    if !SCRIPT_RUNNERS
         .iter()
         .any(|known| known.as_bytes() == runner)
-        && words
-            .get(1)
-            .is_some_and(|script| !script.as_encoded_bytes().starts_with(b"-") && names(script))
+    {
+        return false;
+    }
+    // The script is the first word that is not an option (`node --max-old-space-size=N
+    // script`); after `-c` or `-e` comes code, not a script.
+    words[1..]
+        .iter()
+        .map(|word| word.as_encoded_bytes())
+        .find(|word| !word.starts_with(b"-") || matches!(*word, b"-c" | b"-e" | b"--eval"))
+        .is_some_and(|script| !script.starts_with(b"-") && names(script))
 }
 
 /// A process and its ancestors.
@@ -417,7 +423,10 @@ mod tests {
         check("sh -c sleep 100 # claude", false);
         check("sleep 100 claude", false);
         check("/usr/bin/claudette", false);
-        check("node --inspect /x/claude", false);
+        check("node --max-old-space-size=8192 /x/bin/gemini", false);
+        check("node --inspect /x/claude", true);
+        check("node -e claude", false);
+        check("bash -x -c claude", false);
         check("-zsh", false);
         assert!(!runs_program(&[], "claude"));
     }
