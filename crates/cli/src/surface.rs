@@ -112,8 +112,8 @@ pub fn explicit_pane_gone(session: &str, deadline: Instant) -> Option<anyhow::Er
 /// (its agent ends then, and would be taken for a quit): a kitty window whose kitty
 /// (`KITTY_PID`, which kitty sets in each window; else the surface's instance, `kitty:<kitty
 /// pid>:<window id>`, which in a window a restore opened is an earlier kitty's) no longer
-/// runs, or a WezTerm pane whose
-/// agent no WezTerm process is an ancestor of (the process tree read, `None` when it cannot
+/// runs, or a WezTerm pane or cmux surface whose
+/// agent no WezTerm (cmux) process is an ancestor of (the process tree read, `None` when it cannot
 /// be). `None` when it runs, or when nothing can be checked (tmux is asked by [`name`]).
 pub fn instance_gone(surface: &str, deadline: Instant) -> Option<String> {
     let runs = |process: &proc_table::Process, multiplexer: mux::Multiplexer| {
@@ -139,6 +139,15 @@ pub fn instance_gone(surface: &str, deadline: Instant) -> Option<String> {
                 .iter()
                 .any(|process| runs(process, mux::Multiplexer::Wezterm));
             (!running).then(|| "no WezTerm process runs this agent any more".to_string())
+        }
+        mux::Surface::Cmux(_) => {
+            let ancestry =
+                proc_table::table().ancestry(std::process::id(), MAX_ANCESTORS, deadline)?;
+            let running = ancestry
+                .ancestors
+                .iter()
+                .any(|process| runs(process, mux::Multiplexer::Cmux));
+            (!running).then(|| "no cmux process runs this agent any more".to_string())
         }
         _ => None,
     }

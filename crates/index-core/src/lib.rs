@@ -53,8 +53,14 @@ pub struct Entry {
     pub previous_sessions: Vec<SessionId>,
     /// When the session ended cleanly (the user exited); `None` while running or after a crash.
     pub ended_at: Option<Millis>,
-    /// When a restore last claimed this surface to re-open it; cleared by the next record.
+    /// When a restore last claimed this surface to re-open it. A record does not clear it (the
+    /// resumed agent's own record comes while the claim must still hold): whether it still
+    /// holds is the restore's to judge ([`Index::claim_restore_by`]), from
+    /// [`Entry::restore_claimed_by`].
     pub restore_claimed_at: Option<Millis>,
+    /// Which restore made that claim, and whether it started the agent; absent in a claim an
+    /// earlier version made.
+    pub restore_claimed_by: Option<Claimant>,
     /// The layout of the multiplexer window the surface is a pane of, as the multiplexer
     /// writes it (tmux's `#{window_layout}`: the window's size, then how its panes split it),
     /// when recorded; a restore lays out a window it re-creates with it.
@@ -114,6 +120,18 @@ impl Entry {
             .iter()
             .chain(std::iter::once(&self.session))
     }
+}
+
+/// The restore process that claimed a surface ([`Entry::restore_claimed_by`]): its pid and
+/// start time name it (a pid alone may be given to another process once it is gone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claimant {
+    /// The restore's pid.
+    pub pid: u32,
+    /// When that process started, in epoch milliseconds.
+    pub started: Millis,
+    /// Whether it started the surface's agent ([`Index::mark_restore_opened`]).
+    pub opened: bool,
 }
 
 /// The input of [`Index::record`]. Optional fields that are `None` keep the entry's prior value.
@@ -292,7 +310,6 @@ impl Index {
                 entry.window_layout = record.window_layout.or(entry.window_layout);
                 entry.last_active = Some(now);
                 entry.ended_at = None;
-                entry.restore_claimed_at = None;
                 entry
             }
             None => {
@@ -310,6 +327,7 @@ impl Index {
                     previous_sessions: Vec::new(),
                     ended_at: None,
                     restore_claimed_at: None,
+                    restore_claimed_by: None,
                     window_layout: record.window_layout,
                     unknown_fields: Map::new(),
                 }
@@ -346,8 +364,8 @@ impl Index {
 
     /// Claims a surface for a restore that is about to re-open it, so that a second restore
     /// running at the same time leaves it alone. Fails (returns `false`) when the surface is
-    /// unknown, holds another session by now, or was claimed less than `ttl` ago and not
-    /// recorded since.
+    /// unknown, holds another session by now, or was claimed less than `ttl` ago. A claim made
+    /// this way names no restorer ([`Index::claim_restore_by`] does).
     pub fn claim_restore(
         &mut self,
         surface: &str,
@@ -355,14 +373,46 @@ impl Index {
         ttl: Millis,
         now: Millis,
     ) -> bool {
+        self.claim_restore_by(surface, session, None, now, |entry| {
+            entry
+                .restore_claimed_at
+                .is_some_and(|claimed_at| now.saturating_sub(claimed_at) < ttl)
+        })
+    }
+
+    /// Claims a surface for the restore `claimant` at `now`, unless the surface is unknown,
+    /// holds another session by now, or holds a claim that `in_force` (given the entry, which
+    /// says when the claim was made, by whom, and when the surface last recorded) says still
+    /// holds.
+    pub fn claim_restore_by(
+        &mut self,
+        surface: &str,
+        session: &str,
+        claimant: Option<Claimant>,
+        now: Millis,
+        in_force: impl FnOnce(&Entry) -> bool,
+    ) -> bool {
         match self.entries.get_mut(surface) {
             Some(entry)
                 if entry.session.as_str() == session
-                    && entry
-                        .restore_claimed_at
-                        .is_none_or(|claimed| now.saturating_sub(claimed) >= ttl) =>
+                    && (entry.restore_claimed_at.is_none() || !in_force(entry)) =>
             {
                 entry.restore_claimed_at = Some(now);
+                entry.restore_claimed_by = claimant;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Notes in the claim made at `claimed_at` that its restore started the surface's agent.
+    /// `false`, changing nothing, when the surface holds another claim by now.
+    pub fn mark_restore_opened(&mut self, surface: &str, claimed_at: Millis) -> bool {
+        match self.entries.get_mut(surface) {
+            Some(entry) if entry.restore_claimed_at == Some(claimed_at) => {
+                if let Some(claimant) = &mut entry.restore_claimed_by {
+                    claimant.opened = true;
+                }
                 true
             }
             _ => false,
@@ -379,6 +429,7 @@ impl Index {
                     && entry.restore_claimed_at == Some(claimed_at) =>
             {
                 entry.restore_claimed_at = None;
+                entry.restore_claimed_by = None;
                 true
             }
             _ => false,

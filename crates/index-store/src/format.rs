@@ -12,7 +12,9 @@
 //! keeps every field it does not know (top level and per entry), and keeps an entry it cannot
 //! use as it was, so a rewrite never drops anything.
 
-use index_core::{AgentName, Entry, Index, Map, Millis, Repo, Role, SessionId, SurfaceId, Value};
+use index_core::{
+    AgentName, Claimant, Entry, Index, Map, Millis, Repo, Role, SessionId, SurfaceId, Value,
+};
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -49,11 +51,13 @@ pub mod field {
     pub const ENDED_AT: &str = "ended_at";
     /// When a restore last claimed the surface.
     pub const RESTORE_CLAIMED_AT: &str = "restore_claimed_at";
+    /// Which restore made that claim (`{"pid", "started", "opened"}`).
+    pub const RESTORE_CLAIMED_BY: &str = "restore_claimed_by";
     /// The layout of the surface's multiplexer window.
     pub const WINDOW_LAYOUT: &str = "window_layout";
 
     /// Every field this version knows.
-    pub const KNOWN: [&str; 13] = [
+    pub const KNOWN: [&str; 14] = [
         SURFACE,
         SESSION,
         REPO,
@@ -66,6 +70,7 @@ pub mod field {
         PREVIOUS_SESSIONS,
         ENDED_AT,
         RESTORE_CLAIMED_AT,
+        RESTORE_CLAIMED_BY,
         WINDOW_LAYOUT,
     ];
 }
@@ -524,6 +529,12 @@ fn read_fields(surface: &str, object: &Map<String, Value>) -> Result<Entry, Stri
         previous_sessions: previous_sessions(object)?,
         ended_at: optional_millis(object, field::ENDED_AT)?,
         restore_claimed_at: optional_millis(object, field::RESTORE_CLAIMED_AT)?,
+        // A claimant that does not read is no claimant: the claim is then judged as an
+        // earlier version's.
+        restore_claimed_by: object
+            .get(field::RESTORE_CLAIMED_BY)
+            .and_then(|value| ClaimantV1::deserialize(value).ok())
+            .map(Claimant::from),
         window_layout: optional_str(object, field::WINDOW_LAYOUT)?.map(str::to_string),
         unknown_fields: Map::new(),
     })
@@ -616,6 +627,12 @@ pub struct EntryV1<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     /// When a restore last claimed the surface.
     pub restore_claimed_at: Option<Millis>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_claimant"
+    )]
+    /// Which restore made that claim.
+    pub restore_claimed_by: Option<&'a Claimant>,
     #[serde(skip_serializing_if = "Option::is_none")]
     /// The layout of the surface's multiplexer window, if recorded.
     pub window_layout: Option<&'a str>,
@@ -643,8 +660,51 @@ impl<'a> From<&'a Entry> for EntryV1<'a> {
                 .collect(),
             ended_at: entry.ended_at,
             restore_claimed_at: entry.restore_claimed_at,
+            restore_claimed_by: entry.restore_claimed_by.as_ref(),
             window_layout: entry.window_layout.as_deref(),
             unknown_fields: &entry.unknown_fields,
+        }
+    }
+}
+
+/// [`Claimant`] in the file: `{"pid": 4242, "started": 1700000000000, "opened": true}`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct ClaimantV1 {
+    /// The restore's pid.
+    pub pid: u32,
+    /// When it started, in epoch milliseconds.
+    pub started: Millis,
+    /// Whether it started the surface's agent.
+    #[serde(default)]
+    pub opened: bool,
+}
+
+/// Writes a claimant as [`ClaimantV1`].
+fn serialize_claimant<S: serde::Serializer>(
+    claimant: &Option<&Claimant>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    claimant
+        .map(|claimant| ClaimantV1::from(*claimant))
+        .serialize(serializer)
+}
+
+impl From<Claimant> for ClaimantV1 {
+    fn from(claimant: Claimant) -> Self {
+        ClaimantV1 {
+            pid: claimant.pid,
+            started: claimant.started,
+            opened: claimant.opened,
+        }
+    }
+}
+
+impl From<ClaimantV1> for Claimant {
+    fn from(claimant: ClaimantV1) -> Self {
+        Claimant {
+            pid: claimant.pid,
+            started: claimant.started,
+            opened: claimant.opened,
         }
     }
 }
@@ -652,6 +712,10 @@ impl<'a> From<&'a Entry> for EntryV1<'a> {
 /// An entry in the file: one we use, or one kept verbatim.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "built once per entry for one write; boxing would allocate for each"
+)]
 enum StoredEntry<'a> {
     Used(EntryV1<'a>),
     Verbatim(&'a Value),
@@ -691,7 +755,7 @@ pub fn serialize(document: &Document) -> Vec<u8> {
 mod fast {
     use std::collections::HashSet;
 
-    use index_core::{AgentName, Entry, Map, Repo, Role, SessionId, SurfaceId, Value};
+    use index_core::{AgentName, Claimant, Entry, Map, Repo, Role, SessionId, SurfaceId, Value};
     use serde::Deserialize;
     use serde_json::value::RawValue;
 
@@ -724,6 +788,8 @@ mod fast {
         #[serde(default)]
         restore_claimed_at: Option<u64>,
         #[serde(default)]
+        restore_claimed_by: Option<super::ClaimantV1>,
+        #[serde(default)]
         window_layout: Option<String>,
     }
 
@@ -754,6 +820,7 @@ mod fast {
                     .collect::<Option<_>>()?,
                 ended_at: self.ended_at,
                 restore_claimed_at: self.restore_claimed_at,
+                restore_claimed_by: self.restore_claimed_by.map(Claimant::from),
                 window_layout: self.window_layout,
                 unknown_fields: Map::new(),
             })

@@ -329,11 +329,15 @@ struct ProjectFiles {
 
 impl Cache {
     /// [`live_holders`], once per config dir.
-    pub fn live_holders(&self, config_dir: &Utf8Path) -> Vec<(String, u32)> {
+    pub fn live_holders(
+        &self,
+        config_dir: &Utf8Path,
+        processes: &proc_table::Snapshot,
+    ) -> Vec<(String, u32)> {
         if let Some(held) = self.state.borrow().holders.get(config_dir) {
             return held.clone();
         }
-        let held = live_holders(config_dir);
+        let held = live_holders(config_dir, processes);
         self.state
             .borrow_mut()
             .holders
@@ -550,21 +554,28 @@ pub fn continued_in(path: &Utf8Path) -> Option<String> {
 
 /// Sessions held by running Claude Code processes: Claude Code keeps
 /// `<config dir>/sessions/<pid>.json` naming the session of each running process. A file counts
-/// only while its pid is alive and is a Claude process (after a reboot a stale pid may belong
-/// to anything). Returns `(session, pid)` pairs.
-pub fn live_holders(config_dir: &Utf8Path) -> Vec<(String, u32)> {
+/// only while its pid runs Claude Code and started before the file was last written (after a
+/// reboot a stale pid may belong to anything; [`proc_table::Snapshot::holds_since`]). Returns
+/// `(session, pid)` pairs.
+pub fn live_holders(config_dir: &Utf8Path, processes: &proc_table::Snapshot) -> Vec<(String, u32)> {
     let Ok(listing) = fs::read_dir(config_dir.join("sessions")) else {
         return Vec::new();
     };
-    let held: Vec<(String, u32)> = listing
+    listing
         .flatten()
         .filter_map(|item| {
             let name = item.file_name().into_string().ok()?;
             let pid: u32 = name.strip_suffix(".json")?.parse().ok()?;
+            // Asked first: a file whose pid runs no Claude Code is not read at all.
+            processes.process(pid)?;
             // Claude Code writes these files itself: a symlink, a FIFO or a file too large to
             // be one is skipped.
             let bytes =
                 safe_open::read_head(&item.path(), Symlinks::Refuse, SESSION_FILE_BYTES).ok()?;
+            let written = fs::symlink_metadata(item.path()).ok()?.modified().ok()?;
+            if !processes.holds_since(pid, "claude", written) {
+                return None;
+            }
             let value: serde_json::Value = serde_json::from_slice(&bytes.bytes).ok()?;
             let session = ["sessionId", "session_id"]
                 .into_iter()
@@ -572,82 +583,21 @@ pub fn live_holders(config_dir: &Utf8Path) -> Vec<(String, u32)> {
                 .to_string();
             Some((session, pid))
         })
-        .collect();
-    if held.is_empty() {
-        return held;
-    }
-    let live = live_agents(held.iter().map(|(_, pid)| *pid).collect(), "claude");
-    held.into_iter()
-        .filter(|(_, pid)| live.contains(pid))
         .collect()
 }
 
 /// How long a `ps` call (where there is no `/proc`) may take.
 pub(crate) const PS_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The pids of `pids` that are running (not zombie) processes of the agent `program` (its
-/// name in their command line, in any case: `claude`, `copilot`), from the process table
-/// (`/proc`; else one `ps` call for the states and one for the command lines, none when no pid
-/// exists).
-pub(crate) fn live_agents(pids: Vec<u32>, program: &str) -> Vec<u32> {
-    live_agents_in(proc_table::table(), pids, program)
-}
-
-fn live_agents_in(table: proc_table::Table, pids: Vec<u32>, program: &str) -> Vec<u32> {
-    let deadline = std::time::Instant::now() + PS_DEADLINE;
-    let running: Vec<u32> = table
-        .processes_of(&pids, deadline)
-        .into_iter()
-        .filter(|process| !process.has_ended())
-        .map(|process| process.pid)
-        .collect();
-    if running.is_empty() {
-        return running;
-    }
-    let command_lines = table.command_lines(&running, deadline);
-    pids.into_iter()
-        .filter(|pid| {
-            running.contains(pid)
-                && command_lines
-                    .iter()
-                    .any(|(listed, words)| listed == pid && names_program(words, program))
-        })
-        .collect()
-}
-
-/// Whether a command line names `program` (a lower-case name; in its program or an argument,
-/// in any case).
-pub(crate) fn names_program(words: &[std::ffi::OsString], program: &str) -> bool {
-    words.iter().any(|word| {
-        word.as_encoded_bytes()
-            .to_ascii_lowercase()
-            .windows(program.len())
-            .any(|window| window == program.as_bytes())
-    })
-}
-
 #[cfg(test)]
 mod liveness_tests {
-    use super::*;
-
-    #[test]
-    fn claude_command_lines() {
-        let words = |line: &str| -> Vec<std::ffi::OsString> {
-            line.split(' ').map(std::ffi::OsString::from).collect()
-        };
-        let is_claude = |line: &str| names_program(&words(line), "claude");
-        assert!(is_claude("node /opt/homebrew/bin/claude --resume x"));
-        assert!(is_claude("/Users/u/.local/bin/Claude"));
-        assert!(!is_claude("-zsh"));
-        assert!(!names_program(&[], "claude"));
-    }
-
-    /// The `ps` check, which macOS uses, agrees with the `/proc` one: a process started as
-    /// `claude` is live, this test process (no `claude` in its command), a zombie and a reaped
-    /// one not.
+    /// The `ps` snapshot, which macOS uses, agrees with the `/proc` one: a process started as
+    /// `claude` before its evidence was written holds it; this test process (no `claude` in its
+    /// command), a zombie, a reaped one, and one started after the evidence do not.
     #[cfg(target_os = "linux")]
     #[test]
     fn ps_and_proc_agree_on_live_claude_processes() {
+        use std::time::{Duration, Instant, SystemTime};
         let dir = tempfile::tempdir().unwrap();
         let claude = dir.path().join("claude");
         std::os::unix::fs::symlink("/bin/sleep", &claude).unwrap();
@@ -676,18 +626,23 @@ mod liveness_tests {
             rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT,
         )
         .unwrap();
-        let pids = vec![agent.id(), other.id(), gone_pid, zombie.id()];
-        let existing: Vec<u32> = pids
-            .iter()
-            .copied()
-            .filter(|pid| proc_table::exists(*pid))
-            .collect();
-        assert_eq!(existing, [agent.id(), other.id(), zombie.id()]);
-        assert_eq!(
-            live_agents_in(proc_table::Table::Ps, pids.clone(), "claude"),
-            [agent.id()]
-        );
-        assert_eq!(live_agents(pids, "claude"), [agent.id()]);
+        let pids = [agent.id(), other.id(), gone_pid, zombie.id()];
+        let now = SystemTime::now();
+        let an_hour_ago = now - Duration::from_secs(3600);
+        for table in [proc_table::Table::Ps, proc_table::Table::Proc] {
+            let deadline = Instant::now() + super::PS_DEADLINE;
+            let snapshot = proc_table::Snapshot::read(table, deadline, &["claude"]);
+            let holders: Vec<u32> = pids
+                .iter()
+                .copied()
+                .filter(|pid| snapshot.holds_since(*pid, "claude", now))
+                .collect();
+            assert_eq!(holders, [agent.id()], "{table:?}");
+            assert!(
+                !snapshot.holds_since(agent.id(), "claude", an_hour_ago),
+                "{table:?}: started after the evidence"
+            );
+        }
         zombie.wait().unwrap();
         for mut child in [agent, other] {
             child.kill().unwrap();

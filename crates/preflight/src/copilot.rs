@@ -144,9 +144,9 @@ fn is_uuid(text: &str) -> bool {
 /// and after a reboot the pid may be anything's), and the session a running Copilot was
 /// started to resume (`--resume=<id>` on its command line): a resumed Copilot takes its lock
 /// only at its first prompt, so until then its command line is all that says it holds it.
-pub fn live_holders(home: &Utf8Path) -> Vec<(String, u32)> {
-    let mut held = locked_sessions(home);
-    for (session, pid) in resumed_by_running_copilots() {
+pub fn live_holders(home: &Utf8Path, processes: &proc_table::Snapshot) -> Vec<(String, u32)> {
+    let mut held = locked_sessions(home, processes);
+    for (session, pid) in resumed_by_running_copilots(processes) {
         if !held.contains(&(session.clone(), pid)) {
             held.push((session, pid));
         }
@@ -154,8 +154,9 @@ pub fn live_holders(home: &Utf8Path) -> Vec<(String, u32)> {
     held
 }
 
-/// The sessions whose `inuse.<pid>.lock` names a running Copilot.
-fn locked_sessions(home: &Utf8Path) -> Vec<(String, u32)> {
+/// The sessions whose `inuse.<pid>.lock` names a running Copilot started before the lock was
+/// written.
+fn locked_sessions(home: &Utf8Path, processes: &proc_table::Snapshot) -> Vec<(String, u32)> {
     let Ok(listing) = fs::read_dir(sessions_dir(home)) else {
         return Vec::new();
     };
@@ -174,35 +175,23 @@ fn locked_sessions(home: &Utf8Path) -> Vec<(String, u32)> {
                     .parse::<u32>()
                     .ok()
             });
-            if let Some(pid) = pid {
+            let written = || file.metadata().ok()?.modified().ok();
+            if let Some(pid) = pid
+                && written().is_some_and(|written| processes.holds_since(pid, "copilot", written))
+            {
                 held.push((name.clone(), pid));
             }
         }
     }
-    if held.is_empty() {
-        return held;
-    }
-    let live = crate::claude::live_agents(held.iter().map(|(_, pid)| *pid).collect(), "copilot");
-    held.retain(|(_, pid)| live.contains(pid));
     held
 }
 
-/// `(session, pid)` for every running process whose command line names Copilot and resumes a
+/// `(session, pid)` for every running process whose command line runs Copilot and resumes a
 /// session by id (`--resume=<id>`, or `--resume <id>`).
-fn resumed_by_running_copilots() -> Vec<(String, u32)> {
-    let table = proc_table::table();
-    let deadline = std::time::Instant::now() + crate::claude::PS_DEADLINE;
-    let running: Vec<u32> = table
-        .processes(deadline)
-        .into_iter()
-        .filter(|process| !process.has_ended())
-        .map(|process| process.pid)
-        .collect();
-    table
-        .command_lines(&running, deadline)
-        .into_iter()
-        .filter(|(_, words)| crate::claude::names_program(words, "copilot"))
-        .filter_map(|(pid, words)| Some((resumed_session(&words)?, pid)))
+fn resumed_by_running_copilots(processes: &proc_table::Snapshot) -> Vec<(String, u32)> {
+    processes
+        .running("copilot")
+        .filter_map(|process| Some((resumed_session(&process.command_line)?, process.pid)))
         .collect()
 }
 

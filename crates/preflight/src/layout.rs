@@ -70,7 +70,9 @@ pub trait Layout {
         None
     }
 
-    /// Sessions held by running agent processes of this config dir, as `(session, pid)`.
+    /// Sessions held by running agent processes of this config dir, as `(session, pid)`: the
+    /// agent's own evidence (a file naming a pid) counts only while that pid runs the agent
+    /// and started before the file was written ([`proc_table::Snapshot::holds_since`]).
     fn live_holders(&self) -> Vec<(String, u32)> {
         Vec::new()
     }
@@ -138,7 +140,10 @@ pub fn open<'a>(
                 cache: &cache.gemini,
             })
         }
-        Agent::Copilot => Box::new(CopilotLayout { home: config_dir }),
+        Agent::Copilot => Box::new(CopilotLayout {
+            home: config_dir,
+            cache,
+        }),
     })
 }
 
@@ -185,7 +190,9 @@ impl Layout for ClaudeLayout<'_> {
     }
 
     fn live_holders(&self) -> Vec<(String, u32)> {
-        self.cache.claude.live_holders(&self.config_dir)
+        self.cache
+            .claude
+            .live_holders(&self.config_dir, self.cache.processes())
     }
 
     fn retention(&self, transcript: &Transcript, now: SystemTime) -> Option<RetentionRisk> {
@@ -305,11 +312,12 @@ impl Layout for GeminiLayout<'_> {
 }
 
 /// Copilot CLI: `<COPILOT_HOME>/session-state/<id>/events.jsonl`, whatever the working dir.
-struct CopilotLayout {
+struct CopilotLayout<'a> {
     home: Utf8PathBuf,
+    cache: &'a Cache,
 }
 
-impl Layout for CopilotLayout {
+impl Layout for CopilotLayout<'_> {
     fn describe(&self) -> String {
         copilot::sessions_dir(&self.home).to_string()
     }
@@ -325,6 +333,6 @@ impl Layout for CopilotLayout {
     }
 
     fn live_holders(&self) -> Vec<(String, u32)> {
-        copilot::live_holders(&self.home)
+        copilot::live_holders(&self.home, self.cache.processes())
     }
 }

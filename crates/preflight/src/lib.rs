@@ -196,6 +196,26 @@ pub struct Cache {
     pub codex: codex::Cache,
     /// Gemini's project slugs and session files.
     pub gemini: gemini::Cache,
+    /// The process table, read once.
+    processes: std::cell::OnceCell<proc_table::Snapshot>,
+}
+
+impl Cache {
+    /// Every running process ([`proc_table::Snapshot`], with the environment of the agents'
+    /// processes), read the first time it is asked for and kept for the batch.
+    pub fn processes(&self) -> &proc_table::Snapshot {
+        self.processes.get_or_init(|| {
+            let deadline = Instant::now() + claude::PS_DEADLINE;
+            let programs = agent_paths::AGENTS.map(|facts| facts.name);
+            proc_table::Snapshot::read(proc_table::table(), deadline, &programs)
+        })
+    }
+
+    /// Takes `processes` as the process table for the batch instead of reading it: for a
+    /// caller that has read it already.
+    pub fn assume_processes(&self, processes: proc_table::Snapshot) {
+        let _ = self.processes.set(processes);
+    }
 }
 
 /// [`preflight`] for one of many inputs asked about at once (a restore plan): what is read

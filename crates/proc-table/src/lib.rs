@@ -1,6 +1,7 @@
 //! The process table, for every crate of crash-resume that asks about a process: its parent,
 //! state, name, terminal and command line, its ancestors and children, its environment, and
-//! who holds a lock on a file. Linux's `/proc` is read where it exists ([`Table::Proc`]); elsewhere
+//! who holds a lock on a file, when a process started, and a [`Snapshot`] of every running
+//! process that answers which of them runs a program. Linux's `/proc` is read where it exists ([`Table::Proc`]); elsewhere
 //! (macOS, a Linux without `/proc`) one `ps` call answers ([`Table::Ps`]), run through
 //! `bounded-run` with the caller's deadline.
 //!
@@ -16,7 +17,7 @@ mod ps;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime};
 
 pub use rustix::fs::Dev;
 
@@ -45,6 +46,143 @@ impl Process {
     pub fn has_ended(&self) -> bool {
         matches!(self.state, 'Z' | 'X')
     }
+}
+
+/// A running process as a [`Snapshot`] holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Running {
+    /// Its pid.
+    pub pid: u32,
+    /// When it started (to within [`START_SLACK`]); `None` when that cannot be read.
+    pub started: Option<SystemTime>,
+    /// Its arguments, the program first (see [`Table::command_line`]).
+    pub command_line: Vec<OsString>,
+    /// Its environment, for the processes the reader asked for and could read.
+    pub environment: Option<Vec<OsString>>,
+}
+
+/// How far two readings of one process's start time, or a start time and a file's
+/// modification time, may be apart and still be taken as the same moment: `ps` gives whole
+/// seconds, and `/proc`'s reading is measured against the clock.
+pub const START_SLACK: Duration = Duration::from_secs(2);
+
+/// Every running process, read once ([`Snapshot::read`]) for every question a command asks of
+/// it, so that asking about many entries reads the table once.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    processes: Vec<Running>,
+}
+
+impl Snapshot {
+    /// Every running process of `table`, with the environment of each whose command line runs
+    /// one of `programs` ([`runs_program`]).
+    pub fn read(table: Table, deadline: Instant, programs: &[&str]) -> Snapshot {
+        let wants =
+            |words: &[OsString]| programs.iter().any(|program| runs_program(words, program));
+        let processes = match table {
+            Table::Proc => procfs::running(&wants),
+            Table::Ps => ps::running(deadline, &wants),
+        };
+        Snapshot { processes }
+    }
+
+    /// A snapshot of the given processes (for a caller that knows them, and for tests).
+    pub fn of(processes: Vec<Running>) -> Snapshot {
+        Snapshot { processes }
+    }
+
+    /// The process `pid`, when it runs.
+    pub fn process(&self, pid: u32) -> Option<&Running> {
+        self.processes.iter().find(|process| process.pid == pid)
+    }
+
+    /// Whether `pid` runs `program` and started before `written` (within [`START_SLACK`]): the
+    /// process that wrote evidence at `written` (a file naming its pid) still holds it, and a
+    /// pid used again since (after a reboot it may name anything) does not.
+    pub fn holds_since(&self, pid: u32, program: &str, written: SystemTime) -> bool {
+        self.process(pid).is_some_and(|process| {
+            runs_program(&process.command_line, program)
+                && process
+                    .started
+                    .is_some_and(|started| started <= written + START_SLACK)
+        })
+    }
+
+    /// Whether `pid` runs and is the process that started at `started` (within
+    /// [`START_SLACK`]), not another one given the same pid since.
+    pub fn is_running_since(&self, pid: u32, started: SystemTime) -> bool {
+        self.process(pid)
+            .and_then(|process| process.started)
+            .is_some_and(|seen| seen <= started + START_SLACK && started <= seen + START_SLACK)
+    }
+
+    /// The lowest pid of a process that runs `program` and whose environment holds
+    /// `name=value`.
+    pub fn carrying(&self, name: &str, value: &str, program: &str) -> Option<u32> {
+        let wanted = format!("{name}={value}");
+        self.processes
+            .iter()
+            .filter(|process| runs_program(&process.command_line, program))
+            .filter(|process| {
+                process.environment.as_ref().is_some_and(|environment| {
+                    environment
+                        .iter()
+                        .any(|entry| entry.as_encoded_bytes() == wanted.as_bytes())
+                })
+            })
+            .map(|process| process.pid)
+            .min()
+    }
+
+    /// Every running process whose command line runs `program`.
+    pub fn running(&self, program: &str) -> impl Iterator<Item = &Running> {
+        self.processes
+            .iter()
+            .filter(move |process| runs_program(&process.command_line, program))
+    }
+}
+
+/// The programs that run a script named on their command line: a command line of theirs runs
+/// what its first word after them names.
+const SCRIPT_RUNNERS: &[&str] = &[
+    "node", "nodejs", "bun", "deno", "sh", "bash", "dash", "zsh", "python", "python3",
+];
+
+/// Whether a command line runs `program` (a lower-case name): its program's base name is
+/// `program` (in any case, or with a suffix after `.`, `-` or `_`: `claude.exe`), or, for a
+/// script runner (`node`, `sh`, ...), so is the script's, its first argument that is not an
+/// option. Naming it in any other argument (`sh -c 'sleep 100 # claude'`) does not count.
+pub fn runs_program(words: &[OsString], program: &str) -> bool {
+    let names = |bytes: &[u8]| {
+        let base = bytes
+            .rsplit(|byte| *byte == b'/')
+            .next()
+            .unwrap_or(bytes)
+            .to_ascii_lowercase();
+        base.strip_prefix(program.as_bytes())
+            .is_some_and(|rest| rest.is_empty() || matches!(rest[0], b'.' | b'-' | b'_'))
+    };
+    let Some(first) = words.first() else {
+        return false;
+    };
+    let first = first.as_encoded_bytes();
+    if names(first) {
+        return true;
+    }
+    let runner = first.rsplit(|byte| *byte == b'/').next().unwrap_or(first);
+    if !SCRIPT_RUNNERS
+        .iter()
+        .any(|known| known.as_bytes() == runner)
+    {
+        return false;
+    }
+    // The script is the first word that is not an option (`node --max-old-space-size=N
+    // script`); after `-c` or `-e` comes code, not a script.
+    words[1..]
+        .iter()
+        .map(|word| word.as_encoded_bytes())
+        .find(|word| !word.starts_with(b"-") || matches!(*word, b"-c" | b"-e" | b"--eval"))
+        .is_some_and(|script| !script.starts_with(b"-") && names(script))
 }
 
 /// A process and its ancestors.
@@ -205,6 +343,14 @@ impl Table {
         }
     }
 
+    /// When the process `pid` started; `None` when it is not there or that cannot be read.
+    pub fn started(self, pid: u32, deadline: Instant) -> Option<SystemTime> {
+        match self {
+            Table::Proc => procfs::started(pid),
+            Table::Ps => ps::started(pid, deadline),
+        }
+    }
+
     /// What the standard input of `pid` is (for a shell, its terminal's path); `None` where
     /// there is no `/proc`.
     pub fn standard_input(self, pid: u32) -> Option<PathBuf> {
@@ -256,6 +402,34 @@ fn ancestry_by(pid: u32, limit: usize, read: impl Fn(u32) -> Option<Process>) ->
         ancestors.push(ancestor);
     }
     Some(Ancestry { process, ancestors })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(line: &str, expected: bool) {
+        let words: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+        assert_eq!(runs_program(&words, "claude"), expected, "{line}");
+    }
+
+    #[test]
+    fn which_command_lines_run_a_program() {
+        check("claude --resume x", true);
+        check("/Users/u/.local/bin/Claude", true);
+        check("node /opt/homebrew/bin/claude --resume x", true);
+        check("/bin/sh /tmp/bin/claude --resume=x", true);
+        check("claude.exe", true);
+        check("sh -c sleep 100 # claude", false);
+        check("sleep 100 claude", false);
+        check("/usr/bin/claudette", false);
+        check("node --max-old-space-size=8192 /x/bin/gemini", false);
+        check("node --inspect /x/claude", true);
+        check("node -e claude", false);
+        check("bash -x -c claude", false);
+        check("-zsh", false);
+        assert!(!runs_program(&[], "claude"));
+    }
 }
 
 #[cfg(doctest)]

@@ -1,5 +1,5 @@
 //! The table as Linux's `/proc` shows it: `/proc/<pid>/stat` (the one parser of its lines),
-//! `cmdline`, `environ`, `fd/0`, and `/proc/locks`. A file that cannot be read means the
+//! `cmdline`, `environ`, `fd/0`, `/proc/uptime` (for start times) and `/proc/locks`. A file that cannot be read means the
 //! process is not there (or not ours to look at).
 
 use std::ffi::OsString;
@@ -7,8 +7,9 @@ use std::fs::File;
 use std::io::Read as _;
 use std::os::unix::ffi::OsStringExt as _;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
-use crate::{Dev, LockHolder, LockKind, Process, READ_CAP};
+use crate::{Dev, LockHolder, LockKind, Process, READ_CAP, Running};
 
 /// Whether this machine has a `/proc` that shows processes.
 pub fn available() -> bool {
@@ -33,14 +34,87 @@ pub fn processes() -> Vec<Process> {
         .collect()
 }
 
+/// When the process `pid` started: `starttime` of its `stat` line (clock ticks after boot)
+/// against `/proc/uptime` (how long ago the boot was), so the boot time's whole seconds do not
+/// blur it.
+pub fn started(pid: u32) -> Option<SystemTime> {
+    let stat = read_capped(&format!("/proc/{pid}/stat"), 4096)?;
+    let ticks = start_ticks(&stat)?;
+    let uptime = read_capped("/proc/uptime", 256)?;
+    start_time(ticks, &uptime, SystemTime::now())
+}
+
+/// Every running (not ended) process with its command line and start time, and the
+/// environment of those whose command line `wants_environment` picks.
+pub fn running(wants_environment: &dyn Fn(&[OsString]) -> bool) -> Vec<Running> {
+    let Ok(listing) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let now = SystemTime::now();
+    let uptime = read_capped("/proc/uptime", 256);
+    listing
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = read_capped(&format!("/proc/{pid}/stat"), 4096)?;
+            if parse_stat(pid, &stat)?.has_ended() {
+                return None;
+            }
+            let started = uptime
+                .as_deref()
+                .and_then(|uptime| start_time(start_ticks(&stat)?, uptime, now));
+            let command_line = command_line(pid)?;
+            let environment = wants_environment(&command_line)
+                .then(|| environment(pid))
+                .flatten();
+            Some(Running {
+                pid,
+                started,
+                command_line,
+                environment,
+            })
+        })
+        .collect()
+}
+
+/// The fields of a `stat` line after the name (state first).
+fn stat_fields(stat: &[u8]) -> Option<Vec<&str>> {
+    let close = stat.iter().rposition(|byte| *byte == b')')?;
+    let rest = std::str::from_utf8(stat.get(close + 1..)?).ok()?;
+    Some(rest.split_whitespace().collect())
+}
+
+/// `starttime`, the 22nd field of a `stat` line (the 20th after the name).
+fn start_ticks(stat: &[u8]) -> Option<u64> {
+    stat_fields(stat)?.get(19)?.parse().ok()
+}
+
+/// The wall-clock time `ticks` after boot, the boot having been `uptime` (`/proc/uptime`'s
+/// first number, in seconds) before `now`.
+fn start_time(ticks: u64, uptime: &[u8], now: SystemTime) -> Option<SystemTime> {
+    let uptime: f64 = std::str::from_utf8(uptime)
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let hertz = rustix::param::clock_ticks_per_second().max(1);
+    let since_boot = Duration::from_secs(ticks / hertz)
+        + Duration::from_secs_f64((ticks % hertz) as f64 / hertz as f64);
+    let running_for = Duration::try_from_secs_f64(uptime)
+        .ok()?
+        .checked_sub(since_boot)
+        .unwrap_or_default();
+    now.checked_sub(running_for)
+}
+
 /// A `/proc/<pid>/stat` line: `pid (name) state parent group session tty_nr ...`. The name
 /// may hold spaces and parentheses, so the fields are those after the last `)`.
 fn parse_stat(pid: u32, stat: &[u8]) -> Option<Process> {
     let open = stat.iter().position(|byte| *byte == b'(')?;
     let close = stat.iter().rposition(|byte| *byte == b')')?;
     let name = stat.get(open + 1..close)?.to_vec();
-    let rest = std::str::from_utf8(stat.get(close + 1..)?).ok()?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let fields = stat_fields(stat)?;
     Some(Process {
         pid,
         parent: fields.get(1)?.parse().ok()?,
@@ -163,6 +237,22 @@ mod tests {
         assert_eq!(split_at_nul(b"tmux: server\0\0\0\0"), ["tmux: server"]);
         assert!(split_at_nul(b"").is_empty());
         assert!(split_at_nul(b"\0\0").is_empty());
+    }
+
+    #[test]
+    fn a_start_time_from_ticks_and_uptime() {
+        let hertz = rustix::param::clock_ticks_per_second();
+        let stat = format!(
+            "9 (x) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 {} 0",
+            50 * hertz
+        );
+        assert_eq!(start_ticks(stat.as_bytes()), Some(50 * hertz));
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1000);
+        assert_eq!(
+            start_time(50 * hertz, b"60.00 10.00\n", now),
+            Some(SystemTime::UNIX_EPOCH + Duration::from_secs(990))
+        );
+        assert_eq!(start_time(1, b"x", now), None);
     }
 
     #[test]

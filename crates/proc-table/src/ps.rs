@@ -6,9 +6,9 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt as _;
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime};
 
-use crate::{Dev, Process};
+use crate::{Dev, Process, Running};
 
 /// The columns of a [`Process`], the name last.
 const COLUMNS: &str = "pid=,ppid=,stat=,tty=,comm=";
@@ -46,6 +46,86 @@ pub fn environment(pid: u32, deadline: Instant) -> Option<Vec<OsString>> {
     let listing = run(&["-E", "-ww", "-o", "command=", "-p", &list], deadline)?;
     let words = words(&listing);
     (!words.is_empty()).then_some(words)
+}
+
+/// When `pid` started: now less its `etime=` (whole seconds, so up to a second late).
+pub fn started(pid: u32, deadline: Instant) -> Option<SystemTime> {
+    let list = existing(&[pid])?;
+    let listing = run(&["-o", "etime=", "-p", &list], deadline)?;
+    let elapsed = elapsed(std::str::from_utf8(&listing).ok()?.trim())?;
+    SystemTime::now().checked_sub(elapsed)
+}
+
+/// Every running (not ended) process with its command line and start time (`ps -A -ww -o
+/// pid=,stat=,etime=,args=`), and the environment of those whose command line
+/// `wants_environment` picks (one `ps -E` for all of them, macOS's: there the command's words
+/// come first).
+pub fn running(deadline: Instant, wants_environment: &dyn Fn(&[OsString]) -> bool) -> Vec<Running> {
+    let Some(listing) = run(&["-A", "-ww", "-o", "pid=,stat=,etime=,args="], deadline) else {
+        return Vec::new();
+    };
+    let now = SystemTime::now();
+    let mut running = parse_running(&listing, now);
+    let wanted: Vec<u32> = running
+        .iter()
+        .filter(|process| wants_environment(&process.command_line))
+        .map(|process| process.pid)
+        .collect();
+    let Some(list) = existing(&wanted) else {
+        return running;
+    };
+    let environments = run(&["-E", "-ww", "-o", "pid=,command=", "-p", &list], deadline)
+        .map(|listing| parse_command_lines(&listing))
+        .unwrap_or_default();
+    for process in &mut running {
+        process.environment = environments
+            .iter()
+            .find(|(pid, _)| *pid == process.pid)
+            .map(|(_, words)| words.clone());
+    }
+    running
+}
+
+/// The lines of a `pid stat etime args` listing, those of ended processes left out.
+fn parse_running(listing: &[u8], now: SystemTime) -> Vec<Running> {
+    listing
+        .split(|byte| *byte == b'\n')
+        .filter_map(|line| {
+            let (pid, rest) = next_field(line)?;
+            let (stat, rest) = next_field(rest)?;
+            let (etime, rest) = next_field(rest)?;
+            if matches!(stat.first(), Some(b'Z' | b'X')) {
+                return None;
+            }
+            let started = std::str::from_utf8(etime)
+                .ok()
+                .and_then(elapsed)
+                .and_then(|elapsed| now.checked_sub(elapsed));
+            Some(Running {
+                pid: number(pid)?,
+                started,
+                command_line: words(rest),
+                environment: None,
+            })
+        })
+        .collect()
+}
+
+/// `ps`'s elapsed time, `[[dd-]hh:]mm:ss`.
+fn elapsed(etime: &str) -> Option<Duration> {
+    let (days, clock) = match etime.split_once('-') {
+        Some((days, clock)) => (days.parse::<u64>().ok()?, clock),
+        None => (0, etime),
+    };
+    let mut seconds = 0_u64;
+    let parts: Vec<&str> = clock.split(':').collect();
+    if !(2..=3).contains(&parts.len()) {
+        return None;
+    }
+    for part in parts {
+        seconds = seconds * 60 + part.parse::<u64>().ok()?;
+    }
+    Some(Duration::from_secs(days * 86_400 + seconds))
 }
 
 /// The pids among `pids` that exist, comma-separated; `None` when none does (then `ps` need
@@ -188,6 +268,25 @@ mod tests {
             })
             .is_none()
         );
+    }
+
+    #[test]
+    fn elapsed_times_and_a_listing_of_running_processes() {
+        assert_eq!(elapsed("00:07"), Some(Duration::from_secs(7)));
+        assert_eq!(elapsed("01:02:03"), Some(Duration::from_secs(3723)));
+        assert_eq!(elapsed("2-01:02:03"), Some(Duration::from_secs(176_523)));
+        assert_eq!(elapsed("7"), None);
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1000);
+        let listing = b"  10 S    00:10 /usr/local/bin/claude --resume x\n  \
+                        11 Z    00:01 [sh]\n";
+        let running = parse_running(listing, now);
+        assert_eq!(running.len(), 1);
+        assert_eq!(running[0].pid, 10);
+        assert_eq!(
+            running[0].started,
+            Some(SystemTime::UNIX_EPOCH + Duration::from_secs(990))
+        );
+        assert_eq!(running[0].command_line.len(), 3);
     }
 
     #[test]

@@ -8,16 +8,27 @@
 //! tmux server is skipped, saying which), in plan order:
 //!
 //! 1. a busy place is skipped before anything is claimed (once the user has freed it, the next
-//!    restore takes it);
-//! 2. the surface is claimed in the index ([`index_core::Index::claim_restore`]); one another
-//!    restore claimed is skipped;
+//!    restore takes it), and so is a surface whose agent runs by the liveness rule
+//!    ([`crate::live`]: a process that runs the agent with `CRASH_RESUME_SURFACE` naming the
+//!    surface), whatever the multiplexer says, so that no backend needs a busy check of its own
+//!    for a live agent;
+//! 2. the surface is claimed in the index ([`index_core::Index::claim_restore_by`]), naming
+//!    this restore (its pid and start time); a surface whose claim still holds is skipped. A
+//!    claim holds while the restore that made it runs; once it is gone, only when it had started
+//!    the agent less than [`CLAIM_TTL_MS`] ago and the agent has not recorded itself since (it
+//!    may not show in the process table yet; once it has, the rule speaks for it). A restore killed before it started the agent
+//!    leaves no claim that holds; a claim that names no restore (an earlier version's) holds
+//!    [`CLAIM_TTL_MS`]. The resumed agent's own record does not clear a claim;
 //! 3. the backend opens it: creates what is missing and starts the command as the place's
 //!    process, in the recorded dir when it exists (else the home dir,
 //!    [`PlanItem::starts_in`](crate::PlanItem::starts_in)), with `CRASH_RESUME_SURFACE` set to the
 //!    surface in the instance's full form (a tmux surface recorded without its server gets the
 //!    server's socket path) so that the agent's hook binds there;
-//! 4. a surface that was not started (it failed, or turned busy) gets its claim back, so the
-//!    next restore tries it.
+//! 4. a surface that was started has that noted in its claim
+//!    ([`index_core::Index::mark_restore_opened`]); one that was not (it failed, or turned busy)
+//!    gets its claim back, so the next restore tries it.
+//!
+//! The process table is read once per apply, after the restore lock is taken.
 //!
 //! A surface of that multiplexer with nothing to resume gets its place made when it is missing,
 //! with a shell in its recorded dir, or the home dir when that is gone ([`Backend::open_shell`]); then each window the backend
@@ -32,16 +43,23 @@
 
 use std::time::Duration;
 
-use index_core::Millis;
+use std::time::{Duration as StdDuration, Instant, SystemTime, UNIX_EPOCH};
+
+use index_core::{Claimant, Entry, Millis};
 use index_store::{Store, StoreError};
 use mux::{Backend, Opened, Start, Surface};
+use proc_table::Snapshot;
 
 use crate::PlanItem;
 use crate::outcome::{Applied, Failure, Skip};
 
-/// How long a restore's claim on a surface keeps a second restore away (unless the resumed
-/// agent records itself first).
-pub const CLAIM_TTL_MS: u64 = 10 * 60 * 1000;
+/// How long the claim of a restore that is gone keeps another restore away after it started the
+/// surface's agent (time for the agent to show in the process table; then the liveness rule
+/// speaks for it), and how long a claim that names no restore (an earlier version's) holds.
+pub const CLAIM_TTL_MS: u64 = 30 * 1000;
+
+/// How long reading the process table (one `ps` where there is no `/proc`) may take.
+const PROCESS_TABLE_DEADLINE: StdDuration = StdDuration::from_secs(5);
 
 /// The name of the restore lock (`<index>.restore.lock`, [`Store::exclusive`]).
 pub const RESTORE_LOCK: &str = "restore";
@@ -107,6 +125,19 @@ pub fn apply_with(
 ) -> Result<Summary, StoreError> {
     store.exclusive(RESTORE_LOCK, RESTORE_LOCK_TIMEOUT, || {
         let mut summary = Summary::default();
+        let table = proc_table::table();
+        let deadline = Instant::now() + PROCESS_TABLE_DEADLINE;
+        let programs: Vec<&str> = plan.iter().map(|item| item.agent.as_str()).collect();
+        let processes = Snapshot::read(table, deadline, &programs);
+        let me = std::process::id();
+        let claims = Claims {
+            processes: &processes,
+            claimant: table.started(me, deadline).map(|started| Claimant {
+                pid: me,
+                started: millis_of(started),
+                opened: false,
+            }),
+        };
         let here = options
             .start_here
             .then(|| backend.caller_surface())
@@ -125,7 +156,7 @@ pub fn apply_with(
                     unanswered: unanswered.to_string(),
                 }),
                 Some(_) => None,
-                None if item.resumable() => Some(apply_one(store, backend, item, now)),
+                None if item.resumable() => Some(apply_one(store, backend, item, now, &claims)),
                 None => open_shell(backend, item),
             };
             record(&mut summary, item, applied);
@@ -137,7 +168,7 @@ pub fn apply_with(
                 Some(unanswered) => Applied::NotTried {
                     unanswered: unanswered.to_string(),
                 },
-                None => match claim(store, item, now()) {
+                None => match claim(store, item, now(), &claims) {
                     Ok(claim_not_durable) => {
                         summary.starts_here = Some(position);
                         Applied::StartsHere { claim_not_durable }
@@ -149,6 +180,40 @@ pub fn apply_with(
         }
         summary.unanswered = backend.unanswered().map(str::to_string);
         summary
+    })
+}
+
+/// What a claim is judged by: the process table read once, and this restore's name.
+struct Claims<'a> {
+    processes: &'a Snapshot,
+    claimant: Option<Claimant>,
+}
+
+impl Claims<'_> {
+    /// Whether the claim on `entry` still holds at `now`: while the restore that made it runs;
+    /// once it is gone, when it had started the agent less than [`CLAIM_TTL_MS`] ago and the
+    /// agent has not recorded itself since (once it has, the liveness rule speaks for it).
+    fn holds(&self, entry: &Entry, now: Millis) -> bool {
+        let Some(claimed_at) = entry.restore_claimed_at else {
+            return false;
+        };
+        let recent = now.saturating_sub(claimed_at) < CLAIM_TTL_MS;
+        match &entry.restore_claimed_by {
+            Some(by) => {
+                let started = UNIX_EPOCH + StdDuration::from_millis(by.started);
+                let recorded_since = entry.last_active.is_some_and(|last| last > claimed_at);
+                self.processes.is_running_since(by.pid, started)
+                    || (by.opened && recent && !recorded_since)
+            }
+            None => recent,
+        }
+    }
+}
+
+/// `time` in epoch milliseconds.
+fn millis_of(time: SystemTime) -> Millis {
+    time.duration_since(UNIX_EPOCH).map_or(0, |since| {
+        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
     })
 }
 
@@ -241,6 +306,7 @@ fn apply_one(
     backend: &dyn Backend,
     item: &PlanItem,
     now: &dyn Fn() -> Millis,
+    claims: &Claims<'_>,
 ) -> Applied {
     let surface = match Surface::parse(&item.surface) {
         Ok(surface) if surface.multiplexer() == Some(backend.multiplexer()) => surface,
@@ -266,12 +332,20 @@ fn apply_one(
     if let Some(busy) = backend.busy(&surface) {
         return Applied::skipped(Skip::Busy { busy });
     }
+    // The surface's agent runs (a restore started it, here or in another multiplexer): left
+    // alone, whatever the multiplexer says of the place.
+    if let Some(pid) = claims
+        .processes
+        .carrying(SURFACE_VARIABLE, &item.surface, &item.agent)
+    {
+        return Applied::skipped(Skip::Running { pid });
+    }
     // A multiplexer that did not answer is not written to: nothing is claimed for it.
     if let Some(unanswered) = backend.unanswered() {
         return Applied::failure(Failure::Unanswered, unanswered.to_string());
     }
     let now = now();
-    let claim_not_durable = match claim(store, item, now) {
+    let claim_not_durable = match claim(store, item, now, claims) {
         Ok(claim_not_durable) => claim_not_durable,
         Err(applied) => return applied,
     };
@@ -290,9 +364,13 @@ fn apply_one(
         Err(error) => Applied::failed(&error),
     }
     .with_claim_not_durable(claim_not_durable);
-    if !applied.is_started() {
+    if applied.is_started() {
+        // The claim now holds past this restore, until the agent shows (best effort: a claim
+        // not marked holds only while this restore runs, and the rule then speaks).
+        let _ = store.update(|index| index.mark_restore_opened(&item.surface, now));
+    } else {
         // Nothing was started: the claim is taken back, so the next restore may try at once
-        // (best effort: a claim left behind only delays that for its time to live).
+        // (best effort: a claim left behind holds only while this restore runs).
         release(store, item, now);
     }
     applied
@@ -300,9 +378,21 @@ fn apply_one(
 
 /// Claims the surface in the index at `now`: whether the claim may not survive a power cut
 /// (why), or what to report instead when it was not claimed.
-fn claim(store: &Store, item: &PlanItem, now: Millis) -> Result<Option<String>, Applied> {
-    let claimed = store
-        .update(|index| index.claim_restore(&item.surface, &item.held_session, CLAIM_TTL_MS, now));
+fn claim(
+    store: &Store,
+    item: &PlanItem,
+    now: Millis,
+    claims: &Claims<'_>,
+) -> Result<Option<String>, Applied> {
+    let claimed = store.update(|index| {
+        index.claim_restore_by(
+            &item.surface,
+            &item.held_session,
+            claims.claimant,
+            now,
+            |entry| claims.holds(entry, now),
+        )
+    });
     match claimed {
         Ok(updated) if updated.value => Ok(None),
         Ok(_) => Err(Applied::skipped(Skip::Claimed)),

@@ -73,6 +73,12 @@ pub enum Skip {
     },
     /// Another restore claimed it first.
     Claimed,
+    /// Its agent runs: a process runs the surface's agent with `CRASH_RESUME_SURFACE` naming
+    /// the surface (the liveness rule, [`crate::live`]).
+    Running {
+        /// The agent's pid.
+        pid: u32,
+    },
     /// The plan has no command for it.
     NothingToResume,
     /// It is another multiplexer's surface (or none's) than the one applied to.
@@ -244,6 +250,7 @@ impl fmt::Display for Applied {
                 match reason {
                     Skip::Busy { busy } => write_busy(busy, formatter),
                     Skip::Claimed => formatter.write_str("another restore claimed it"),
+                    Skip::Running { pid } => write!(formatter, "its agent runs (pid {pid})"),
                     Skip::NothingToResume => formatter.write_str("nothing to resume"),
                     Skip::OtherMultiplexer { applied_to } => {
                         write!(formatter, "not a {applied_to} surface")

@@ -256,8 +256,9 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Who holds `session` besides `entry`'s surface: another surface of the index, or a live
-    /// agent process of the same config dir.
+    /// Who holds `session` besides `entry`'s surface: another surface of the index, a live
+    /// agent process of the same config dir, or the surface's own live agent (the liveness
+    /// rule, [`crate::live`]).
     fn held_elsewhere(
         &self,
         entry: &Entry,
@@ -273,11 +274,16 @@ impl<'a> Planner<'a> {
                 surface: owner.to_string(),
             });
         }
-        layout?
-            .live_holders()
-            .iter()
-            .find(|(held, _)| held == session)
-            .map(|(_, pid)| HeldElsewhere::Agent { pid: *pid })
+        layout
+            .and_then(|layout| {
+                layout
+                    .live_holders()
+                    .into_iter()
+                    .find(|(held, _)| held == session)
+                    .map(|(_, pid)| pid)
+            })
+            .or_else(|| crate::live::surface_agent(self.cache.processes(), entry))
+            .map(|pid| HeldElsewhere::Agent { pid })
     }
 }
 

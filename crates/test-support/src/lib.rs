@@ -19,6 +19,8 @@
 //! - [`stand_in`]: the stand-in agent (the `stand-in-agent` binary): finding it, its `claude`
 //!   wrapper, its log.
 //! - [`fake_mux`]: a fake multiplexer backend, to test the apply protocol without one.
+//! - [`fake_terminal`]: a fake `wezterm` program and a fake cmux socket that behave as the real
+//!   ones were measured to, and start what they are asked to start.
 //! - [`claude_offline`], [`codex_offline`], [`gemini_offline`] and [`copilot_offline`]: the
 //!   offline setups for the real agent CLIs.
 //!
@@ -32,6 +34,7 @@ pub mod claude_offline;
 pub mod codex_offline;
 pub mod copilot_offline;
 pub mod fake_mux;
+pub mod fake_terminal;
 pub mod gemini_offline;
 pub mod process;
 pub mod random;

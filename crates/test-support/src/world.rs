@@ -91,17 +91,24 @@ pub fn claude_runs_path(env: &Sandbox) -> PathBuf {
 /// (`OLDPWD`), its config dir, the surface its environment names (`CRASH_RESUME_SURFACE`) and
 /// its arguments to [`claude_runs_path`], and exits.
 pub fn install_claude_stand_in(env: &Sandbox) {
-    write_claude_stand_in(env, None);
+    write_claude_stand_in(env, None, false);
 }
 
 /// Like [`install_claude_stand_in`], but the stand-in then fires the real SessionStart hook
 /// (`<crash_resume> hook claude`) for the session it was asked to resume, as Claude Code does,
 /// and stays (as `sleep`), so the pane's process shows that it runs.
 pub fn install_claude_stand_in_that_stays(env: &Sandbox, crash_resume: &Path) {
-    write_claude_stand_in(env, Some(crash_resume));
+    write_claude_stand_in(env, Some(crash_resume), false);
 }
 
-fn write_claude_stand_in(env: &Sandbox, stay_with: Option<&Path>) {
+/// Like [`install_claude_stand_in_that_stays`], but it stays as `sleep` started under the name
+/// `claude` (its command line's first word), as Claude Code's process shows: the liveness rule
+/// takes it for the agent.
+pub fn install_claude_stand_in_that_stays_as_claude(env: &Sandbox, crash_resume: &Path) {
+    write_claude_stand_in(env, Some(crash_resume), true);
+}
+
+fn write_claude_stand_in(env: &Sandbox, stay_with: Option<&Path>, as_claude: bool) {
     let quoted = |path: &Path| stand_in::sh_quote(&path.to_string_lossy());
     let mut line = format!(
         "{} record --runs {} --pwd \"$PWD\" --oldpwd \"${{OLDPWD-}}\"",
@@ -110,6 +117,9 @@ fn write_claude_stand_in(env: &Sandbox, stay_with: Option<&Path>) {
     );
     if let Some(crash_resume) = stay_with {
         line.push_str(&format!(" --stay-with {}", quoted(crash_resume)));
+        if as_claude {
+            line.push_str(" --stay-as claude");
+        }
     }
     line.push_str(" --");
     stand_in::write_wrapper(&bin_dir(env), &line).expect("write the stand-in's claude wrapper");

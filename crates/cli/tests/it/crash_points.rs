@@ -38,6 +38,9 @@ pub const POINTS: [&str; 5] = [
 /// operation's run.
 const NOW: &str = "$now";
 
+/// Stands, in an expected state, for any value (a pid, a process's start time).
+const ANY: &str = "$any";
+
 /// The tmux surface restore re-opens (and so claims) in these tests.
 const TMUX_SURFACE: &str = "tmux:crash-points:0.0";
 
@@ -166,7 +169,12 @@ impl Operation {
                 after["H"]["last_active"] = json!(NOW);
                 after["H"]["ended_at"] = json!(NOW);
             }
-            Operation::RestoreClaim => after[TMUX_SURFACE]["restore_claimed_at"] = json!(NOW),
+            Operation::RestoreClaim => {
+                after[TMUX_SURFACE]["restore_claimed_at"] = json!(NOW);
+                // The restore that claimed it: its pid and start time, not yet started.
+                after[TMUX_SURFACE]["restore_claimed_by"] =
+                    json!({"pid": ANY, "started": ANY, "opened": false});
+            }
         }
         after
     }
@@ -236,6 +244,7 @@ fn run(env: &Sandbox, operation: Operation, fault: Option<&str>) -> (Output, (u6
 pub fn matches(expected: &Value, actual: &Value, window: (u64, u64)) -> bool {
     fn walk(expected: &Value, actual: &Value, window: (u64, u64), now: &mut Option<u64>) -> bool {
         match (expected, actual) {
+            (Value::String(placeholder), _) if placeholder == ANY => true,
             (Value::String(placeholder), Value::Number(time)) if placeholder == NOW => {
                 let Some(time) = time.as_u64() else {
                     return false;

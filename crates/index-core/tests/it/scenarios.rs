@@ -313,3 +313,44 @@ fn a_restore_claim_is_taken_back_only_by_its_own_restore() {
     // Free again: the next restore claims it at once.
     assert!(index.claim_restore("tmux:w:0.0", "s-1", 600_000, 12));
 }
+
+#[test]
+fn a_restore_claim_survives_the_agents_record_and_is_judged_by_the_caller() {
+    let mut index = Index::default();
+    index.record(rec("wezterm:3", "s-1", "r"), 1);
+    let claimant = index_core::Claimant {
+        pid: 42,
+        started: 5,
+        opened: false,
+    };
+    assert!(index.claim_restore_by("wezterm:3", "s-1", Some(claimant), 10, |_| true));
+    assert!(index.mark_restore_opened("wezterm:3", 10));
+    assert!(
+        !index.mark_restore_opened("wezterm:3", 11),
+        "another claim's time"
+    );
+    // The resumed agent records itself: the claim stays, opened, with its restore named.
+    index.record(rec("wezterm:3", "s-1", "r"), 20);
+    let entry = index.lookup("wezterm:3").unwrap();
+    assert_eq!(entry.restore_claimed_at, Some(10));
+    assert_eq!(
+        entry.restore_claimed_by,
+        Some(index_core::Claimant {
+            opened: true,
+            ..claimant
+        })
+    );
+    // A claim the caller judges to hold keeps the next restore away; one it judges void does
+    // not, and the new claim replaces it.
+    assert!(
+        !index.claim_restore_by("wezterm:3", "s-1", None, 30, |entry| {
+            entry.last_active == Some(20)
+        })
+    );
+    assert!(index.claim_restore_by("wezterm:3", "s-1", None, 31, |_| false));
+    let entry = index.lookup("wezterm:3").unwrap();
+    assert_eq!(
+        (entry.restore_claimed_at, entry.restore_claimed_by),
+        (Some(31), None)
+    );
+}

@@ -137,6 +137,36 @@ fn the_window_layout_is_read_written_and_kept_by_a_record_without_one() {
     );
 }
 
+/// A restore's claim and its claimant are read, written back as they were, and a claimant
+/// that does not read is no claimant (the claim is then an earlier version's).
+#[test]
+fn a_claim_and_its_restore_round_trip() {
+    let bytes = br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1,"restore_claimed_at":4,"restore_claimed_by":{"pid":42,"started":3,"opened":true}}}}"#;
+    let document = index_store::format::parse(bytes).unwrap();
+    let entry = document.index.lookup("a").unwrap();
+    assert_eq!(
+        entry.restore_claimed_by,
+        Some(index_core::Claimant {
+            pid: 42,
+            started: 3,
+            opened: true
+        })
+    );
+    let written = index_store::format::serialize(&document);
+    let again: serde_json::Value = serde_json::from_slice(&written).unwrap();
+    assert_eq!(
+        again["entries"]["a"]["restore_claimed_by"],
+        serde_json::json!({"pid": 42, "started": 3, "opened": true})
+    );
+    let malformed = br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1,"restore_claimed_at":4,"restore_claimed_by":[1]}}}"#;
+    let entry = index_store::format::parse(malformed).unwrap().index;
+    let entry = entry.lookup("a").unwrap();
+    assert_eq!(
+        (entry.restore_claimed_at, entry.restore_claimed_by),
+        (Some(4), None)
+    );
+}
+
 #[test]
 fn the_six_fields_are_always_written_with_their_names() {
     let (_dir, dir) = temp_dir();
@@ -255,6 +285,8 @@ fn the_fast_path_agrees_with_the_general_path() {
         br#"{"entries":null}"#.to_vec(),
         br#"{}"#.to_vec(),
         br#"{"version":1,"producer":"x","entries":{"a":{"surfaceId":"a","sessionId":"s","repo":"r","role":"lead","captured_at":1,"last_active":2,"provider":"claude","cwd":"/w","config_dir":"/c","previous_sessions":["p1","p2"],"ended_at":3,"restore_claimed_at":4,"window_layout":"21be,200x50,0,0,0"}}}"#.to_vec(),
+        br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1,"restore_claimed_at":4,"restore_claimed_by":{"pid":42,"started":3,"opened":true}}}}"#.to_vec(),
+        br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1,"restore_claimed_at":4,"restore_claimed_by":"x"}}}"#.to_vec(),
         br#"{"version":1,"entries":{"a":{"surfaceId":"a","sessionId":"s","repo":"r","captured_at":1.5,"extra":true}}}"#.to_vec(),
         br#"{"version":1,"entries":{"a":{"sessionId":"","repo":"r","captured_at":1},"b":{"sessionId":"s","repo":"r","captured_at":2}}}"#.to_vec(),
         br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1},"b":{"sessionId":"s","repo":"r","captured_at":2}}}"#.to_vec(),

@@ -12,8 +12,10 @@
 //!
 //! The socket is `--cmux-socket`, else `CMUX_SOCKET_PATH`, else `/tmp/cmux.sock`. cmux's
 //! default access mode admits only processes started inside cmux: run the restore from a cmux
-//! terminal (or set `CMUX_SOCKET_MODE=allowAll` for cmux). Each request has a deadline for
-//! connecting, writing and reading its answer; once one has not answered, none is sent again.
+//! terminal (or set `CMUX_SOCKET_MODE=allowAll` for cmux). Each request has one deadline for
+//! connecting (a non-blocking connect, tried again while cmux's listen backlog is full, so a
+//! cmux that accepts nothing does not hang the restore), writing and reading its answer; once
+//! one has not answered, none is sent again.
 
 use std::cell::{Cell, OnceCell};
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -113,7 +115,7 @@ impl Cmux {
                 .filter(|left| !left.is_zero())
                 .ok_or(std::io::ErrorKind::TimedOut)
         };
-        let mut stream = UnixStream::connect(&self.socket)?;
+        let mut stream = connect(&self.socket, until)?;
         stream.set_write_timeout(Some(left()?))?;
         let mut line = request.to_string();
         line.push('\n');
@@ -128,6 +130,41 @@ impl Cmux {
             }
         }
     }
+}
+
+/// How long a connect waits before it tries again, while the listener's backlog is full.
+const CONNECT_RETRY: Duration = Duration::from_millis(10);
+
+/// Connects to the socket at `path` by `until`. The connect does not block: while the
+/// listener's backlog is full (`EAGAIN`, or a connect still in progress) it is tried again
+/// until the deadline, then fails as timed out.
+fn connect(path: &Path, until: Instant) -> std::io::Result<UnixStream> {
+    use rustix::io::Errno;
+    let address = rustix::net::SocketAddrUnix::new(path)?;
+    let socket = rustix::net::socket(
+        rustix::net::AddressFamily::UNIX,
+        rustix::net::SocketType::STREAM,
+        None,
+    )?;
+    rustix::io::fcntl_setfd(&socket, rustix::io::FdFlags::CLOEXEC)?;
+    rustix::io::ioctl_fionbio(&socket, true)?;
+    loop {
+        match rustix::net::connect(&socket, &address) {
+            Ok(()) | Err(Errno::ISCONN) => break,
+            Err(Errno::INTR) => continue,
+            Err(Errno::AGAIN | Errno::INPROGRESS | Errno::ALREADY) => {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(std::io::ErrorKind::TimedOut.into());
+                }
+                std::thread::sleep(left.min(CONNECT_RETRY));
+            }
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+    let stream = UnixStream::from(socket);
+    stream.set_nonblocking(false)?;
+    Ok(stream)
 }
 
 /// The `result` of an answer, or what its `error` says.

@@ -506,3 +506,110 @@ fn a_surface_with_nothing_to_resume_gets_a_shell_where_its_place_is_missing() {
     assert!(world.lock().unwrap().started.is_empty());
     assert!(!setup.claimed("tmux:w:0.1"));
 }
+
+/// Whether a claim left in the index keeps the next restore away: while the restore that made
+/// it runs (its pid and start time), and once it is gone only when it started the agent less
+/// than `CLAIM_TTL_MS` ago and the agent has not recorded itself since; a claim that names no
+/// restore holds `CLAIM_TTL_MS`.
+#[test]
+fn a_left_claim_holds_by_its_restore_and_its_agent() {
+    use resume_plan::apply::CLAIM_TTL_MS;
+    let me = std::process::id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let my_start = proc_table::table()
+        .started(me, deadline)
+        .expect("this process's start time")
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    // Linux never hands out a pid above this (`PID_MAX_LIMIT`).
+    let gone = (1 << 22) + 1;
+    let claimant = |pid: u32, started: u64, opened: bool| {
+        Some(index_core::Claimant {
+            pid,
+            started,
+            opened,
+        })
+    };
+    let claimed_at = 10_000;
+    let recent = claimed_at + 1_000;
+    let old = claimed_at + CLAIM_TTL_MS;
+    // (what, the claimant, the agent recorded since, when the next restore runs, it holds)
+    let cases: &[(&str, Option<index_core::Claimant>, bool, u64, bool)] = &[
+        (
+            "its restore runs",
+            claimant(me, my_start, false),
+            false,
+            old,
+            true,
+        ),
+        (
+            "its pid is another process's",
+            claimant(me, my_start - 60_000, false),
+            false,
+            recent,
+            false,
+        ),
+        (
+            "its restore was killed before it started",
+            claimant(gone, 1, false),
+            false,
+            recent,
+            false,
+        ),
+        (
+            "started, the agent not seen yet",
+            claimant(gone, 1, true),
+            false,
+            recent,
+            true,
+        ),
+        (
+            "started, the agent recorded",
+            claimant(gone, 1, true),
+            true,
+            recent,
+            false,
+        ),
+        (
+            "started long ago",
+            claimant(gone, 1, true),
+            false,
+            old,
+            false,
+        ),
+        ("an earlier version's", None, false, recent, true),
+        ("an earlier version's, long ago", None, false, old, false),
+    ];
+    for (what, by, recorded, now, holds) in cases {
+        let setup = Setup::new(&["tmux:w:0.0"]);
+        let store = setup.store();
+        store
+            .update(|index| {
+                assert!(
+                    index.claim_restore_by("tmux:w:0.0", "session-0", *by, claimed_at, |_| false)
+                );
+                if *recorded {
+                    let record = Record::new(
+                        SurfaceId::new("tmux:w:0.0".to_string()).unwrap(),
+                        SessionId::new("session-0".to_string()).unwrap(),
+                        Repo::new("repo".to_string()).unwrap(),
+                    );
+                    index.record(record, claimed_at + 500);
+                }
+            })
+            .unwrap();
+        let world = world();
+        let mut plan = setup.plan();
+        apply(&store, &tmux(&world), &mut plan, &|| *now).unwrap();
+        let expected = match holds {
+            true => Some(Applied::Skipped {
+                reason: Skip::Claimed,
+                claim_not_durable: None,
+            }),
+            false => plan[0].outcome.clone().filter(Applied::is_started),
+        };
+        assert_eq!(plan[0].outcome, expected, "{what}");
+        assert!(plan[0].outcome.is_some(), "{what}");
+    }
+}

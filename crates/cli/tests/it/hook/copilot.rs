@@ -121,9 +121,18 @@ fn hook_copilot_takes_the_event_from_its_command_line_and_records_copilots_home(
     assert_eq!(entry["cwd"], work.to_str().unwrap());
     assert_eq!(entry["config_dir"], copilot_home(&env).to_str().unwrap());
 
-    // From a pane that still exists (the hook can name it), the end is the end.
-    let mut command = crash_resume_agent(&env);
-    command.args(["hook", "copilot", "sessionEnd"]);
+    // From a pane that still exists (a cmux process runs the agent), the end is the end.
+    let cmux = env.root().join("cmux");
+    fs::copy("/bin/sh", &cmux).unwrap();
+    let mut command = crate::harness::agent_command(&env, &cmux);
+    command.args([
+        "-c",
+        "\"$0\" \"$@\"",
+        crate::BIN,
+        "hook",
+        "copilot",
+        "sessionEnd",
+    ]);
     let end = payload(&session, &work, json!({"reason": "user_exit"}));
     test_support::process::run_with_stdin(with_vars(command, &vars), &end)
         .assert_silent_success("sessionEnd");

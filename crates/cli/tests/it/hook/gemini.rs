@@ -65,7 +65,16 @@ fn a_restored_sessions_end_counts_only_from_a_pane_that_still_exists() {
             start.args(["hook", agent]);
             run_with_stdin(with_vars(start, &explicit), &payload(&work, "SessionStart"))
                 .assert_silent_success("start");
-            let mut end = crash_resume_agent(&env);
+            // A cmux surface that still exists: a cmux process runs the agent.
+            let cmux = stand_in(env.root(), "/bin/sh", "cmux");
+            let mut end = match place {
+                "cmux" => {
+                    let mut end = agent_command(&env, &cmux);
+                    end.args(["-c", "\"$0\" \"$@\"", BIN]);
+                    end
+                }
+                _ => crash_resume_agent(&env),
+            };
             end.args(end_args);
             let vars: Vec<(&str, &str)> = explicit.iter().chain(vars.iter()).copied().collect();
             run_with_stdin(with_vars(end, &vars), &payload(&work, "SessionEnd"))
@@ -237,4 +246,70 @@ fn a_wezterm_panes_end_counts_only_while_wezterm_runs_it() {
             "{log}"
         );
     }
+}
+
+/// A cmux surface's session, as a WezTerm pane's: a SessionEnd of Gemini or Copilot (neither
+/// tells a quit from a killed surface) marks it ended only while a cmux process runs the agent;
+/// after cmux died, the session stays offered.
+#[test]
+fn a_cmux_surfaces_end_counts_only_while_cmux_runs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmux = stand_in(dir.path(), "/bin/sh", "cmux");
+    for (shell, marked) in [(cmux.as_path(), true), (std::path::Path::new("sh"), false)] {
+        for agent in ["gemini", "copilot"] {
+            let env = Sandbox::default();
+            let work = make_dir(&env.root().join("work"));
+            for event in ["SessionStart", "SessionEnd"] {
+                let (hook, payload) = match agent {
+                    "gemini" => ("hook gemini".to_string(), payload(&work, event)),
+                    _ => (
+                        format!("hook copilot {}", lower_first(event)),
+                        copilot_payload(&work),
+                    ),
+                };
+                let script = format!(
+                    "printf '%s' \"$1\" | {} {hook}",
+                    shlex::try_quote(BIN).unwrap()
+                );
+                let output = agent_command(&env, shell)
+                    .env("CMUX_SURFACE_ID", "5F0C7A4E")
+                    .args(["-c", &script, "sh", &payload])
+                    .output()
+                    .unwrap();
+                assert!(output.status.success(), "{output:?}");
+            }
+            let log = hook_log(&env);
+            let entry = &env.entries()["cmux:5F0C7A4E"];
+            assert_eq!(
+                entry["ended_at"].is_number(),
+                marked,
+                "{agent}: {entry}: {log}"
+            );
+            assert_eq!(
+                log.contains("no cmux process runs this agent any more"),
+                !marked,
+                "{agent}: {log}"
+            );
+        }
+    }
+}
+
+/// `SessionStart` as Copilot's hooks name it (`sessionStart`).
+fn lower_first(event: &str) -> String {
+    let mut chars = event.chars();
+    chars
+        .next()
+        .map(|first| first.to_ascii_lowercase().to_string() + chars.as_str())
+        .unwrap_or_default()
+}
+
+/// A Copilot hook payload in `cwd` (camelCase, no event name).
+fn copilot_payload(cwd: &std::path::Path) -> String {
+    serde_json::json!({
+        "sessionId": "5c0f0b2e-1111-4222-8333-444455556666",
+        "cwd": cwd,
+        "timestamp": 1_764_600_000_000_u64,
+        "reason": "user_exit",
+    })
+    .to_string()
 }

@@ -5,7 +5,7 @@
 //! when piped; two Gemini panes in one dir with the cleanup on are said before anything starts;
 //! FIFOs in the agents' dirs never hang it; a working dir gone since the crash (`gone_dir`).
 //! `--apply` per multiplexer: `tmux`, `kitty` (feature `live-kitty`), `zellij` (feature
-//! `live-zellij`).
+//! `live-zellij`), `wezterm` and `cmux` (through fakes that start what they are asked to).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -36,6 +36,7 @@ mod kitty;
 mod servers;
 mod socket_deadline;
 pub mod tmux;
+mod wezterm;
 #[cfg(feature = "live-zellij")]
 mod zellij;
 

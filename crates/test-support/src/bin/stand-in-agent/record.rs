@@ -13,9 +13,11 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
-/// `stand-in-agent record --runs FILE --pwd DIR --oldpwd DIR [--stay-with BIN] -- ARGS`.
+/// `stand-in-agent record --runs FILE --pwd DIR --oldpwd DIR [--stay-with BIN [--stay-as
+/// NAME]] -- ARGS`.
 pub fn main(args: &[String]) -> Result<()> {
     let (mut runs, mut pwd, mut oldpwd, mut stay_with) = (None, None, None, None);
+    let mut stay_as = None;
     let mut words = args.iter();
     let agent_args: Vec<String> = loop {
         let Some(word) = words.next() else {
@@ -27,6 +29,7 @@ pub fn main(args: &[String]) -> Result<()> {
             "--pwd" => &mut pwd,
             "--oldpwd" => &mut oldpwd,
             "--stay-with" => &mut stay_with,
+            "--stay-as" => &mut stay_as,
             other => bail!("record: unknown option {other:?}"),
         };
         *slot = words.next().cloned();
@@ -71,5 +74,11 @@ pub fn main(args: &[String]) -> Result<()> {
         }
         hook.wait().context("wait for the hook")?;
     }
-    Err(Command::new("sleep").arg("600").exec()).context("cannot exec sleep")
+    // With `--stay-as claude`, its command line names it as Claude Code's does, so the liveness
+    // rule sees the agent run.
+    Err(Command::new("sleep")
+        .arg0(stay_as.as_deref().unwrap_or("sleep"))
+        .arg("600")
+        .exec())
+    .context("cannot exec sleep")
 }
