@@ -275,3 +275,13 @@ pub fn restore_offers_one_not_the_ended(
     assert!(b["why"].as_str().unwrap().starts_with("not offered"), "{b}");
     (a, b)
 }
+
+/// The surface capture records for the pane `<session>:<window>.<pane>` of the sandbox's
+/// default tmux server (the one these tests start): `tmux:<socket path>:<session>:<window>.<pane>`.
+pub fn recorded(env: &Sandbox, session: &str, window: u32, pane: u32) -> String {
+    test_support::world::server_surface(
+        env,
+        &crate::harness::server_name(session),
+        &PanePlace::new(session, window, pane),
+    )
+}

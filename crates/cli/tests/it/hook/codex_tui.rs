@@ -32,7 +32,8 @@ use crate::harness::{
     plan_by_surface, restore, server_name,
 };
 use crate::hook::agent_tui::{
-    OfflineTmux, alive, descendants, enter, entries, hooks_running, keys, screen_shows, wait_for,
+    OfflineTmux, alive, descendants, enter, entries, hooks_running, keys, recorded, screen_shows,
+    wait_for,
 };
 
 fn installed_codex() -> PathBuf {
@@ -184,8 +185,8 @@ fn no_daemon_records_each_pane_and_quit_is_an_end_a_killed_pane_is_not() {
     let server = tmux.server();
     let (pane_a, pane_b) = (PANE_A, PANE_B);
     let entries = entries(&env);
-    let surface_a = "tmux:codex:0.0";
-    let surface_b = "tmux:codex:0.1";
+    let surface_a = &recorded(&env, "codex", 0, 0);
+    let surface_b = &recorded(&env, "codex", 0, 1);
     assert_eq!(
         entries[surface_a]["sessionId"],
         session_a.as_str(),
@@ -282,12 +283,12 @@ fn daemon_mode_with_the_title_records_each_pane_also_after_the_first_is_killed()
     }
     let entries = entries(&env);
     assert_eq!(
-        entries["tmux:codex:0.0"]["sessionId"],
+        entries[&recorded(&env, "codex", 0, 0)]["sessionId"],
         session_a.as_str(),
         "{entries:?}"
     );
     assert_eq!(
-        entries["tmux:codex:1.0"]["sessionId"],
+        entries[&recorded(&env, "codex", 1, 0)]["sessionId"],
         session_b.as_str(),
         "{entries:?}"
     );
@@ -315,21 +316,25 @@ fn daemon_mode_with_the_title_records_each_pane_also_after_the_first_is_killed()
     let session_c = session_of(&env, &format!("hello from {pane_c}"));
     let entries = crate::hook::agent_tui::entries(&env);
     assert_eq!(
-        entries["tmux:codex:2.0"]["sessionId"],
+        entries[&recorded(&env, "codex", 2, 0)]["sessionId"],
         session_c.as_str(),
         "{entries:?}"
     );
     assert_eq!(
-        entries["tmux:codex:1.0"]["sessionId"],
+        entries[&recorded(&env, "codex", 1, 0)]["sessionId"],
         session_b.as_str(),
         "{entries:?}"
     );
     assert_eq!(
-        entries["tmux:codex:0.0"]["sessionId"],
+        entries[&recorded(&env, "codex", 0, 0)]["sessionId"],
         session_a.as_str(),
         "{entries:?}"
     );
-    for surface in ["tmux:codex:0.0", "tmux:codex:1.0", "tmux:codex:2.0"] {
+    for surface in [
+        &recorded(&env, "codex", 0, 0),
+        &recorded(&env, "codex", 1, 0),
+        &recorded(&env, "codex", 2, 0),
+    ] {
         assert_eq!(entries[surface]["provider"], "codex");
         assert_eq!(entries[surface].get("ended_at"), None, "{entries:?}");
     }

@@ -20,13 +20,11 @@ use crate::Sandbox;
 use crate::harness::{PanePlace, TmuxServer, make_dir, plan_by_surface, restore, server_name};
 use crate::hook::agent_tui::{
     OfflineTmux, enter, enter_until, entries, held, install_hooks, keys, kill_server_ends_nothing,
-    restore_offers_one_not_the_ended, screen_shows, wait_for,
+    recorded, restore_offers_one_not_the_ended, screen_shows, wait_for,
 };
 
 const PANE_A: &str = "copilot:0.0";
 const PANE_B: &str = "copilot:0.1";
-const SURFACE_A: &str = "tmux:copilot:0.0";
-const SURFACE_B: &str = "tmux:copilot:0.1";
 
 /// crash-resume's hooks installed by `hook install copilot` into Copilot's default home,
 /// `~/.copilot`; returns what the install said.
@@ -113,16 +111,16 @@ fn first_prompt_records_exit_ends_and_kill_server_does_not() {
         (sessions.len() == 1).then(|| sessions[0].clone())
     });
     assert_eq!(
-        held(&env, SURFACE_A),
+        held(&env, &recorded(&env, "copilot", 0, 0)),
         None,
         "nothing recorded before a prompt"
     );
     prompt(&env, server, PANE_A, "hello from A");
     let session_a = wait_for("pane A's first prompt to be recorded", || {
-        held(&env, SURFACE_A)
+        held(&env, &recorded(&env, "copilot", 0, 0))
     });
     assert_eq!(session_a, started);
-    let entry = env.entry(SURFACE_A).unwrap();
+    let entry = env.entry(&recorded(&env, "copilot", 0, 0)).unwrap();
     assert_eq!(entry["provider"], "copilot");
     assert_eq!(entry["cwd"], alpha.to_str().unwrap());
     assert_eq!(
@@ -132,7 +130,7 @@ fn first_prompt_records_exit_ends_and_kill_server_does_not() {
 
     // While Copilot runs, its lock holds the session: restore does not start it again.
     let plan = plan_by_surface(&restore(&env, true, &[]).stdout);
-    let a = &plan[SURFACE_A];
+    let a = &plan[&recorded(&env, "copilot", 0, 0)];
     assert!(
         a["held_elsewhere"]
             .as_str()
@@ -144,7 +142,7 @@ fn first_prompt_records_exit_ends_and_kill_server_does_not() {
     start_copilot(&env, server, PANE_B);
     prompt(&env, server, PANE_B, "hello from B");
     let session_b = wait_for("pane B's first prompt to be recorded", || {
-        held(&env, SURFACE_B)
+        held(&env, &recorded(&env, "copilot", 0, 1))
     });
     keys(server, PANE_B, "/exit");
     screen_shows(server, PANE_B, "/exit");
@@ -153,16 +151,25 @@ fn first_prompt_records_exit_ends_and_kill_server_does_not() {
         PANE_B,
         "/exit ending pane B's session",
         || {
-            env.entry(SURFACE_B)
+            env.entry(&recorded(&env, "copilot", 0, 1))
                 .is_some_and(|entry| entry["ended_at"].is_u64())
         },
         String::new,
     );
-    assert_eq!(held(&env, SURFACE_B), Some(session_b));
+    assert_eq!(
+        held(&env, &recorded(&env, "copilot", 0, 1)),
+        Some(session_b)
+    );
 
     // kill-server: Copilot gets SIGHUP, writes session.shutdown and sends sessionEnd
     // `user_exit`, as after /exit, but no pane is left to name.
-    kill_server_ends_nothing(&env, server, "Copilot", (PANE_A, SURFACE_A), &session_a);
+    kill_server_ends_nothing(
+        &env,
+        server,
+        "Copilot",
+        (PANE_A, &recorded(&env, "copilot", 0, 0)),
+        &session_a,
+    );
     let events = fs::read_to_string(
         env.home()
             .join(".copilot/session-state")
@@ -178,9 +185,9 @@ fn first_prompt_records_exit_ends_and_kill_server_does_not() {
     // restore offers A's session and leaves B out, saying why for each.
     let (a, _) = restore_offers_one_not_the_ended(
         &env,
-        SURFACE_A,
+        &recorded(&env, "copilot", 0, 0),
         &format!("copilot '--resume={session_a}'"),
-        SURFACE_B,
+        &recorded(&env, "copilot", 0, 1),
     );
     assert_eq!(a["held_elsewhere"], serde_json::Value::Null, "{a}");
     assert_eq!(entries(&env).len(), 2);

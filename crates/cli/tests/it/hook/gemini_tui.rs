@@ -20,13 +20,11 @@ use crate::Sandbox;
 use crate::harness::{PanePlace, TmuxServer, make_dir, server_name};
 use crate::hook::agent_tui::{
     OfflineTmux, enter, enter_until, entries, held, hooks_running, install_hooks, keys,
-    kill_server_ends_nothing, restore_offers_one_not_the_ended, screen_shows, wait_for,
+    kill_server_ends_nothing, recorded, restore_offers_one_not_the_ended, screen_shows, wait_for,
 };
 
 const PANE_A: &str = "gemini:0.0";
 const PANE_B: &str = "gemini:0.1";
-const SURFACE_A: &str = "tmux:gemini:0.0";
-const SURFACE_B: &str = "tmux:gemini:0.1";
 
 /// Gemini's settings for the mock in the sandbox's home (Gemini's home when `GEMINI_CLI_HOME`
 /// is unset), and crash-resume's hooks installed by `hook install gemini`; returns what the
@@ -116,9 +114,11 @@ fn start_up_clear_quit_and_kill_server_as_gemini_reports_them() {
 
     // Start-up: recorded before any prompt, with the session whose file Gemini made.
     start_gemini(server, PANE_A);
-    let first = wait_for("pane A's start to be recorded", || held(&env, SURFACE_A));
+    let first = wait_for("pane A's start to be recorded", || {
+        held(&env, &recorded(&env, "gemini", 0, 0))
+    });
     assert_eq!(sessions_in(&env, "alpha"), std::slice::from_ref(&first));
-    let entry = env.entry(SURFACE_A).unwrap();
+    let entry = env.entry(&recorded(&env, "gemini", 0, 0)).unwrap();
     assert_eq!(entry["provider"], "gemini");
     assert_eq!(entry["cwd"], alpha.to_str().unwrap());
     assert_eq!(entry["config_dir"], env.home().to_str().unwrap());
@@ -126,12 +126,12 @@ fn start_up_clear_quit_and_kill_server_as_gemini_reports_them() {
 
     // `/clear`: a new session in the same pane, the old one in its chain, nothing ended.
     slash(server, PANE_A, "/clear", "Clear the screen", || {
-        held(&env, SURFACE_A).is_some_and(|session| session != first)
+        held(&env, &recorded(&env, "gemini", 0, 0)).is_some_and(|session| session != first)
     });
-    let second = held(&env, SURFACE_A).unwrap();
+    let second = held(&env, &recorded(&env, "gemini", 0, 0)).unwrap();
     prompt(&env, server, PANE_A, "after the clear");
     wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
-    let entry = env.entry(SURFACE_A).unwrap();
+    let entry = env.entry(&recorded(&env, "gemini", 0, 0)).unwrap();
     assert_eq!(entry.get("ended_at"), None, "{entry}");
     assert!(
         entry["previous_sessions"]
@@ -142,23 +142,34 @@ fn start_up_clear_quit_and_kill_server_as_gemini_reports_them() {
 
     // `/quit` in pane B: SessionEnd `exit` from a pane that stays: the end.
     start_gemini(server, PANE_B);
-    let session_b = wait_for("pane B's start to be recorded", || held(&env, SURFACE_B));
+    let session_b = wait_for("pane B's start to be recorded", || {
+        held(&env, &recorded(&env, "gemini", 0, 1))
+    });
     prompt(&env, server, PANE_B, "hello from B");
     slash(server, PANE_B, "/quit", "Exit the cli", || {
-        env.entry(SURFACE_B)
+        env.entry(&recorded(&env, "gemini", 0, 1))
             .is_some_and(|entry| entry["ended_at"].is_u64())
     });
-    assert_eq!(held(&env, SURFACE_B), Some(session_b.clone()));
+    assert_eq!(
+        held(&env, &recorded(&env, "gemini", 0, 1)),
+        Some(session_b.clone())
+    );
 
     // kill-server: Gemini gets SIGHUP and sends SessionEnd `exit`, but no pane is left to name.
-    kill_server_ends_nothing(&env, server, "Gemini", (PANE_A, SURFACE_A), &second);
+    kill_server_ends_nothing(
+        &env,
+        server,
+        "Gemini",
+        (PANE_A, &recorded(&env, "gemini", 0, 0)),
+        &second,
+    );
 
     // restore offers A's second session and leaves B out, saying why for each.
     let (a, b) = restore_offers_one_not_the_ended(
         &env,
-        SURFACE_A,
+        &recorded(&env, "gemini", 0, 0),
         &format!("gemini --resume {second}"),
-        SURFACE_B,
+        &recorded(&env, "gemini", 0, 1),
     );
     assert_eq!(b["session_id"], session_b.as_str(), "{b}");
     assert!(
@@ -182,10 +193,14 @@ fn a_second_pane_in_the_same_dir_deletes_the_first_ones_session_before_its_promp
     );
     let server = tmux.server();
     start_gemini(server, PANE_A);
-    let session_a = wait_for("pane A's start to be recorded", || held(&env, SURFACE_A));
+    let session_a = wait_for("pane A's start to be recorded", || {
+        held(&env, &recorded(&env, "gemini", 0, 0))
+    });
     assert_eq!(sessions_in(&env, "work"), std::slice::from_ref(&session_a));
     start_gemini(server, PANE_B);
-    let session_b = wait_for("pane B's start to be recorded", || held(&env, SURFACE_B));
+    let session_b = wait_for("pane B's start to be recorded", || {
+        held(&env, &recorded(&env, "gemini", 0, 1))
+    });
     assert_eq!(
         sessions_in(&env, "work"),
         [session_b],

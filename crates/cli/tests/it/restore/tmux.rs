@@ -1419,7 +1419,10 @@ fn a_restore_run_in_a_pane_it_restores_opens_the_others_then_becomes_that_agent(
         again[&full(&env, &panes[1].0)]["applied"],
         "skipped: another restore claimed it"
     );
-    assert_eq!(again[&full(&env, here)]["applied"], "started in the existing pane");
+    assert_eq!(
+        again[&full(&env, here)]["applied"],
+        "started in the existing pane"
+    );
     wait_until("the stand-in claude to run in this pane again", || {
         (claude_runs(&env).len() >= 3).then_some(())
     });
