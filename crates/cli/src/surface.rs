@@ -131,23 +131,20 @@ pub fn instance_gone(surface: &str, deadline: Instant) -> Option<String> {
                 .is_some_and(|process| runs(&process, mux::Multiplexer::Kitty));
             (!running).then(|| format!("kitty (pid {pid}) is not running any more"))
         }
-        mux::Surface::Wezterm(_) => {
+        // Neither can be asked for the pane: a process of theirs among the agent's ancestors
+        // says it still runs.
+        surface @ (mux::Surface::Wezterm(_) | mux::Surface::Cmux(_)) => {
+            let (multiplexer, word) = match surface {
+                mux::Surface::Wezterm(_) => (mux::Multiplexer::Wezterm, "WezTerm"),
+                _ => (mux::Multiplexer::Cmux, "cmux"),
+            };
             let ancestry =
                 proc_table::table().ancestry(std::process::id(), MAX_ANCESTORS, deadline)?;
             let running = ancestry
                 .ancestors
                 .iter()
-                .any(|process| runs(process, mux::Multiplexer::Wezterm));
-            (!running).then(|| "no WezTerm process runs this agent any more".to_string())
-        }
-        mux::Surface::Cmux(_) => {
-            let ancestry =
-                proc_table::table().ancestry(std::process::id(), MAX_ANCESTORS, deadline)?;
-            let running = ancestry
-                .ancestors
-                .iter()
-                .any(|process| runs(process, mux::Multiplexer::Cmux));
-            (!running).then(|| "no cmux process runs this agent any more".to_string())
+                .any(|process| runs(process, multiplexer));
+            (!running).then(|| format!("no {word} process runs this agent any more"))
         }
         _ => None,
     }

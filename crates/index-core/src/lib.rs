@@ -482,6 +482,21 @@ impl Index {
             .collect()
     }
 
+    /// Moves the entry of `from` to the surface `to`, which has none, keeping all it holds (its
+    /// session, chain, claim): one place named in a new form. Returns `false`, changing
+    /// nothing, when `from` has no entry or `to` has one.
+    pub fn rename(&mut self, from: &str, to: SurfaceId) -> bool {
+        if self.entries.contains_key(to.as_str()) {
+            return false;
+        }
+        let Some(mut entry) = self.remove(from) else {
+            return false;
+        };
+        entry.surface = to;
+        self.insert(entry);
+        true
+    }
+
     /// Drops one entry; returns it, or `None` if the surface was unknown.
     pub fn forget(&mut self, surface: &str) -> Option<Entry> {
         self.remove(surface)

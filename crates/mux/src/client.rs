@@ -76,41 +76,48 @@ pub(crate) fn socket_result(
     }
 }
 
-/// Connects to the unix socket at `address` (a path, or on Linux an abstract name) within
-/// `deadline`. A connect to a socket whose listen backlog is full waits until the listener
-/// accepts; the wait is bounded by the socket's send timeout, which Linux's and the BSDs'
-/// `connect` honour for unix sockets (a connect that runs out of it fails with `EAGAIN`,
-/// answered here as [`std::io::ErrorKind::TimedOut`]). The stream comes back with no timeouts
-/// set: the caller sets its own for writing and reading.
+/// Connects to the unix socket at `address` within `deadline`. The connect does not block:
+/// while the listener's backlog is full (`EAGAIN`, or a connect still in progress) it is tried
+/// again until the deadline, then fails as [`std::io::ErrorKind::TimedOut`]. Portable (no
+/// `SOCK_CLOEXEC`, which macOS lacks: the flag is set after). The stream comes back blocking,
+/// with no timeouts set: the caller sets its own for writing and reading.
 pub(crate) fn connect_unix(
     address: &rustix::net::SocketAddrUnix,
     deadline: Duration,
 ) -> std::io::Result<UnixStream> {
-    use rustix::net::sockopt::{Timeout, set_socket_timeout};
-    // A zero timeout means none at all to the kernel.
-    if deadline.is_zero() {
-        return Err(std::io::ErrorKind::TimedOut.into());
-    }
-    let socket = rustix::net::socket_with(
+    use rustix::io::Errno;
+    let until = std::time::Instant::now() + deadline;
+    let socket = rustix::net::socket(
         rustix::net::AddressFamily::UNIX,
         rustix::net::SocketType::STREAM,
-        rustix::net::SocketFlags::CLOEXEC,
         None,
     )?;
-    set_socket_timeout(&socket, Timeout::Send, Some(deadline))?;
-    match rustix::net::connect(&socket, address) {
-        Ok(()) => {}
-        Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INPROGRESS) => {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!("the socket did not accept the connection within {deadline:?}"),
-            ));
+    rustix::io::fcntl_setfd(&socket, rustix::io::FdFlags::CLOEXEC)?;
+    rustix::io::ioctl_fionbio(&socket, true)?;
+    loop {
+        match rustix::net::connect(&socket, address) {
+            Ok(()) | Err(Errno::ISCONN) => break,
+            Err(Errno::INTR) => continue,
+            Err(Errno::AGAIN | Errno::INPROGRESS | Errno::ALREADY) => {
+                let left = until.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("the socket did not accept the connection within {deadline:?}"),
+                    ));
+                }
+                std::thread::sleep(left.min(CONNECT_RETRY));
+            }
+            Err(errno) => return Err(errno.into()),
         }
-        Err(error) => return Err(error.into()),
     }
-    set_socket_timeout(&socket, Timeout::Send, None)?;
-    Ok(UnixStream::from(socket))
+    let stream = UnixStream::from(socket);
+    stream.set_nonblocking(false)?;
+    Ok(stream)
 }
+
+/// How long a connect waits before it tries again, while the listener's backlog is full.
+const CONNECT_RETRY: Duration = Duration::from_millis(10);
 
 #[cfg(test)]
 mod tests {

@@ -308,8 +308,13 @@ fn capture(
     let legacy = crate::surface::legacy_alias(&surface);
     let updated = match store.update(|index| {
         locked.set(Some(started.elapsed()));
+        // The pane's entry from before surfaces named their server is the same pane's: it moves
+        // to the new form with its session and chain (a new session then supersedes it there),
+        // and is no second claim on the pane.
+        if let Some(legacy) = &legacy {
+            index.rename(legacy, record.surface.clone());
+        }
         let done = resume_plan::hook::apply_event(index, agent.name(), &payload.event, record, now);
-        // The pane's entry from before surfaces named their server is no second claim on it.
         if let (resume_plan::hook::Done::Recorded, Some(legacy)) = (done, &legacy) {
             index.forget(legacy);
         }

@@ -354,3 +354,36 @@ fn a_restore_claim_survives_the_agents_record_and_is_judged_by_the_caller() {
         (Some(31), None)
     );
 }
+
+#[test]
+fn rename_moves_an_entry_with_its_chain_to_a_free_surface_only() {
+    let mut index = Index::default();
+    index.record(rec("tmux:w:0.0", "s1", "r"), 1);
+    index.record(rec("tmux:w:0.0", "s2", "r"), 2);
+    index.record(rec("taken", "s3", "r"), 3);
+    let new = SurfaceId::new("tmux:/tmp/tmux-0/default:w:0.0").unwrap();
+    assert!(!index.rename("tmux:w:0.0", SurfaceId::new("taken").unwrap()));
+    assert!(!index.rename("nowhere", new.clone()));
+    assert!(index.rename("tmux:w:0.0", new.clone()));
+    assert!(index.lookup("tmux:w:0.0").is_none());
+    let moved = index.lookup(new.as_str()).unwrap();
+    assert_eq!(moved.session.as_str(), "s2");
+    assert_eq!(moved.captured_at, 1);
+    let chain: Vec<&str> = moved
+        .previous_sessions
+        .iter()
+        .map(|id| id.as_str())
+        .collect();
+    assert_eq!(chain, ["s1"]);
+    assert_eq!(index.owner_of("s2"), Some(&new));
+    // A new session there supersedes the moved one, as on the old surface.
+    index.record(rec(new.as_str(), "s4", "r"), 4);
+    let chain: Vec<&str> = index
+        .lookup(new.as_str())
+        .unwrap()
+        .previous_sessions
+        .iter()
+        .map(|id| id.as_str())
+        .collect();
+    assert_eq!(chain, ["s1", "s2"]);
+}

@@ -132,39 +132,10 @@ impl Cmux {
     }
 }
 
-/// How long a connect waits before it tries again, while the listener's backlog is full.
-const CONNECT_RETRY: Duration = Duration::from_millis(10);
-
-/// Connects to the socket at `path` by `until`. The connect does not block: while the
-/// listener's backlog is full (`EAGAIN`, or a connect still in progress) it is tried again
-/// until the deadline, then fails as timed out.
+/// Connects to the socket at `path` by `until` ([`crate::client::connect_unix`]).
 fn connect(path: &Path, until: Instant) -> std::io::Result<UnixStream> {
-    use rustix::io::Errno;
     let address = rustix::net::SocketAddrUnix::new(path)?;
-    let socket = rustix::net::socket(
-        rustix::net::AddressFamily::UNIX,
-        rustix::net::SocketType::STREAM,
-        None,
-    )?;
-    rustix::io::fcntl_setfd(&socket, rustix::io::FdFlags::CLOEXEC)?;
-    rustix::io::ioctl_fionbio(&socket, true)?;
-    loop {
-        match rustix::net::connect(&socket, &address) {
-            Ok(()) | Err(Errno::ISCONN) => break,
-            Err(Errno::INTR) => continue,
-            Err(Errno::AGAIN | Errno::INPROGRESS | Errno::ALREADY) => {
-                let left = until.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Err(std::io::ErrorKind::TimedOut.into());
-                }
-                std::thread::sleep(left.min(CONNECT_RETRY));
-            }
-            Err(errno) => return Err(errno.into()),
-        }
-    }
-    let stream = UnixStream::from(socket);
-    stream.set_nonblocking(false)?;
-    Ok(stream)
+    crate::client::connect_unix(&address, until.saturating_duration_since(Instant::now()))
 }
 
 /// The `result` of an answer, or what its `error` says.

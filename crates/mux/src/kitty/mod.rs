@@ -437,7 +437,11 @@ fn connect(address: &str, deadline: Duration) -> std::io::Result<Stream> {
     };
     if let Some(path) = address.strip_prefix("unix:") {
         let socket = match path.strip_prefix('@') {
+            #[cfg(any(target_os = "linux", target_os = "android"))]
             Some(name) => rustix::net::SocketAddrUnix::new_abstract_name(name.as_bytes())?,
+            // Abstract socket names are Linux's alone.
+            #[cfg(not(any(target_os = "linux", target_os = "android")))]
+            Some(_) => return Err(unsupported()),
             None => rustix::net::SocketAddrUnix::new(path)?,
         };
         return crate::client::connect_unix(&socket, deadline).map(Stream::Unix);
