@@ -13,6 +13,8 @@
 //! - [`FakeCmux`]: a cmux socket (one JSON line in, one out) whose `workspace.create` starts
 //!   `initial_command` with `/bin/sh -c` in `working_directory` (else `HOME`), answering or
 //!   holding each request as the test says.
+//! - [`full_socket`]: a socket that accepts nothing, its listen backlog full (a hung kitty or
+//!   cmux), to which a connect waits.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::os::unix::fs::PermissionsExt as _;
@@ -307,5 +309,38 @@ impl Serving {
         let mut writer = stream;
         let _ = writer.write_all(format!("{answer}\n").as_bytes());
         true
+    }
+}
+
+/// A unix socket listening with a backlog of 0 that never accepts, its queue filled: a blocking
+/// connect to it waits until the listener accepts. The held connections go with it.
+#[derive(Debug)]
+pub struct FullSocket {
+    _listener: rustix::fd::OwnedFd,
+    _held: Vec<rustix::fd::OwnedFd>,
+}
+
+/// A [`FullSocket`] at `path`.
+pub fn full_socket(path: &Path) -> FullSocket {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketType};
+    let listener = rustix::net::socket(AddressFamily::UNIX, SocketType::STREAM, None).unwrap();
+    let address = SocketAddrUnix::new(path).unwrap();
+    rustix::net::bind(&listener, &address).unwrap();
+    rustix::net::listen(&listener, 0).unwrap();
+    // Linux queues one connection more than the backlog; a non-blocking connect past that
+    // fails at once (EAGAIN) where a blocking one waits.
+    let mut held = Vec::new();
+    loop {
+        let stream = rustix::net::socket(AddressFamily::UNIX, SocketType::STREAM, None).unwrap();
+        rustix::io::ioctl_fionbio(&stream, true).unwrap();
+        if rustix::net::connect(&stream, &address).is_err() {
+            break;
+        }
+        held.push(stream);
+        assert!(held.len() < 64, "the backlog never filled");
+    }
+    FullSocket {
+        _listener: listener,
+        _held: held,
     }
 }

@@ -5,46 +5,12 @@
 use std::process::Stdio;
 use std::time::Duration;
 
+use test_support::fake_terminal::full_socket;
+
 use crate::Sandbox;
 use crate::harness::{
     claude_dir, crash_resume_agent, make_dir, plan_by_surface, uuid, wait_within, write_transcript,
 };
-
-/// A unix socket listening with a backlog of 0 that never accepts, its queue filled: a connect
-/// to it waits until the listener accepts. The held connections go with it.
-struct FullSocket {
-    _listener: rustix::fd::OwnedFd,
-    _held: Vec<rustix::fd::OwnedFd>,
-}
-
-fn full_socket(path: &std::path::Path) -> FullSocket {
-    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
-    let listener = rustix::net::socket(AddressFamily::UNIX, SocketType::STREAM, None).unwrap();
-    let address = SocketAddrUnix::new(path).unwrap();
-    rustix::net::bind(&listener, &address).unwrap();
-    rustix::net::listen(&listener, 0).unwrap();
-    // Linux queues one connection more than the backlog; a non-blocking connect past that
-    // fails at once (EAGAIN) where a blocking one waits.
-    let mut held = Vec::new();
-    loop {
-        let stream = rustix::net::socket_with(
-            AddressFamily::UNIX,
-            SocketType::STREAM,
-            SocketFlags::NONBLOCK,
-            None,
-        )
-        .unwrap();
-        if rustix::net::connect(&stream, &address).is_err() {
-            break;
-        }
-        held.push(stream);
-        assert!(held.len() < 16, "the backlog never filled");
-    }
-    FullSocket {
-        _listener: listener,
-        _held: held,
-    }
-}
 
 #[test]
 fn a_kitty_socket_that_accepts_nothing_ends_the_restore_at_its_deadline() {

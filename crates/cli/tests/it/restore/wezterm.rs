@@ -7,13 +7,12 @@
 //! costs the restore its deadline, not its life.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use test_support::fake_terminal::{CmuxMode, FakeCmux, FakeWezterm};
+use test_support::fake_terminal::{CmuxMode, FakeCmux, FakeWezterm, full_socket};
 use test_support::world::{agent_command, bin_dir};
 
 use super::{HOUR, bind};
@@ -283,25 +282,7 @@ fn a_cmux_whose_backlog_is_full_gives_up_at_the_deadline() {
     let surface = "cmux:5F0C7A4E";
     let env = world(surface);
     let socket = env.root().join("full.sock");
-    let listener = listen_with_no_backlog(&socket);
-    let mut waiting = Vec::new();
-    // Connect without blocking until the backlog refuses another.
-    loop {
-        let client = rustix::net::socket(
-            rustix::net::AddressFamily::UNIX,
-            rustix::net::SocketType::STREAM,
-            None,
-        )
-        .unwrap();
-        rustix::io::ioctl_fionbio(&client, true).unwrap();
-        let address = rustix::net::SocketAddrUnix::new(&socket).unwrap();
-        match rustix::net::connect(&client, &address) {
-            Ok(()) => waiting.push(client),
-            Err(rustix::io::Errno::AGAIN) => break,
-            Err(error) => panic!("connect: {error}"),
-        }
-        assert!(waiting.len() < 64, "the backlog never filled");
-    }
+    let full = full_socket(&socket);
     let started = Instant::now();
     let mut restore = crash_resume_agent(&env)
         .args(["--json", "restore", "--apply", "cmux", "--cmux-socket"])
@@ -322,18 +303,5 @@ fn a_cmux_whose_backlog_is_full_gives_up_at_the_deadline() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("cmux did not answer within 5s"), "{stderr}");
     assert_eq!(claim_of(&env, surface), None, "the claim was taken back");
-    drop((listener, waiting));
-}
-
-/// A listening socket at `path` with a backlog of 0, which never accepts.
-fn listen_with_no_backlog(path: &Path) -> UnixListener {
-    let socket = rustix::net::socket(
-        rustix::net::AddressFamily::UNIX,
-        rustix::net::SocketType::STREAM,
-        None,
-    )
-    .unwrap();
-    rustix::net::bind(&socket, &rustix::net::SocketAddrUnix::new(path).unwrap()).unwrap();
-    rustix::net::listen(&socket, 0).unwrap();
-    UnixListener::from(socket)
+    drop(full);
 }
