@@ -28,7 +28,7 @@ impl LiveAgents {
     /// The pid of a running agent that holds `entry`: one whose own evidence names the entry's
     /// session (with the entry's config dir, else its agent's default, as the preflight takes
     /// it), else the surface's live agent ([`surface_agent`]).
-    pub fn entry_holder(&mut self, entry: &Entry, env: &Environment) -> Option<u32> {
+    pub fn entry_holder(&self, entry: &Entry, env: &Environment) -> Option<u32> {
         let input = input::entry_input(entry, env);
         let held = preflight::open_layout(&input, &self.cache).and_then(|layout| {
             layout
@@ -38,6 +38,12 @@ impl LiveAgents {
                 .map(|(_, pid)| pid)
         });
         held.or_else(|| surface_agent(self.cache.processes(), entry))
+    }
+
+    /// What it read of the agents' files, for the other questions of the same command (such as
+    /// when each conversation last changed), so that nothing is read twice.
+    pub fn cache(&self) -> &preflight::Cache {
+        &self.cache
     }
 }
 

@@ -13,16 +13,15 @@ use resume_plan::live::LiveAgents;
 pub fn run(cx: &Context, max_age: &str) -> Outcome {
     let max_age = context::millis(context::parse_max_age(max_age, "max age")?);
     let now = context::now();
-    let live = RefCell::new(LiveAgents::default());
-    let cache = preflight::Cache::default();
+    let live = LiveAgents::default();
     // The entries kept only because an agent holds their session: (surface, session, pid).
     let kept = RefCell::new(Vec::new());
     let updated = context::open_store(cx)?.prune(max_age, now, |entry| {
-        let active = context::conversation_active(cx, entry, &cache);
+        let active = context::conversation_active(cx, entry, live.cache());
         if !entry.is_inactive(max_age, active, now) {
             return active;
         }
-        match live.borrow_mut().entry_holder(entry, cx.env()) {
+        match live.entry_holder(entry, cx.env()) {
             Some(pid) => {
                 kept.borrow_mut()
                     .push((entry.surface.to_string(), entry.session.to_string(), pid));
