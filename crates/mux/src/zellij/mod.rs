@@ -81,7 +81,7 @@ pub struct ListedPane {
     /// Whether it is a plugin pane (the tab bar, the status bar).
     pub is_plugin: bool,
     /// Its name when it has one, else its terminal's title (which its program sets: never
-    /// taken for a name alone, see [`layout`]).
+    /// taken for a name alone, see the `layout` module).
     pub title: String,
     /// Whether its command exited.
     #[serde(default)]
@@ -216,7 +216,7 @@ const LIST_AGAIN_AFTER: Duration = Duration::from_millis(50);
 /// The stable surface of the pane `pane_id` of `session`, for the hook: the pane's name when
 /// it bears one of ours, or one the user gave it (kept: the pane is never renamed then), else
 /// a new name given to it (`rename-pane`). A pane bears a name only as the layout says
-/// ([`layout`]): a title a program set is no name. Every call ends by `deadline`. A pane the
+/// (the `layout` module): a title a program set is no name. Every call ends by `deadline`. A pane the
 /// list does not show yet is asked for again until then, and a refused rename is tried again:
 /// a hook that runs first thing in a new pane can ask before zellij lists the pane, and zellij
 /// now and then answers a running session with nothing or refuses it. Fails, renaming nothing,
