@@ -200,6 +200,7 @@ fn name_by_multiplexers(
     };
     match decide_surface(get, &evidence) {
         SurfaceDecision::Named(SurfaceHint::Ready(surface)) => {
+            let surface = wezterm_instance(surface, evidence.ancestors.as_deref(), deadline);
             Ok(stable_zellij(surface, deadline, naming))
         }
         SurfaceDecision::Named(SurfaceHint::TmuxPane(pane)) => match tmux {
@@ -227,6 +228,33 @@ fn name_by_multiplexers(
                  environment to name the pane)"
             ),
         },
+    }
+}
+
+/// A WezTerm pane named by its id alone (`WEZTERM_PANE`, which WezTerm numbers from 0 again
+/// after its server restarts) is given its instance: the nearest WezTerm process among the
+/// agent's ancestors, by pid and start (`proc_table::Table::start_mark`), so that a pane of a later WezTerm with the same id
+/// is another surface. Without one among the ancestors (the tree unknown, or the variable
+/// inherited from elsewhere) the id alone is recorded.
+fn wezterm_instance(surface: String, ancestors: Option<&[Ancestor]>, deadline: Instant) -> String {
+    let Ok(mux::Surface::Wezterm(pane)) = mux::Surface::parse(&surface) else {
+        return surface;
+    };
+    let instance = ancestors
+        .into_iter()
+        .flatten()
+        .find(|ancestor| mux::Multiplexer::Wezterm.is_process_name(&ancestor.name))
+        .and_then(|ancestor| {
+            let mark = proc_table::table().start_mark(ancestor.pid, deadline)?;
+            Some(mux::wezterm::WeztermPane::instance_of(ancestor.pid, mark))
+        });
+    match (pane.instance, instance) {
+        (None, Some(instance)) => mux::wezterm::WeztermPane {
+            instance: Some(instance),
+            id: pane.id,
+        }
+        .to_string(),
+        _ => surface,
     }
 }
 

@@ -97,7 +97,10 @@ pub fn multiplexers_in_env(
                     session: var("ZELLIJ_SESSION_NAME").unwrap_or_default(),
                     pane: value,
                 }),
-                Multiplexer::Wezterm => Surface::Wezterm(WeztermPane { id: value }),
+                Multiplexer::Wezterm => Surface::Wezterm(WeztermPane {
+                    instance: None,
+                    id: value,
+                }),
                 Multiplexer::Kitty => Surface::Kitty(mux::kitty::captured(
                     value,
                     var("KITTY_PID"),

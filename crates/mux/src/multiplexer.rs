@@ -57,7 +57,7 @@ impl Multiplexer {
             Multiplexer::Cmux => "cmux:<surface id>",
             Multiplexer::Tmux => "tmux:<socket path>:<session>:<window>.<pane>",
             Multiplexer::Zellij => "zellij:<session>:<pane name or id>",
-            Multiplexer::Wezterm => "wezterm:<pane id>",
+            Multiplexer::Wezterm => "wezterm:<instance>:<pane id>",
             Multiplexer::Kitty => "kitty:<kitty pid>:<window id>",
         }
     }

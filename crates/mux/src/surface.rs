@@ -20,7 +20,7 @@ pub enum Surface {
     Tmux(TmuxPane),
     /// `zellij:<session>:<pane name or id>`.
     Zellij(ZellijPane),
-    /// `wezterm:<pane id>`.
+    /// `wezterm:<instance>:<pane id>` (or `wezterm:<pane id>`, recorded without the instance).
     Wezterm(WeztermPane),
     /// `kitty:<kitty pid>:<window id>` (or `kitty:<window id>`, recorded without the instance).
     Kitty(KittyWindow),
@@ -93,6 +93,8 @@ mod tests {
             ("zellij::3", Some(Multiplexer::Zellij)),
             ("zellij:a:b:terminal_3", Some(Multiplexer::Zellij)),
             ("wezterm:12", Some(Multiplexer::Wezterm)),
+            ("wezterm:4242-1700000000000:12", Some(Multiplexer::Wezterm)),
+            ("wezterm:a:12", Some(Multiplexer::Wezterm)),
             ("kitty:7", Some(Multiplexer::Kitty)),
             ("kitty:4242:7", Some(Multiplexer::Kitty)),
             (
@@ -114,7 +116,7 @@ mod tests {
         for (surface, form) in [
             ("kitty:", "kitty:<kitty pid>:<window id>"),
             ("kitty::3", "kitty:<kitty pid>:<window id>"),
-            ("wezterm:", "wezterm:<pane id>"),
+            ("wezterm:", "wezterm:<instance>:<pane id>"),
             ("cmux:", "cmux:<surface id>"),
             ("zellij:s:", "zellij:<session>:<pane name or id>"),
             ("zellij:", "zellij:<session>:<pane name or id>"),

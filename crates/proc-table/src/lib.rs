@@ -343,6 +343,19 @@ impl Table {
         }
     }
 
+    /// A number that tells this process `pid` from a later one of the same pid, the same at
+    /// every read: its start in clock ticks since boot (`/proc/<pid>/stat`), or where there is
+    /// no `/proc`, a digest of the start time `ps` prints (`lstart`, to the second). Unlike
+    /// [`Table::started`], which is worked out from the clock and the uptime and moves by a few
+    /// ms from one read to the next, it can name a process in a stored id. `None` when the
+    /// process is not there or that cannot be read.
+    pub fn start_mark(self, pid: u32, deadline: Instant) -> Option<u64> {
+        match self {
+            Table::Proc => procfs::start_mark(pid),
+            Table::Ps => ps::start_mark(pid, deadline),
+        }
+    }
+
     /// When the process `pid` started; `None` when it is not there or that cannot be read.
     pub fn started(self, pid: u32, deadline: Instant) -> Option<SystemTime> {
         match self {

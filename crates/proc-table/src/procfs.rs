@@ -37,6 +37,10 @@ pub fn processes() -> Vec<Process> {
 /// When the process `pid` started: `starttime` of its `stat` line (clock ticks after boot)
 /// against `/proc/uptime` (how long ago the boot was), so the boot time's whole seconds do not
 /// blur it.
+pub fn start_mark(pid: u32) -> Option<u64> {
+    start_ticks(&read_capped(&format!("/proc/{pid}/stat"), 4096)?)
+}
+
 pub fn started(pid: u32) -> Option<SystemTime> {
     let stat = read_capped(&format!("/proc/{pid}/stat"), 4096)?;
     let ticks = start_ticks(&stat)?;

@@ -197,3 +197,30 @@ fn a_wezterm_that_does_not_answer_is_asked_once() {
     assert_eq!(fake.calls().len(), 1, "not asked again");
     assert!(backend.unanswered().is_some());
 }
+
+/// A pane id recorded under a WezTerm that is gone names whichever pane the running one
+/// numbered so: the new tab is no longer placed beside it, but in a new window. A surface of
+/// the running instance (here, this test's own process stands for it) still gets its tab.
+#[test]
+fn a_pane_of_a_wezterm_that_is_gone_gets_a_new_window() {
+    let fake = Fake::new(
+        r#"[{"window_id":0,"tab_id":0,"pane_id":3,"cwd":"file:///w"}]"#,
+        false,
+    );
+    let backend = fake.backend(Duration::from_secs(5));
+    let own = std::process::id();
+    let mark = proc_table::table()
+        .start_mark(own, std::time::Instant::now() + Duration::from_secs(5))
+        .unwrap();
+    let running = format!("wezterm:{own}-{mark}:3");
+    let gone = format!("wezterm:{own}-{}:3", mark + 1);
+    for (surface, created) in [(&gone, Created::Window), (&running, Created::Tab)] {
+        assert_eq!(
+            open(&backend, surface, Some("/w")).unwrap(),
+            Opened::Started {
+                created: vec![created]
+            },
+            "{surface}"
+        );
+    }
+}

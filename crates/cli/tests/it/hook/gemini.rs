@@ -225,19 +225,26 @@ fn a_wezterm_panes_end_counts_only_while_wezterm_runs_it() {
     ] {
         let env = Sandbox::default();
         let work = make_dir(&env.root().join("work"));
-        for event in ["SessionStart", "SessionEnd"] {
-            let script = format!(
-                "printf '%s' \"$1\" | {} hook gemini",
-                shlex::try_quote(BIN).unwrap()
-            );
-            let output = agent_command(&env, shell)
-                .env("WEZTERM_PANE", "5")
-                .args(["-c", &script, "sh", &payload(&work, event)])
-                .output()
-                .unwrap();
-            assert!(output.status.success(), "{output:?}");
-        }
-        let entry = &env.entries()["wezterm:5"];
+        // One agent process runs both hooks, under one WezTerm (its instance is in the surface).
+        let script = format!(
+            "printf '%s' \"$1\" | {bin} hook gemini && printf '%s' \"$2\" | {bin} hook gemini",
+            bin = shlex::try_quote(BIN).unwrap()
+        );
+        let output = agent_command(&env, shell)
+            .env("WEZTERM_PANE", "5")
+            .args(["-c", &script, "sh"])
+            .args([payload(&work, "SessionStart"), payload(&work, "SessionEnd")])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let entries = env.entries();
+        let [(surface, entry)] = &entries.iter().collect::<Vec<_>>()[..] else {
+            panic!("one entry: {entries:?}");
+        };
+        assert!(
+            surface.starts_with("wezterm:") && surface.ends_with(":5") || *surface == "wezterm:5",
+            "{surface}"
+        );
         let log = hook_log(&env);
         assert_eq!(entry["ended_at"].is_number(), marked, "{entry}: {log}");
         assert_eq!(

@@ -1327,3 +1327,51 @@ fn a_failing_first_hook_creates_its_dir_and_log_private() {
     assert_eq!(mode(&env.index_dir().join("hook.log")), 0o600);
     assert!(hook_log(&env).contains("no surface"));
 }
+
+/// WezTerm numbers panes from 0 again when its server restarts: a pane of a later WezTerm with
+/// the same `WEZTERM_PANE` is another surface, since the hook records the WezTerm process it
+/// runs under (by pid and start time), so it does not replace the earlier conversation's entry.
+/// Without a WezTerm among its ancestors (the variable inherited from elsewhere) the id alone is
+/// recorded.
+#[test]
+fn a_later_wezterm_pane_of_the_same_id_keeps_the_earlier_entry() {
+    let env = Sandbox::default();
+    let cwd = git_work_dir(&env, "wez", "");
+    let program = bin_dir(&env).join("wezterm-gui");
+    fs::create_dir_all(bin_dir(&env)).unwrap();
+    std::os::unix::fs::symlink("/bin/sh", &program).unwrap();
+    let hook = format!("{} hook claude; true", shell_word(crate::BIN));
+    for session in [uuid(1), uuid(2)] {
+        // Each run is a WezTerm process of its own (a later instance), whose pane 4 runs the agent.
+        let mut command = crate::harness::agent_command(&env, &program);
+        command
+            .args(["-c", &hook])
+            .current_dir(&cwd)
+            .env("WEZTERM_PANE", "4");
+        run_with_stdin(
+            command,
+            &session_start(&session, &cwd, "startup").to_string(),
+        )
+        .assert_silent_success("under a WezTerm");
+    }
+    let entries = env.entries();
+    let surfaces: Vec<&String> = entries.keys().collect();
+    assert_eq!(surfaces.len(), 2, "{entries:?}");
+    for surface in &surfaces {
+        let parsed = mux::Surface::parse(surface).unwrap();
+        let mux::Surface::Wezterm(pane) = parsed else {
+            panic!("{surface}");
+        };
+        assert_eq!(pane.id, "4");
+        assert!(pane.instance_process().is_some(), "{surface}");
+    }
+    // No WezTerm above the hook: the id alone, as before.
+    run_hook(
+        &env,
+        "claude",
+        &[("WEZTERM_PANE", "4")],
+        &session_start(&uuid(3), &cwd, "startup"),
+    )
+    .assert_silent_success("outside WezTerm");
+    assert!(env.entry("wezterm:4").is_some());
+}
