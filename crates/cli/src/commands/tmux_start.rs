@@ -261,7 +261,20 @@ fn block(cx: &Context) -> Result<String, Failure> {
             false => plain(&word, "the index path")?,
         });
     }
-    words.extend(["restore", "--apply", "tmux"].map(str::to_string));
+    // The server that reads the block names itself: `run-shell` expands the format to its own
+    // socket path, shell-quoted (`q:`), so no variable of the environment (`TMUX`, or a
+    // `CRASH_RESUME_TMUX_SOCKET` in tmux's global environment) can point the restore at
+    // another server.
+    words.extend(
+        [
+            "restore",
+            "--apply",
+            "tmux",
+            "--tmux-socket",
+            "#{q:socket_path}",
+        ]
+        .map(str::to_string),
+    );
     let log = log_path(cx)?;
     let log_dir = log.parent().unwrap_or(Utf8Path::new("/"));
     let command = format!(
