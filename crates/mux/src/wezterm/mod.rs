@@ -95,13 +95,12 @@ impl Wezterm {
 
 /// Whether the WezTerm process `pane` was recorded under still runs (the same pid, the same
 /// start: [`proc_table::Table::start_mark`]); `true` for a surface recorded without its
-/// instance, which cannot be told.
-fn instance_runs(pane: &WeztermPane) -> bool {
+/// instance, which cannot be told. The process table is given up on after `deadline`.
+fn instance_runs(pane: &WeztermPane, deadline: Duration) -> bool {
     let Some((pid, mark)) = pane.instance_process() else {
         return pane.instance.is_none();
     };
-    let deadline = std::time::Instant::now() + crate::tmux::CALL_DEADLINE;
-    proc_table::table().start_mark(pid, deadline) == Some(mark)
+    proc_table::table().start_mark(pid, std::time::Instant::now() + deadline) == Some(mark)
 }
 
 impl Backend for Wezterm {
@@ -129,7 +128,7 @@ impl Backend for Wezterm {
         // A pane id of a WezTerm that is gone names whichever pane the running one numbered
         // so: only a pane of the recorded instance (or of a surface recorded without one)
         // places the new tab.
-        let beside = instance_runs(pane) && self.has_pane(&pane.id)?;
+        let beside = instance_runs(pane, self.deadline) && self.has_pane(&pane.id)?;
         let mut args = vec!["spawn"];
         let created = if beside {
             args.extend(["--pane-id", pane.id.as_str()]);
