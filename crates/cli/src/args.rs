@@ -1,5 +1,5 @@
 //! The command-line definition (clap derive): every command, flag and environment variable of
-//! the README's Commands section, and the help text people read (with examples).
+//! the Commands section of docs/commands.md, and the help text people read (with examples).
 
 use clap::{Args, Parser, Subcommand};
 use clap_complete::Shell;
