@@ -27,6 +27,7 @@ pub mod copilot;
 pub mod gemini;
 pub mod layout;
 pub mod paths;
+pub mod qwen;
 
 use std::collections::{BTreeSet, HashSet};
 use std::time::Instant;
