@@ -554,6 +554,13 @@ fn build_record(
         true => cwd.join(&config_dir).into_string(),
         false => config_dir,
     };
+    // Qwen Code resolves its `QWEN_HOME` itself (`~`, `.` and `..`): the dir it uses is recorded.
+    let config_dir = match agent.agent() {
+        agent_paths::Agent::Qwen => {
+            preflight::qwen::resolve(&config_dir, Some(&cwd), cx.home().as_deref()).into_string()
+        }
+        _ => config_dir,
+    };
     Ok(resume_plan::hook::record(
         agent.name(),
         surface,
