@@ -552,10 +552,40 @@ pub fn live_holders(chats: &Utf8Path, processes: &proc_table::Snapshot) -> Vec<(
             let path = Utf8PathBuf::from_path_buf(item.path()).ok()?;
             let status = read_runtime_status(&path)?;
             let written = fs::symlink_metadata(&path).ok()?.modified().ok()?;
-            (status.session_id == session && processes.holds_since(status.pid, "qwen", written))
+            (status.session_id == session && holds_since(processes, status.pid, written))
                 .then(|| (status.session_id, status.pid))
         })
         .collect()
+}
+
+/// Whether `pid` is a Qwen Code process that started before `written` (within
+/// [`proc_table::START_SLACK`]). The pid a `runtime.json` names is not the `qwen` launcher's but
+/// that of the Node process it starts, `node --expose-gc <package>/cli.js`: either counts.
+fn holds_since(processes: &proc_table::Snapshot, pid: u32, written: std::time::SystemTime) -> bool {
+    processes.holds_since(pid, "qwen", written)
+        || processes.process(pid).is_some_and(|process| {
+            is_qwen_worker(&process.command_line)
+                && process
+                    .started
+                    .is_some_and(|started| started <= written + proc_table::START_SLACK)
+        })
+}
+
+/// Whether a command line is Node running Qwen Code's `cli.js` (its first word after the
+/// options of `node`).
+fn is_qwen_worker(words: &[std::ffi::OsString]) -> bool {
+    let Some((program, rest)) = words.split_first() else {
+        return false;
+    };
+    let program = program.to_string_lossy();
+    let base = program.rsplit('/').next().unwrap_or(&program);
+    if !matches!(base, "node" | "nodejs") {
+        return false;
+    }
+    rest.iter()
+        .map(|word| word.to_string_lossy())
+        .find(|word| !word.starts_with('-'))
+        .is_some_and(|script| script.ends_with("/qwen-code/cli.js"))
 }
 
 #[cfg(test)]
@@ -606,6 +636,19 @@ mod tests {
             ]
             .map(|(key, value)| (key.to_string(), value.to_string()))
         );
+    }
+
+    #[test]
+    fn the_node_process_of_qwen_code_is_qwen_code() {
+        let words = |line: &str| -> Vec<std::ffi::OsString> {
+            line.split(' ').map(std::ffi::OsString::from).collect()
+        };
+        let cli = "/p/node_modules/@qwen-code/qwen-code/cli.js";
+        assert!(is_qwen_worker(&words(&format!("/usr/bin/node --expose-gc {cli}"))));
+        assert!(is_qwen_worker(&words(&format!("node {cli} --resume x"))));
+        assert!(!is_qwen_worker(&words(&format!("sh {cli}"))));
+        assert!(!is_qwen_worker(&words(&format!("node other.js {cli}"))));
+        assert!(!is_qwen_worker(&words("node /p/gemini-cli/cli.js")));
     }
 
     #[test]

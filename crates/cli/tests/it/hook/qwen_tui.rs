@@ -8,6 +8,8 @@
 //!   ended.
 //! - `tmux kill-server`: Qwen Code's end, if it reports one, names no pane left: nothing is
 //!   marked, and `restore` offers it (`qwen --resume <id>`), saying why for each.
+//! - A running Qwen Code holds its session (its `runtime.json` names its pid); the file left
+//!   behind after a kill holds nothing.
 //! - The hook prints nothing on stdout, which Qwen Code would read as the hook's answer.
 
 use std::fs;
@@ -110,6 +112,22 @@ fn start_up_quit_and_kill_server_as_qwen_reports_them() {
     prompt(&env, server, PANE_A, "hello from A");
     assert_eq!(sessions_in(&env, &alpha), std::slice::from_ref(&first));
 
+    // While it runs, its `runtime.json` names its Node process, still that Qwen Code: held.
+    let runtime = env
+        .home()
+        .join(".qwen/projects")
+        .join(preflight::qwen::slug(alpha.to_str().unwrap()))
+        .join(format!("chats/{first}.runtime.json"));
+    let status: serde_json::Value = serde_json::from_slice(&fs::read(&runtime).unwrap()).unwrap();
+    let pid = status["pid"].as_u64().unwrap();
+    let plan = plan_by_surface(&restore(&env, true, &["--all"]).stdout);
+    let running = &plan[&recorded(&env, "qwen", 0, 0)];
+    assert_eq!(
+        running["held_elsewhere"],
+        format!("a running agent (pid {pid})"),
+        "{running}"
+    );
+
     // `/quit` in pane B: SessionEnd from a pane that stays: the end.
     start_qwen(server, PANE_B);
     let session_b = wait_for("pane B's start to be recorded", || {
@@ -145,6 +163,9 @@ fn start_up_quit_and_kill_server_as_qwen_reports_them() {
     let entry = env.entry(&recorded(&env, "qwen", 0, 0)).unwrap();
     assert_eq!(entry["sessionId"], first.as_str());
     assert_eq!(entry.get("ended_at"), None, "a killed server is no end: {entry}");
+
+    // Its `runtime.json` is left behind, naming a pid that is gone: no evidence of a holder.
+    assert!(runtime.exists());
 
     // restore offers A's session and leaves B out, saying why for each.
     let (_, b) = restore_offers_one_not_the_ended(
