@@ -246,6 +246,11 @@ fn capture(
             ),
         );
     }
+    if dialect == Dialect::Qwen
+        && let Some(warning) = crate::qwen::unrecorded_runtime_dir(cx, payload.cwd.as_deref())
+    {
+        log(cx, &format!("hook qwen: warning: {warning}"));
+    }
     let read = started.elapsed();
     let found = match daemon {
         Some(daemon) => {

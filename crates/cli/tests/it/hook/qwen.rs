@@ -82,3 +82,28 @@ fn a_relative_qwen_home_is_recorded_against_the_working_dir() {
         "{entry}"
     );
 }
+
+/// A `QWEN_RUNTIME_DIR` that only the environment names cannot be recorded: the log says so and
+/// what to do; one that the config dir's `.env` names is found again by a restore, and nothing
+/// is said.
+#[test]
+fn a_runtime_dir_only_the_environment_names_is_said_in_the_log() {
+    let env = Sandbox::default();
+    let work = make_dir(&env.root().join("work"));
+    let runtime = env.root().join("runtime");
+    let runtime = runtime.to_str().unwrap();
+    let vars = [("CRASH_RESUME_SURFACE", "cmux:A"), ("QWEN_RUNTIME_DIR", runtime)];
+    hook(&env, &work, "SessionStart", &vars);
+    let log = hook_log(&env);
+    assert!(
+        log.contains("hook qwen: warning:") && log.contains("QWEN_RUNTIME_DIR in"),
+        "{log}"
+    );
+
+    let env = Sandbox::default();
+    let work = make_dir(&env.root().join("work"));
+    let qwen_dir = make_dir(&env.home().join(".qwen"));
+    std::fs::write(qwen_dir.join(".env"), format!("QWEN_RUNTIME_DIR={runtime}\n")).unwrap();
+    hook(&env, &work, "SessionStart", &vars);
+    assert!(!hook_log(&env).contains("warning"), "{}", hook_log(&env));
+}
