@@ -53,7 +53,7 @@ impl Case {
     fn name(self) -> &'static str {
         match self {
             Case::Crashed => "qwen, crashed",
-            Case::CrashedToo => "qwen, crashed, another dir",
+            Case::CrashedToo => "qwen, second crash, another dir",
             Case::Quit => "qwen, /quit",
             Case::FileDeleted => "qwen, session file deleted",
         }

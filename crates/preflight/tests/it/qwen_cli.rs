@@ -145,6 +145,8 @@ enum State {
     RuntimeDirSetting,
     RuntimeDirSettingRelative,
     RuntimeDirInEnvFileOverSetting,
+    /// The working dir deleted; Qwen Code run from the home dir, where a restore starts it.
+    CwdDeletedRunFromHome,
 }
 
 /// Puts the case in `state`, asks the preflight and Qwen Code, and holds them equal; returns
@@ -267,10 +269,15 @@ fn check(state: State) -> Option<i32> {
             cwd = case.root.join("x/y");
             fs::create_dir_all(&cwd).unwrap();
         }
+        State::CwdDeletedRunFromHome => fs::remove_dir_all(&case.project).unwrap(),
         _ => {}
     }
     let verdict = case.preflight(&session, &cwd, &made_in);
-    let code = case.resume(&session, cwd.as_std_path());
+    let run_in = match state {
+        State::CwdDeletedRunFromHome => case.home(),
+        _ => cwd,
+    };
+    let code = case.resume(&session, run_in.as_std_path());
     assert_eq!(
         verdict == Verdict::Resume,
         code == Some(0),
@@ -392,4 +399,9 @@ fn a_relative_runtime_output_dir_is_resolved_against_the_working_dir() {
 #[test]
 fn qwen_runtime_dir_from_the_env_file_comes_before_the_setting() {
     assert_eq!(check(State::RuntimeDirInEnvFileOverSetting), Some(0));
+}
+
+#[test]
+fn a_deleted_working_dir_run_from_the_home_dir_is_refused() {
+    assert_eq!(check(State::CwdDeletedRunFromHome), Some(EXIT_NO_SESSION));
 }
