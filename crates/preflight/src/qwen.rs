@@ -94,7 +94,9 @@ impl HomeEnv {
         home: Option<&Utf8Path>,
     ) -> HomeEnv {
         let mut found = HomeEnv {
-            qwen_home: qwen_home.filter(|value| !value.is_empty()).map(str::to_owned),
+            qwen_home: qwen_home
+                .filter(|value| !value.is_empty())
+                .map(str::to_owned),
             runtime_dir: runtime_dir
                 .filter(|value| !value.is_empty())
                 .map(str::to_owned),
@@ -275,16 +277,16 @@ pub fn slug(cwd: &str) -> String {
 
 /// `<runtime>/projects/<slug of cwd>/chats`.
 pub fn chats_dir(runtime: &Utf8Path, cwd: &Utf8Path) -> Utf8PathBuf {
-    runtime.join("projects").join(slug(cwd.as_str())).join("chats")
+    runtime
+        .join("projects")
+        .join(slug(cwd.as_str()))
+        .join("chats")
 }
 
 /// Whether `session` can name a file in the chats dir (Qwen Code's `SESSION_FILE_PATTERN` is
 /// stricter still; an id with a separator or a `..` never names a file there).
 pub fn is_file_name_safe(session: &str) -> bool {
-    !session.is_empty()
-        && session != "."
-        && session != ".."
-        && !session.contains(['/', '\\', '\0'])
+    !session.is_empty() && session != "." && session != ".." && !session.contains(['/', '\\', '\0'])
 }
 
 /// What a session file holds, as `--resume` judges it.
@@ -492,7 +494,10 @@ fn parse_line(line: &str) -> Vec<Value> {
 /// a `parentUuid` that is a string or null, a non-empty `sessionId`, and a known `type`.
 fn valid_record_session(record: &Map<String, Value>) -> Option<&str> {
     let uuid = record.get("uuid")?.as_str()?;
-    let parent_ok = matches!(record.get("parentUuid"), Some(Value::String(_) | Value::Null));
+    let parent_ok = matches!(
+        record.get("parentUuid"),
+        Some(Value::String(_) | Value::Null)
+    );
     let session = record.get("sessionId")?.as_str()?;
     let kind = record.get("type")?.as_str()?;
     let known = matches!(kind, "user" | "assistant" | "tool_result" | "system");
@@ -644,7 +649,9 @@ mod tests {
             line.split(' ').map(std::ffi::OsString::from).collect()
         };
         let cli = "/p/node_modules/@qwen-code/qwen-code/cli.js";
-        assert!(is_qwen_worker(&words(&format!("/usr/bin/node --expose-gc {cli}"))));
+        assert!(is_qwen_worker(&words(&format!(
+            "/usr/bin/node --expose-gc {cli}"
+        ))));
         assert!(is_qwen_worker(&words(&format!("node {cli} --resume x"))));
         assert!(!is_qwen_worker(&words(&format!("sh {cli}"))));
         assert!(!is_qwen_worker(&words(&format!("node other.js {cli}"))));

@@ -68,9 +68,7 @@ pub fn settings_json(extra: serde_json::Value) -> String {
 
 /// The variables that point Qwen Code at the mock, as `NAME=value` words for a shell line.
 pub fn model_words() -> String {
-    format!(
-        "OPENAI_API_KEY=dummy OPENAI_MODEL={MODEL} OPENAI_BASE_URL=http://127.0.0.1:{PORT}/v1"
-    )
+    format!("OPENAI_API_KEY=dummy OPENAI_MODEL={MODEL} OPENAI_BASE_URL=http://127.0.0.1:{PORT}/v1")
 }
 
 /// What one offline Qwen Code run did.

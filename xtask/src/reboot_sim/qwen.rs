@@ -48,7 +48,12 @@ enum Case {
 }
 
 impl Case {
-    const ALL: [Case; 4] = [Case::Crashed, Case::CrashedToo, Case::Quit, Case::FileDeleted];
+    const ALL: [Case; 4] = [
+        Case::Crashed,
+        Case::CrashedToo,
+        Case::Quit,
+        Case::FileDeleted,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -80,8 +85,11 @@ pub fn simulate(sandbox: &Sandbox, cli: &Path) -> Result<Vec<Row>> {
     let qwen_dir = sandbox.home.join(".qwen");
     create_dir(&qwen_dir)?;
     let settings = qwen_dir.join("settings.json");
-    fs::write(&settings, qwen_offline::settings_json(serde_json::json!({})))
-        .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", settings.display()))?;
+    fs::write(
+        &settings,
+        qwen_offline::settings_json(serde_json::json!({})),
+    )
+    .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", settings.display()))?;
     let slots = case_slots(&Case::ALL, |case| case.slot(&sandbox.work))?;
     let requests = sandbox.root.join("qwen-requests.log");
     let (namespace, layout) = start_story(
@@ -192,7 +200,9 @@ fn prompt(sandbox: &Sandbox, slot: &Slot, text: &str) -> Result<()> {
 
 /// Every active session file under `qwen_dir` (`projects/<slug>/chats/<id>.jsonl`).
 fn all_session_files(qwen_dir: &Path) -> Vec<PathBuf> {
-    let projects = fs::read_dir(qwen_dir.join("projects")).into_iter().flatten();
+    let projects = fs::read_dir(qwen_dir.join("projects"))
+        .into_iter()
+        .flatten();
     projects
         .flatten()
         .flat_map(|project| {
@@ -202,7 +212,10 @@ fn all_session_files(qwen_dir: &Path) -> Vec<PathBuf> {
         })
         .flatten()
         .map(|file| file.path())
-        .filter(|path| path.extension().is_some_and(|extension| extension == "jsonl"))
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "jsonl")
+        })
         .collect()
 }
 
@@ -289,7 +302,11 @@ fn once_each_row(
         }
         for (other, slot) in slots {
             if *other != case && screen(sandbox, slot)?.contains(&case.prompt()) {
-                problems.push(format!("{} shows {}'s conversation", other.name(), case.name()));
+                problems.push(format!(
+                    "{} shows {}'s conversation",
+                    other.name(),
+                    case.name()
+                ));
             }
         }
     }

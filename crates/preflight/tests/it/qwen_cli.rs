@@ -173,7 +173,9 @@ fn check(state: State) -> Option<i32> {
     match state {
         State::QwenHomeAbsolute => {
             moved_config(&case.root.join("qh"));
-            case.qwen.extra.push(("QWEN_HOME", case.root.join("qh").to_string()));
+            case.qwen
+                .extra
+                .push(("QWEN_HOME", case.root.join("qh").to_string()));
         }
         State::QwenHomeTilde => {
             moved_config(&home.join("qh"));

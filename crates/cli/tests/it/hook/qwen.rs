@@ -6,7 +6,9 @@
 use serde_json::json;
 
 use crate::Sandbox;
-use crate::harness::{Vars, crash_resume_agent, hook_log, make_dir, run_with_stdin, uuid, with_vars};
+use crate::harness::{
+    Vars, crash_resume_agent, hook_log, make_dir, run_with_stdin, uuid, with_vars,
+};
 
 /// A Qwen Code payload of `event` for session 1 in `work`.
 fn payload(work: &std::path::Path, event: &str) -> String {
@@ -57,7 +59,10 @@ fn the_start_records_qwens_config_dir_and_an_end_from_a_gone_pane_marks_nothing(
     assert_eq!(entry["config_dir"], qwen_home, "{entry}");
     hook(&env, &work, "SessionEnd", DEAD_TMUX);
     let entry = &env.entries()["tmux:work:0.0"];
-    assert!(entry["ended_at"].is_null(), "a gone pane's end is no end: {entry}");
+    assert!(
+        entry["ended_at"].is_null(),
+        "a gone pane's end is no end: {entry}"
+    );
     let log = hook_log(&env);
     assert!(
         log.contains("ended where no surface can be named any more"),
@@ -73,7 +78,10 @@ fn a_relative_qwen_home_is_recorded_against_the_working_dir() {
         &env,
         &work,
         "SessionStart",
-        &[("CRASH_RESUME_SURFACE", "cmux:A"), ("QWEN_HOME", "state/../qh")],
+        &[
+            ("CRASH_RESUME_SURFACE", "cmux:A"),
+            ("QWEN_HOME", "state/../qh"),
+        ],
     );
     let entry = &env.entries()["cmux:A"];
     assert_eq!(
@@ -92,7 +100,10 @@ fn a_runtime_dir_only_the_environment_names_is_said_in_the_log() {
     let work = make_dir(&env.root().join("work"));
     let runtime = env.root().join("runtime");
     let runtime = runtime.to_str().unwrap();
-    let vars = [("CRASH_RESUME_SURFACE", "cmux:A"), ("QWEN_RUNTIME_DIR", runtime)];
+    let vars = [
+        ("CRASH_RESUME_SURFACE", "cmux:A"),
+        ("QWEN_RUNTIME_DIR", runtime),
+    ];
     hook(&env, &work, "SessionStart", &vars);
     let log = hook_log(&env);
     assert!(
@@ -103,7 +114,11 @@ fn a_runtime_dir_only_the_environment_names_is_said_in_the_log() {
     let env = Sandbox::default();
     let work = make_dir(&env.root().join("work"));
     let qwen_dir = make_dir(&env.home().join(".qwen"));
-    std::fs::write(qwen_dir.join(".env"), format!("QWEN_RUNTIME_DIR={runtime}\n")).unwrap();
+    std::fs::write(
+        qwen_dir.join(".env"),
+        format!("QWEN_RUNTIME_DIR={runtime}\n"),
+    )
+    .unwrap();
     hook(&env, &work, "SessionStart", &vars);
     assert!(!hook_log(&env).contains("warning"), "{}", hook_log(&env));
 }

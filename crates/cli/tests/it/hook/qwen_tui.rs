@@ -81,9 +81,11 @@ fn start_up_quit_and_kill_server_as_qwen_reports_them() {
     let said = qwen_setup(&env);
     assert!(said.contains("first prompt"), "{said}");
     let settings: serde_json::Value =
-        serde_json::from_slice(&fs::read(env.home().join(".qwen/settings.json")).unwrap())
-            .unwrap();
-    assert_eq!(settings["general"]["enableAutoUpdate"], false, "kept: {settings}");
+        serde_json::from_slice(&fs::read(env.home().join(".qwen/settings.json")).unwrap()).unwrap();
+    assert_eq!(
+        settings["general"]["enableAutoUpdate"], false,
+        "kept: {settings}"
+    );
     let alpha = make_dir(&env.root().join("alpha"));
     let beta = make_dir(&env.root().join("beta"));
     let tmux = OfflineTmux::start(
@@ -108,7 +110,11 @@ fn start_up_quit_and_kill_server_as_qwen_reports_them() {
     assert_eq!(sessions_in(&env, &alpha), Vec::<String>::new());
     let plan = plan_by_surface(&restore(&env, true, &["--all"]).stdout);
     let before_prompt = &plan[&recorded(&env, "qwen", 0, 0)];
-    assert_ne!(before_prompt["verdict"], "resume", "{before_prompt}");
+    assert_eq!(before_prompt["verdict"], "fresh", "{before_prompt}");
+    assert_eq!(
+        before_prompt["end_evidence"]["kind"], "cannot_resume",
+        "{before_prompt}"
+    );
     prompt(&env, server, PANE_A, "hello from A");
     assert_eq!(sessions_in(&env, &alpha), std::slice::from_ref(&first));
 
@@ -162,7 +168,11 @@ fn start_up_quit_and_kill_server_as_qwen_reports_them() {
     wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
     let entry = env.entry(&recorded(&env, "qwen", 0, 0)).unwrap();
     assert_eq!(entry["sessionId"], first.as_str());
-    assert_eq!(entry.get("ended_at"), None, "a killed server is no end: {entry}");
+    assert_eq!(
+        entry.get("ended_at"),
+        None,
+        "a killed server is no end: {entry}"
+    );
 
     // Its `runtime.json` is left behind, naming a pid that is gone: no evidence of a holder.
     assert!(runtime.exists());

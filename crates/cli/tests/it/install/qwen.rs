@@ -93,6 +93,10 @@ fn the_hooks_go_into_qwen_home() {
 fn the_hooks_go_into_the_qwen_home_of_the_home_env_file() {
     let env = Sandbox::default();
     let dir = env.root().join("from-env");
-    fs::write(env.home().join(".env"), format!("QWEN_HOME={}\n", dir.display())).unwrap();
+    fs::write(
+        env.home().join(".env"),
+        format!("QWEN_HOME={}\n", dir.display()),
+    )
+    .unwrap();
     check_round_trip(&env, &dir.join("settings.json"), &[]);
 }
