@@ -558,7 +558,7 @@ pub fn live_holders(chats: &Utf8Path, processes: &proc_table::Snapshot) -> Vec<(
             let status = read_runtime_status(&path)?;
             let written = fs::symlink_metadata(&path).ok()?.modified().ok()?;
             (status.session_id == session && holds_since(processes, status.pid, written))
-                .then(|| (status.session_id, status.pid))
+                .then_some((status.session_id, status.pid))
         })
         .collect()
 }
