@@ -169,7 +169,7 @@ pub fn config_dir(
 
 /// The `KEY=value` pairs of a `.env` file as the dotenv package parses them: `export ` before a
 /// key allowed, a value in single, double or back quotes taken as is (`\n` in double quotes is
-/// a newline), an unquoted value ends at ` #` and is trimmed; other lines are skipped.
+/// a newline), an unquoted value ends at a `#` and is trimmed; other lines are skipped.
 pub fn dotenv(text: &str) -> Vec<(String, String)> {
     let mut pairs = Vec::new();
     for line in text.lines() {
@@ -196,9 +196,8 @@ pub fn dotenv(text: &str) -> Vec<(String, String)> {
                 _ => inner.to_string(),
             })
         });
-        let value = quoted.unwrap_or_else(|| match value.find(" #") {
+        let value = quoted.unwrap_or_else(|| match value.find('#') {
             Some(end) => value[..end].trim().to_string(),
-            None if value.starts_with('#') => String::new(),
             None => value.to_string(),
         });
         pairs.push((key.to_string(), value));
@@ -627,7 +626,7 @@ mod tests {
     #[test]
     fn dotenv_lines_parse_as_the_dotenv_package_does() {
         let pairs = dotenv(
-            "# comment\nQWEN_HOME=/a\nexport QWEN_RUNTIME_DIR = \"/b c\" \nX='y' # z\nY=v # c\n\
+            "# comment\nQWEN_HOME=/a\nexport QWEN_RUNTIME_DIR = \"/b c\" \nX='y' # z\nY=v#c\n\
              bad line\nZ=\n",
         );
         assert_eq!(

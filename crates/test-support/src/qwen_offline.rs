@@ -75,7 +75,7 @@ pub fn model_words() -> String {
 pub use crate::codex_offline::Run;
 
 /// One place to run Qwen Code offline: `root` holds the launcher script and the request log,
-/// `home` is `HOME`, and `config` its config dir (`QWEN_HOME`, or `~/.qwen` when `None`).
+/// `home` is `HOME` (its `~/.qwen` the config dir unless `extra` sets `QWEN_HOME`).
 #[derive(Debug, Clone)]
 pub struct Offline {
     /// The Qwen Code executable.

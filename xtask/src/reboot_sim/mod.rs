@@ -224,7 +224,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let outcome = {
         let _shut_down = ShutDown(&sandbox);
         match (&codex_cli, &gemini_cli, &copilot_cli, &zellij) {
-            _ if let Some(cli) = &qwen_cli => qwen::simulate(&sandbox, cli),
+            _ if qwen_cli.is_some() => {
+                qwen::simulate(&sandbox, qwen_cli.as_deref().expect("checked just above"))
+            }
             (Some(cli), _, _, _) => codex::simulate(&sandbox, cli),
             (None, Some(cli), _, _) => gemini::simulate(&sandbox, cli),
             (None, None, Some(cli), _) => copilot::simulate(&sandbox, cli),
