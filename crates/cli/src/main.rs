@@ -16,6 +16,7 @@ mod error;
 mod gemini;
 mod man;
 mod output;
+mod qwen;
 mod surface;
 mod table;
 

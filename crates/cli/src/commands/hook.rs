@@ -246,6 +246,11 @@ fn capture(
             ),
         );
     }
+    if dialect == Dialect::Qwen
+        && let Some(warning) = crate::qwen::unrecorded_runtime_dir(cx, payload.cwd.as_deref())
+    {
+        log(cx, &format!("hook qwen: warning: {warning}"));
+    }
     let read = started.elapsed();
     let found = match daemon {
         Some(daemon) => {
@@ -553,6 +558,13 @@ fn build_record(
     {
         true => cwd.join(&config_dir).into_string(),
         false => config_dir,
+    };
+    // Qwen Code resolves its `QWEN_HOME` itself (`~`, `.` and `..`): the dir it uses is recorded.
+    let config_dir = match agent.agent() {
+        agent_paths::Agent::Qwen => {
+            preflight::qwen::resolve(&config_dir, Some(&cwd), cx.home().as_deref()).into_string()
+        }
+        _ => config_dir,
     };
     Ok(resume_plan::hook::record(
         agent.name(),
