@@ -10,6 +10,9 @@
 //!   write, fsync, a synced copy of the new generation as `<index>.bak`, rename, fsync the
 //!   directory. The backup is the latest acknowledged generation, so an index overwritten from
 //!   outside loses nothing that was acknowledged.
+//! - A change of a few entries ([`Store::update_entries`]: a record) parses only those entries
+//!   and copies every other into the new file as it was, when the file is an ordinary one; it
+//!   writes what the full read-change-write writes, by the same durable write.
 //! - Every file is opened through `safe-open`: no symlink followed at the index's own files,
 //!   no wait on a FIFO, regular files only.
 //! - A missing file is an empty index. Reads never create, move or change a file.
