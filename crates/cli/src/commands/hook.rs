@@ -311,7 +311,14 @@ fn capture(
     let now = context::now();
     let session = payload.session.clone();
     let legacy = crate::surface::legacy_alias(&surface);
-    let updated = match store.update(|index| {
+    let scoped_surfaces: Vec<&str> = std::iter::once(surface.as_str())
+        .chain(legacy.as_deref())
+        .collect();
+    let scope = index_store::Scope {
+        surfaces: &scoped_surfaces,
+        sessions: &[session.as_str()],
+    };
+    let updated = match store.update_entries(scope, |index| {
         locked.set(Some(started.elapsed()));
         // The pane's entry from before surfaces named their server is the same pane's: it moves
         // to the new form with its session and chain (a new session then supersedes it there),
@@ -319,7 +326,13 @@ fn capture(
         if let Some(legacy) = &legacy {
             index.rename(legacy, record.surface.clone());
         }
-        let done = resume_plan::hook::apply_event(index, agent.name(), &payload.event, record, now);
+        let done = resume_plan::hook::apply_event(
+            index,
+            agent.name(),
+            &payload.event,
+            record.clone(),
+            now,
+        );
         if let (resume_plan::hook::Done::Recorded, Some(legacy)) = (done, &legacy) {
             index.forget(legacy);
         }
