@@ -1,6 +1,7 @@
 //! One module per command; `run` dispatches to them. Each command validates its input at the
 //! edge, calls the library crates, and prints.
 
+mod doctor;
 mod forget;
 mod hook;
 mod install;
@@ -49,6 +50,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::List => list::run(cx),
         Command::Preflight(args) => preflight::run(cx, args),
         Command::Path => path::run(cx),
+        Command::Doctor => doctor::run(cx),
         Command::Restore(args) => restore::run(cx, &args),
         Command::Hook(HookCommand::Claude { payload }) => {
             hook::run(cx, Agent::Claude, payload.as_deref());
