@@ -425,7 +425,8 @@ fn index_check(inputs: &Inputs<'_>) -> IndexCheck {
     }
 }
 
-fn hook_log(index_path: &Utf8Path) -> HookLog {
+/// The end of the `hook.log` beside the index at `index_path`: its last errors.
+pub fn hook_log(index_path: &Utf8Path) -> HookLog {
     let path =
         resume_plan::hook_log_path(index_path).unwrap_or_else(|| Utf8PathBuf::from("hook.log"));
     let tail = safe_open::read_tail(

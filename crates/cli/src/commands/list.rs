@@ -36,6 +36,7 @@ pub fn run(cx: &Context) -> Outcome {
         })
         .collect();
     if cells.is_empty() {
+        super::hints::empty_list(cx);
         return Ok(());
     }
     let rows: Vec<Vec<&str>> = cells

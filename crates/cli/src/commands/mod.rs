@@ -3,6 +3,7 @@
 
 mod doctor;
 mod forget;
+mod hints;
 mod hook;
 mod install;
 mod list;

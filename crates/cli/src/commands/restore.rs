@@ -64,6 +64,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let mut summary = resume_plan::apply::Summary::default();
     let mut check_command = String::new();
     let mut restored_into = None;
+    let mut attach = Vec::new();
     let mut store = None;
     if let Some(multiplexer) = args.apply {
         if multiplexer == mux::Multiplexer::Kitty
@@ -116,6 +117,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
                 other => other.into(),
             })?;
         check_command = backend.check_command();
+        attach = super::hints::attach_commands(backend.as_ref(), &plan);
     }
     for (surface, why) in &summary.not_laid_out {
         output::print_message(&format!(
@@ -184,7 +186,9 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         _ => {
             if args.apply.is_none() {
                 say_if_here(&plan);
+                super::hints::how_to_apply(cx, &plan);
             }
+            super::hints::attach(cx, &attach);
             outcome
         }
     }
