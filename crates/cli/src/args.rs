@@ -271,7 +271,7 @@ pub enum HookCommand {
   crash-resume hook uninstall tmux
 
 Everything else in the file is kept as written; the previous version is kept beside it as
-<file>.crash-resume-<ms>.bak. Running it again changes nothing.")]
+<file>.crash-resume-<UTC time>.bak. Running it again changes nothing.")]
     Uninstall {
         #[arg(value_enum, value_name = "AGENT")]
         target: HookTarget,

@@ -56,7 +56,7 @@ fn install(env: &Sandbox, args: &[&str]) -> assert_cmd::assert::Assert {
         .assert()
 }
 
-/// The backups install made of `path`: `<name>.crash-resume-<ms>.bak` beside it.
+/// The backups install made of `path`: `<name>.crash-resume-<UTC time>.bak` beside it.
 fn backups_of(path: &Path) -> Vec<PathBuf> {
     let prefix = format!(
         "{}.crash-resume-",
