@@ -2,7 +2,8 @@
 //! shell scripts, so they work wherever cargo does).
 //!
 //! - `test`: every test of the workspace: first checks what it needs (cargo-nextest, npm, tmux,
-//!   kitty, Xvfb) and says what is missing before building anything; then installs the pinned Claude Code, Codex, Gemini and Copilot CLIs
+//!   kitty, Xvfb) and says what is missing before building anything; then installs the pinned
+//!   Claude Code, Codex, Gemini, Copilot and Qwen Code CLIs
 //!   (the conformance tests run them), then nextest for unit, integration and property tests, then the doc tests
 //!   (nextest does not run those), then `resume-check`, then each criterion benchmark once.
 //! - `reboot-sim`: the whole crash-and-resume story in a sandbox (see `reboot_sim`).
@@ -16,6 +17,7 @@
 //! - `gemini-cli install`: the same for the pinned Gemini CLI (see `gemini_cli`).
 //! - `copilot-cli install`: the same for the pinned GitHub Copilot CLI, its runtime unpacked
 //!   into the build dir too (see `copilot_cli`).
+//! - `qwen-cli install`: the same for the pinned Qwen Code (see `qwen_cli`).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -26,6 +28,7 @@ mod codex_cli;
 mod copilot_cli;
 mod gemini_cli;
 mod kitty;
+mod qwen_cli;
 mod reboot_sim;
 mod resume_check;
 mod workspace;
@@ -46,6 +49,7 @@ fn main() -> Result<()> {
         "zellij" => zellij_task(&rest),
         "gemini-cli" => gemini_cli_task(&rest),
         "copilot-cli" => copilot_cli_task(&rest),
+        "qwen-cli" => qwen_cli_task(&rest),
         "reboot-sim" => reboot_sim::run(&rest),
         "bench-cli" => bench_cli::run(&rest),
         "resume-check" => resume_check::run_check(),
@@ -72,6 +76,7 @@ tasks:
   gemini-cli install    install the pinned Gemini CLI into the build dir, print its path
   copilot-cli install   install the pinned Copilot CLI (and its runtime) into the build dir,
                         print its path
+  qwen-cli install      install the pinned Qwen Code into the build dir, print its path
   zellij install        build the pinned zellij into the machine's build cache, print its path";
 
 fn claude_cli_task(args: &[String]) -> Result<()> {
@@ -208,6 +213,20 @@ fn check_prerequisites() -> Result<()> {
     )
 }
 
+fn qwen_cli_task(args: &[String]) -> Result<()> {
+    match args {
+        [command] if command == "install" => {
+            let executable = qwen_cli::install()?;
+            println!("{}", executable.display());
+            Ok(())
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            bail!("unknown qwen-cli command {args:?}")
+        }
+    }
+}
+
 fn test(extra: &[String]) -> Result<()> {
     check_prerequisites()?;
     // The conformance tests of the preflight run the real CLI (the `real-cli` feature) and fail
@@ -220,6 +239,8 @@ fn test(extra: &[String]) -> Result<()> {
     eprintln!("Gemini CLI: {}", executable.display());
     let executable = copilot_cli::install()?;
     eprintln!("Copilot CLI: {}", executable.display());
+    let executable = qwen_cli::install()?;
+    eprintln!("Qwen Code: {}", executable.display());
     // The live zellij tests (the `live-zellij` feature) run this zellij, and fail without it.
     let zellij = zellij::install()?;
     eprintln!("zellij: {}", zellij.display());

@@ -83,7 +83,7 @@ impl Report {
 /// The hooks of one agent (or tmux's restore at server start) in its file.
 #[derive(Debug, Clone, Serialize)]
 pub struct Hook {
-    /// `claude`, `codex`, `gemini`, `copilot`, or `tmux`.
+    /// `claude`, `codex`, `gemini`, `copilot`, `qwen`, or `tmux`.
     pub target: String,
     /// The file they are in.
     pub file: String,

@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 
 /// The pinned agent versions: the agent registry's (`agent_paths::PINNED`), which the binary's
 /// `doctor` reads too.
-pub use agent_paths::{CLAUDE_CODE_VERSION, CODEX_VERSION, COPILOT_VERSION, GEMINI_VERSION};
+pub use agent_paths::{
+    CLAUDE_CODE_VERSION, CODEX_VERSION, COPILOT_VERSION, GEMINI_VERSION, QWEN_VERSION,
+};
 
 /// The fields every line of one conversation carries.
 #[derive(Debug, Clone, Copy)]
