@@ -136,6 +136,9 @@ pub struct HookLog {
     pub last_errors: Vec<String>,
     /// Whether the last line logged is an error: the latest hook that said anything failed.
     pub last_line_is_error: bool,
+    /// Whether the index was written after the log's last line: a record since (a hook that
+    /// records logs nothing unless it is slow).
+    pub index_written_since: bool,
 }
 
 /// What a problem is about.
@@ -399,15 +402,18 @@ fn index_check(inputs: &Inputs<'_>) -> IndexCheck {
     let path = inputs.index_path;
     let durability = index_store::durability(path);
     let state_dir = path.parent().unwrap_or(Utf8Path::new("/"));
+    // The nearest dir that exists must be a dir this user may write into and enter (a file
+    // where a dir should be cannot hold one).
     let writable = state_dir
         .ancestors()
         .find(|dir| dir.exists())
         .is_some_and(|dir| {
-            rustix::fs::access(
-                dir.as_std_path(),
-                rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
-            )
-            .is_ok()
+            dir.is_dir()
+                && rustix::fs::access(
+                    dir.as_std_path(),
+                    rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+                )
+                .is_ok()
         });
     let volatile_reason = match durability {
         Durability::Durable => None,
@@ -459,12 +465,61 @@ pub fn hook_log(index_path: &Utf8Path) -> HookLog {
         .filter(|line| is_error(line))
         .map(|line| line.to_string())
         .collect();
+    let modified = |path: &Utf8Path| {
+        std::fs::symlink_metadata(path)
+            .and_then(|metadata| metadata.modified())
+            .ok()
+    };
+    let index_written_since = match (modified(index_path), modified(&path)) {
+        (Some(index), Some(log)) => index > log,
+        _ => false,
+    };
     HookLog {
         path: path.to_string(),
         exists,
         last_errors: errors[errors.len().saturating_sub(LOG_ERRORS)..].to_vec(),
         last_line_is_error: lines.last().is_some_and(|line| is_error(line)),
+        index_written_since,
     }
+}
+
+/// The fix of a volatile index: the hooks installed again recording into a durable one (the
+/// state dir under the home dir when that survives a reboot, else `/var/tmp`'s), each agent
+/// whose hook is installed, or Claude Code's when none is.
+fn durable_reinstall(inputs: &Inputs<'_>, hooks: &[Hook]) -> String {
+    let under_home = inputs
+        .env
+        .home()
+        .map(|home| home.join(".local/state/crash-resume/index.json"))
+        .filter(|path| index_store::durability(path) == Durability::Durable);
+    let durable = under_home
+        .map(Utf8PathBuf::into_string)
+        .unwrap_or_else(|| "/var/tmp/crash-resume/index.json".to_string());
+    let durable = shlex::try_quote(&durable)
+        .map(|quoted| quoted.into_owned())
+        .unwrap_or(durable);
+    let mut targets: Vec<&str> = hooks
+        .iter()
+        .filter(|hook| hook.installed)
+        .map(|hook| hook.target.as_str())
+        .collect();
+    if targets.is_empty() {
+        targets.push("claude");
+    }
+    let installs: Vec<String> = targets
+        .into_iter()
+        .map(|target| {
+            let extra = match target {
+                "codex" => " --codex-title",
+                _ => "",
+            };
+            format!("crash-resume --path {durable} hook install {target}{extra}")
+        })
+        .collect();
+    format!(
+        "{} (and set CRASH_RESUME_INDEX_PATH={durable} where you run list and restore)",
+        installs.join(" && ")
+    )
 }
 
 /// What needs doing, and what is only worth knowing.
@@ -572,9 +627,7 @@ fn judge(
                 "the index is {reason}, which a reboot wipes: the hooks refuse it, and nothing \
                  would be left after a reboot"
             ),
-            fix: "crash-resume --path /var/tmp/crash-resume/index.json hook install claude (or \
-                  set XDG_STATE_HOME to a dir on a disk)"
-                .to_string(),
+            fix: durable_reinstall(inputs, hooks),
         }),
         (Some(reason), true) => notes.push(format!(
             "the index is {reason}: a reboot wipes it (accepted by --allow-volatile)"
@@ -592,15 +645,35 @@ fn judge(
                     index.state_dir
                 ),
             },
-            fix: format!("mkdir -p -m 700 {0} && chmod u+rwx {0}", index.state_dir),
+            fix: {
+                let dir = shlex::try_quote(&index.state_dir)
+                    .map(|quoted| quoted.into_owned())
+                    .unwrap_or_else(|_| index.state_dir.clone());
+                match index.state_dir_exists {
+                    true => format!(
+                        "chmod u+rwx {dir} (as its owner), or choose another index with --path"
+                    ),
+                    false => format!(
+                        "mkdir -p -m 700 {dir} (as a user who may), or choose another index with \
+                         --path"
+                    ),
+                }
+            },
         });
     }
-    if hook_log.last_line_is_error {
+    if hook_log.last_line_is_error && !hook_log.index_written_since {
         problems.push(Problem {
             area: Area::HookLog,
             subject: hook_log.path.clone(),
-            what: "the latest hook that logged anything failed (its error is below)".to_string(),
-            fix: format!("tail -n 20 {}", hook_log.path),
+            what: "the latest hook that logged anything failed, and nothing was recorded since \
+                   (its error is above, with what to do)"
+                .to_string(),
+            fix: format!(
+                "tail -n 20 {}",
+                shlex::try_quote(&hook_log.path)
+                    .map(|quoted| quoted.into_owned())
+                    .unwrap_or_else(|_| hook_log.path.clone())
+            ),
         });
     }
     for program in programs {
