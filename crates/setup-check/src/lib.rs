@@ -174,11 +174,7 @@ pub fn check(inputs: &Inputs<'_>) -> Report {
         inputs.search_path.as_deref(),
         inputs.version_deadline,
     );
-    let mut hooks: Vec<Hook> = Agent::ALL
-        .into_iter()
-        .map(|agent| agent_hook(inputs, agent))
-        .collect();
-    hooks.push(tmux_hook(inputs));
+    let hooks = hooks(inputs);
     let index = index_check(inputs);
     let hook_log = hook_log(inputs.index_path);
     let (problems, notes) = judge(inputs, &hooks, &index, &programs, &hook_log);
@@ -190,6 +186,17 @@ pub fn check(inputs: &Inputs<'_>) -> Report {
         problems,
         notes,
     }
+}
+
+/// The hooks alone (each agent's, then tmux's), without running anything: what an empty
+/// `list` looks at.
+pub fn hooks(inputs: &Inputs<'_>) -> Vec<Hook> {
+    let mut hooks: Vec<Hook> = Agent::ALL
+        .into_iter()
+        .map(|agent| agent_hook(inputs, agent))
+        .collect();
+    hooks.push(tmux_hook(inputs));
+    hooks
 }
 
 /// The hook file of `agent` and the hooks of ours in it.

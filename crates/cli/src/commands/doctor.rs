@@ -10,6 +10,28 @@ use crate::error::Failure;
 use crate::output;
 
 pub fn run(cx: &Context) -> Outcome {
+    let report = with_inputs(cx, setup_check::check)?;
+    if cx.json {
+        output::print_json(&output::Doctor::new(&report))?;
+    } else {
+        output::print_line(&text(&report))?;
+    }
+    match report.problems.len() {
+        0 => Ok(()),
+        count => Err(Failure::Failed(anyhow!(
+            "{count} {} doing; each is listed above with the command that fixes it",
+            if count == 1 {
+                "thing needs"
+            } else {
+                "things need"
+            }
+        ))),
+    }
+}
+
+/// Runs `check` on what this command sees: the index it uses (made absolute), this binary,
+/// `PATH`, and fixes that start with the global options it was given.
+pub fn with_inputs<R>(cx: &Context, check: impl FnOnce(&Inputs<'_>) -> R) -> Result<R, Failure> {
     let index_path = context::index_path(cx)?;
     let index_path = std::path::absolute(&index_path)
         .ok()
@@ -31,23 +53,7 @@ pub fn run(cx: &Context) -> Outcome {
         command_prefix: &command_prefix,
         version_deadline: setup_check::VERSION_DEADLINE,
     };
-    let report = setup_check::check(&inputs);
-    if cx.json {
-        output::print_json(&output::Doctor::new(&report))?;
-    } else {
-        output::print_line(&text(&report))?;
-    }
-    match report.problems.len() {
-        0 => Ok(()),
-        count => Err(Failure::Failed(anyhow!(
-            "{count} {} doing; each is listed above with the command that fixes it",
-            if count == 1 {
-                "thing needs"
-            } else {
-                "things need"
-            }
-        ))),
-    }
+    Ok(check(&inputs))
 }
 
 /// The report for people: each check a line, then what to do.

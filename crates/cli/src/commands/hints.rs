@@ -39,10 +39,25 @@ pub fn empty_list(cx: &Context) {
                 )
             )
         });
+    let hooked: Vec<String> = super::doctor::with_inputs(cx, setup_check::hooks)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|hook| hook.installed && hook.target != "tmux")
+        .map(|hook| hook.target)
+        .collect();
+    let why = match hooked.as_slice() {
+        [] => "no agent's hook is installed (`crash-resume hook install claude`, or codex, \
+               gemini, copilot, qwen)"
+            .to_string(),
+        hooked => format!(
+            "the hooks of {} are installed; a session is recorded when its agent starts in a \
+             terminal pane",
+            hooked.join(", ")
+        ),
+    };
     output::print_message(&format!(
-        "nothing recorded in {index} yet: a session is recorded when its agent starts in a \
-         terminal pane with the hook installed (`crash-resume hook install claude`){errors}. \
-         `crash-resume doctor` checks the hooks, the index and the log"
+        "nothing recorded in {index} yet: {why}{errors}. `crash-resume doctor` checks the \
+         hooks, the index and the log"
     ));
 }
 

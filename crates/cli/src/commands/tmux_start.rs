@@ -161,7 +161,8 @@ pub fn run(
                 "next: the next tmux server that starts (after a reboot or a crash) restores the \
                  recorded panes into itself, once, in the background; it writes what it did to \
                  {}. A server already running is not restored: run `crash-resume restore \
-                 --apply tmux` there. `crash-resume hook uninstall tmux` removes it",
+                 --apply tmux` there (`--tmux-socket NAME` for a server started with `tmux -L \
+                 NAME`). `crash-resume hook uninstall tmux` removes it",
                 index_core::text::escape(log_path(cx)?.as_str())
             ));
         }

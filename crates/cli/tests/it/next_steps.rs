@@ -1,5 +1,6 @@
 //! Every output says the next step on a terminal, and only there: an empty `list` says why it
-//! may be empty and points at `doctor`; a `restore` plan says how to apply it; a `restore
+//! may be empty (no hook installed, or which are, and the hook log's last error) and points at
+//! `doctor`; a `restore` plan says how to apply it; a `restore
 //! --apply tmux` that created a session says how to attach to it. The tables fit the
 //! terminal's width (a short id, the command clipped; whole when piped and in `--json`), and are
 //! coloured where the terminal has colour and `NO_COLOR` is not set. Piped, nothing changes.
@@ -93,6 +94,18 @@ fn an_empty_list_on_a_terminal_says_why_and_points_at_doctor_and_piped_says_noth
     let output = piped(command(&env, &["list"]));
     assert!(output.status.success());
     assert_eq!((output.stdout.len(), output.stderr.len()), (0, 0));
+
+    // A hook installed: the list says so, and that a session is recorded when its agent starts.
+    let output = piped(command(&env, &["hook", "install", "claude"]));
+    assert!(output.status.success(), "{output:?}");
+    let shown = on_terminal_sized(command(&env, &["list"]), None);
+    assert!(
+        shown
+            .stderr
+            .contains("the hooks of claude are installed; a session is recorded when its agent"),
+        "{}",
+        shown.stderr
+    );
 
     // Every hook failed: the log's last error is said too.
     let log = env.index_path().parent().unwrap().join("hook.log");

@@ -1301,7 +1301,10 @@ fn uninstall_leaves_nothing_the_install_made() {
     };
     for (target, name) in [
         ("claude", "created.json"),
+        ("codex", "hooks.json"),
+        ("gemini", "gemini.json"),
         ("copilot", "copilot.json"),
+        ("qwen", "qwen.json"),
         ("tmux", "tmux.conf"),
     ] {
         let file = env.root().join(name);
