@@ -19,11 +19,15 @@ pub fn run(cx: &Context) -> Outcome {
     match report.problems.len() {
         0 => Ok(()),
         count => Err(Failure::Failed(anyhow!(
-            "{count} {} doing; each is listed above with the command that fixes it",
+            "{count} {} doing; {}",
             if count == 1 {
                 "thing needs"
             } else {
                 "things need"
+            },
+            match cx.json {
+                true => "each is in `problems`, with the command that fixes it as its `fix`",
+                false => "each is listed above with the command that fixes it",
             }
         ))),
     }

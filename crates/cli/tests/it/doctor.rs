@@ -159,6 +159,12 @@ fn an_agent_on_path_without_its_hook_needs_the_install_that_fixes_it() {
     let output = run(&env, &["doctor"]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
     assert_cli_snapshot!(&env, "qwen_not_hooked", text(&output));
+    let output = run(&env, &["--json", "doctor"]);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "error: 1 thing needs doing; each is in `problems`, with the command that fixes it as \
+         its `fix`\n"
+    );
     let (code, document) = doctor_json(&env, &[]);
     assert_eq!(code, Some(1));
     assert_eq!(document["all_well"], false);
