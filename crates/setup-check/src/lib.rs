@@ -8,6 +8,7 @@
 
 #![deny(missing_docs)]
 
+pub mod codex_title;
 pub mod ours;
 pub mod programs;
 pub mod tmux_block;
@@ -101,6 +102,10 @@ pub struct Hook {
     pub index_path: Option<String>,
     /// Why the file could not be read, when it could not.
     pub error: Option<String>,
+    /// Codex alone: whether the title items of its `config.toml` show the thread id, by which
+    /// a hook in Codex's daemon finds the session's pane ([`codex_title`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title_shows_thread_id: Option<bool>,
 }
 
 /// The index's place.
@@ -219,6 +224,7 @@ fn agent_hook(inputs: &Inputs<'_>, agent: Agent) -> Hook {
         runs_this_binary: None,
         index_path: None,
         error: None,
+        title_shows_thread_id: None,
     };
     let Some(dir) = dir else {
         hook.error = Some(format!(
@@ -251,6 +257,12 @@ fn agent_hook(inputs: &Inputs<'_>, agent: Agent) -> Hook {
         }
     }
     hook.installed = !ours.is_empty();
+    if agent == Agent::Codex && hook.installed {
+        let config = read_text(&dir.join("config.toml")).unwrap_or_default();
+        hook.title_shows_thread_id = Some(codex_title::title_has_thread_id(
+            config.as_deref().unwrap_or_default(),
+        ));
+    }
     if hook.installed {
         hook.missing_events = facts
             .hook_events
@@ -280,6 +292,7 @@ fn tmux_hook(inputs: &Inputs<'_>) -> Hook {
         runs_this_binary: None,
         index_path: None,
         error: None,
+        title_shows_thread_id: None,
     };
     let Some(home) = inputs.env.home() else {
         hook.error = Some("no home dir to find the tmux config in".to_string());
@@ -597,6 +610,14 @@ fn judge(
                     hook.file,
                     hook.missing_events.join(", ")
                 ),
+                install,
+            )),
+            (true, _, _) if hook.title_shows_thread_id == Some(false) => problems.push(problem(
+                "Codex runs its hooks in its shared daemon, where the pane is found by its \
+                     title, and its title items (`terminal_title` under [tui] in config.toml) do \
+                     not show the thread id: its sessions are not recorded (but under `codex \
+                     --no-daemon`)"
+                    .to_string(),
                 install,
             )),
             (true, _, _) => {}

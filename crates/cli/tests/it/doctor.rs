@@ -155,7 +155,8 @@ fn an_agent_on_path_without_its_hook_needs_the_install_that_fixes_it() {
     put_program(&env, "qwen", test_support::transcript::QWEN_VERSION);
     // Another version than the pinned one is a note, not a problem.
     put_program(&env, "codex", "codex-cli 0.1.0");
-    install(&env, "codex");
+    let output = run(&env, &["hook", "install", "codex", "--codex-title"]);
+    assert!(output.status.success(), "{output:?}");
     let output = run(&env, &["doctor"]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
     assert_cli_snapshot!(&env, "qwen_not_hooked", text(&output));
@@ -180,6 +181,30 @@ fn an_agent_on_path_without_its_hook_needs_the_install_that_fixes_it() {
     // The fix it names fixes it.
     install(&env, "qwen");
     assert_eq!(run(&env, &["doctor"]).status.code(), Some(0));
+}
+
+/// Codex's hooks run in its daemon, which finds the pane by its title: a title without the
+/// thread id records nothing, and `--codex-title` fixes it.
+#[test]
+fn a_codex_hook_whose_title_lacks_the_thread_id_needs_codex_title() {
+    let env = all_well();
+    install(&env, "codex");
+    let (code, document) = doctor_json(&env, &[]);
+    assert_eq!(code, Some(1));
+    let fix = format!(
+        "crash-resume --path {} hook install codex --codex-title",
+        env.index_path().display()
+    );
+    assert_eq!(problems(&document), [("codex".to_string(), fix)]);
+    let codex = &document["hooks"][1];
+    assert_eq!(codex["title_shows_thread_id"], false, "{codex}");
+    assert!(document["hooks"][0].get("title_shows_thread_id").is_none());
+
+    let output = run(&env, &["hook", "install", "codex", "--codex-title"]);
+    assert!(output.status.success(), "{output:?}");
+    let (code, document) = doctor_json(&env, &[]);
+    assert_eq!(code, Some(0), "{document}");
+    assert_eq!(document["hooks"][1]["title_shows_thread_id"], true);
 }
 
 #[test]
@@ -235,8 +260,12 @@ fn a_volatile_index_needs_a_durable_one() {
          install tmux (and set CRASH_RESUME_INDEX_PATH={0} where you run list and restore)",
         durable.display()
     );
+    let reason = match index_store::durability(camino::Utf8Path::new(volatile)) {
+        index_store::Durability::Volatile(reason) => reason,
+        index_store::Durability::Durable => panic!("{volatile} is durable here"),
+    };
     assert!(
-        said.contains("volatile (under /tmp): a reboot wipes it"),
+        said.contains(&format!("volatile ({reason}): a reboot wipes it")),
         "{said}"
     );
     assert!(said.contains(&fix), "{said}");
