@@ -20,21 +20,46 @@ use camino::Utf8PathBuf;
 pub enum Point {
     /// Holding the lock, before reading the index.
     Locked,
+    /// A scoped write only: the current index has a second name, a temp name, nothing else
+    /// written yet.
+    BackupLinked,
     /// The temp file is written, not yet synced.
     TempWritten,
     /// The temp file is synced, not yet renamed.
     TempSynced,
-    /// The backup (a synced copy of the new generation) is written, nothing renamed yet.
+    /// A full write only: the backup (a synced copy of the new generation) is written, nothing
+    /// renamed yet.
     BackupWritten,
+    /// A scoped write only: the journal of the change is written and synced, nothing renamed
+    /// yet.
+    JournalWritten,
     /// The new index is renamed into place, the directory not yet synced.
     Renamed,
+    /// A scoped write only: the replaced generation is renamed over the backup.
+    BackupRenamed,
+    /// A scoped write only: the journal is renamed into place, the directory not yet synced.
+    JournalRenamed,
 }
 
 // Used by the fault points, which only the `fault-injection` feature compiles in.
 #[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
 impl Point {
-    /// Every point, in the order the write path reaches them.
-    pub const ALL: [Point; 5] = [
+    /// Every point, in the order the write paths reach them (a full write reaches
+    /// [`Point::FULL`], a scoped one [`Point::SCOPED`]).
+    pub const ALL: [Point; 9] = [
+        Point::Locked,
+        Point::BackupLinked,
+        Point::TempWritten,
+        Point::TempSynced,
+        Point::BackupWritten,
+        Point::JournalWritten,
+        Point::Renamed,
+        Point::BackupRenamed,
+        Point::JournalRenamed,
+    ];
+
+    /// The points a full write reaches, in order.
+    pub const FULL: [Point; 5] = [
         Point::Locked,
         Point::TempWritten,
         Point::TempSynced,
@@ -42,14 +67,30 @@ impl Point {
         Point::Renamed,
     ];
 
+    /// The points a scoped write ([`crate::Store::update_entries`] by a link) reaches, in order.
+    pub const SCOPED: [Point; 8] = [
+        Point::Locked,
+        Point::BackupLinked,
+        Point::TempWritten,
+        Point::TempSynced,
+        Point::JournalWritten,
+        Point::Renamed,
+        Point::BackupRenamed,
+        Point::JournalRenamed,
+    ];
+
     /// The point's name in `CRASH_RESUME_FAULT`.
     pub fn name(self) -> &'static str {
         match self {
             Point::Locked => "locked",
+            Point::BackupLinked => "backup-linked",
             Point::TempWritten => "temp-written",
             Point::TempSynced => "temp-synced",
             Point::BackupWritten => "backup-written",
+            Point::JournalWritten => "journal-written",
             Point::Renamed => "renamed",
+            Point::BackupRenamed => "backup-renamed",
+            Point::JournalRenamed => "journal-renamed",
         }
     }
 }

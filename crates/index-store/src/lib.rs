@@ -42,6 +42,7 @@ pub mod faults;
 #[cfg(not(feature = "fault-injection"))]
 mod faults;
 pub mod format;
+mod journal;
 mod location;
 mod lock;
 mod partial;
@@ -56,6 +57,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use camino::{Utf8Path, Utf8PathBuf};
 use faults::FileOp;
 use index_core::Index;
+use journal::Identity;
 use safe_open::Symlinks;
 use thiserror::Error;
 
@@ -504,9 +506,15 @@ impl Store {
         lock::shared_dir_path(&self.path)
     }
 
-    /// A synced copy of the latest generation written.
+    /// The backup: with its journal ([`Store::journal_path`]), the latest generation written.
     pub fn backup_path(&self) -> Utf8PathBuf {
         sidecar(&self.path, ".bak")
+    }
+
+    /// The backup's journal: the changes of the scoped writes that made the replaced generation
+    /// the backup, which a read of the backup applies (when they were made from that file).
+    pub fn journal_path(&self) -> Utf8PathBuf {
+        sidecar(&self.path, ".bak.journal")
     }
 
     /// Reads the index without locking, and never writes: a damaged index of ours is read
@@ -626,7 +634,7 @@ impl Store {
         change: &mut impl FnMut(&mut Index) -> T,
     ) -> Result<Option<Updated<T>>, StoreError> {
         // Any failure to read is the full path's to report.
-        let Ok(bytes) = read_trusted(&self.path) else {
+        let Ok((bytes, metadata)) = read_trusted_with_metadata(&self.path) else {
             return Ok(None);
         };
         let Some(mut split) = partial::split(&bytes, scope) else {
@@ -634,12 +642,12 @@ impl Store {
         };
         let mut index = std::mem::take(&mut split.index);
         let value = change(&mut index);
-        let Some(new) = partial::join(&split, &index) else {
+        let Some(joined) = partial::join(&split, &index) else {
             return Ok(None);
         };
-        let written = new != bytes;
+        let written = joined.bytes != bytes;
         if written {
-            self.write_durably(&new)?;
+            self.write_scoped(&bytes, &metadata, joined)?;
         }
         Ok(Some(Updated {
             value,
@@ -895,12 +903,90 @@ impl Store {
         .any(|sidecar| fs::symlink_metadata(sidecar).is_ok())
     }
 
-    /// The backup generation, if it parses; else an empty document.
+    /// The backup generation, if it parses, with the links of its journal made from that file
+    /// applied; else an empty document.
     fn backup_document(&self) -> (Document, bool) {
-        match self.read(&self.backup_path()) {
-            Ok(Read::Parsed(document, _)) => (*document, true),
-            _ => (Document::default(), false),
+        let Ok((bytes, metadata)) = read_trusted_with_metadata(&self.backup_path()) else {
+            return (Document::default(), false);
+        };
+        let Ok(document) = format::parse(&bytes) else {
+            return (Document::default(), false);
+        };
+        let links = journal::read(&self.journal_path()).unwrap_or_default();
+        match Identity::of(&metadata).and_then(|backup| journal::from_backup(&links, backup)) {
+            Some(chain) => (journal::apply(document, chain), true),
+            None => (document, true),
         }
+    }
+
+    /// A scoped write of `joined` over the file `current` (its bytes and metadata, read under
+    /// the lock): the current file becomes the backup by a link, and a journal of the change
+    /// what makes it the new generation ([`write_linked`]). Where that cannot be sure to hold
+    /// the latest generation (no link to carry on from the backup to the current file, which
+    /// is not the backup's generation either; a filesystem without links; a large change), the
+    /// full write's copy.
+    fn write_scoped(
+        &self,
+        current: &[u8],
+        metadata: &fs::Metadata,
+        joined: partial::Joined,
+    ) -> Result<(), StoreError> {
+        let size: usize = joined
+            .set
+            .iter()
+            .map(|(surface, raw)| surface.len() + raw.get().len())
+            .sum();
+        if (size as u64) < journal::MAX_JOURNAL_BYTES / 4
+            && let Some((base, chain)) = self.chain_to(current, metadata)
+            && write_linked(
+                &self.path,
+                metadata,
+                Linked {
+                    base,
+                    chain,
+                    set: joined.set,
+                    removed: joined.removed,
+                },
+                &joined.bytes,
+            )?
+        {
+            return Ok(());
+        }
+        self.write_durably(&joined.bytes)
+    }
+
+    /// The identity of the current file (`current`, its bytes and `metadata`) and the links of
+    /// the journal that lead from the backup to it: those of the journal when they do, none when
+    /// the backup holds the same bytes; `None` when neither (the index was written by another
+    /// tool since, a write died between its renames) or the file has another name (an old
+    /// backup that is a link of it, a corrupt copy kept aside).
+    fn chain_to(
+        &self,
+        current: &[u8],
+        metadata: &fs::Metadata,
+    ) -> Option<(Identity, Vec<journal::Link>)> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if metadata.nlink() != 1 {
+                return None;
+            }
+        }
+        let base = Identity::of(metadata)?;
+        let backup = fs::symlink_metadata(self.backup_path()).ok()?;
+        if !backup.is_file() || location::untrusted(&backup, false).is_some() {
+            return None;
+        }
+        let backup = Identity::of(&backup)?;
+        if let Some(links) = journal::read(&self.journal_path())
+            && let Some(chain) = journal::from_backup(&links, backup)
+            && chain.len() <= 2
+            && chain.last().is_some_and(|link| link.result == base)
+        {
+            return Some((base, chain.to_vec()));
+        }
+        let (bytes, read) = read_trusted_with_metadata(&self.backup_path()).ok()?;
+        (Identity::of(&read) == Some(backup) && bytes == current).then(|| (base, Vec::new()))
     }
 
     fn ensure_dir(&self) -> Result<(), StoreError> {
@@ -999,7 +1085,15 @@ impl Store {
     }
 
     fn write_durably(&self, bytes: &[u8]) -> Result<(), StoreError> {
-        write_index(&self.path, bytes)
+        write_index(&self.path, bytes)?;
+        // A journal is of a backup this write replaced with a copy, which it was not made from:
+        // removed for tidiness, after the sync (removed before, a power cut could keep the
+        // removal and not the new backup).
+        let journal = self.journal_path();
+        if fs::remove_file(&journal).is_ok() {
+            faults::note(|| FileOp::Remove(journal));
+        }
+        Ok(())
     }
 
     fn remove_stale_temp_files(&self) {
@@ -1031,11 +1125,22 @@ fn remove_stale_temp_files(path: &Utf8Path) {
     }
 }
 
-/// A temp file in `path`'s dir holding `bytes`, synced, with `permissions` when given.
+/// A temp file in `path`'s dir holding `bytes`, synced, with `permissions` when given;
+/// [`faults::Point::TempWritten`] is reached once it is written.
 fn write_temp(
     path: &Utf8Path,
     bytes: &[u8],
     permissions: Option<fs::Permissions>,
+) -> Result<tempfile::NamedTempFile, StoreError> {
+    write_temp_at(path, bytes, permissions, Some(faults::Point::TempWritten))
+}
+
+/// [`write_temp`], reaching `written` (if any) once the bytes are written.
+fn write_temp_at(
+    path: &Utf8Path,
+    bytes: &[u8],
+    permissions: Option<fs::Permissions>,
+    written: Option<faults::Point>,
 ) -> Result<tempfile::NamedTempFile, StoreError> {
     let dir = parent(path);
     let write_error = |source| StoreError::Write {
@@ -1059,7 +1164,9 @@ fn write_temp(
         path: temp_path.clone(),
         bytes: bytes.to_vec(),
     });
-    faults::reach(faults::Point::TempWritten).map_err(write_error)?;
+    if let Some(point) = written {
+        faults::reach(point).map_err(write_error)?;
+    }
     sync::sync(temp.as_file()).map_err(write_error)?;
     faults::note(|| FileOp::SyncFile(temp_path));
     Ok(temp)
@@ -1115,6 +1222,129 @@ fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
     sync_dir(dir).map_err(not_durable)
 }
 
+/// What a scoped write writes beside the new index: the change, and the journal links it
+/// carries on from.
+struct Linked {
+    /// The current file's identity (the base of the new link).
+    base: Identity,
+    /// The links that lead from the backup to the current file.
+    chain: Vec<journal::Link>,
+    /// The entries the change set.
+    set: Vec<(String, Box<serde_json::value::RawValue>)>,
+    /// The surfaces the change dropped.
+    removed: Vec<String>,
+}
+
+/// The scoped write of `bytes` over the index at `path`, whose file (`current`, read under the
+/// lock) becomes the backup, with no copy: the current file linked to a temp name; the new
+/// generation written to a temp file and synced; the journal (the links that lead from the
+/// backup to the current file, then this change) written to a temp file and synced; the new
+/// index renamed into place, then the link over `<index>.bak`, then the journal over
+/// `<index>.bak.journal`; the dir synced. The backup is never a second name of the live index
+/// (the JavaScript tool rewrites it in place): it takes the old generation's name only once the
+/// new one is in place. `Ok(false)`, with nothing changed, when the link cannot be made.
+fn write_linked(
+    path: &Utf8Path,
+    current: &fs::Metadata,
+    linked: Linked,
+    bytes: &[u8],
+) -> Result<bool, StoreError> {
+    let dir = parent(path);
+    let write_error = |source| StoreError::Write {
+        path: dir.to_owned(),
+        cause: source,
+    };
+    let Ok(link) = tempfile::Builder::new()
+        .prefix(&temp_prefix(path))
+        .suffix(".tmp")
+        .make_in(dir, |name| fs::hard_link(path, name))
+    else {
+        return Ok(false);
+    };
+    let link_path = utf8_lossy(link.path());
+    faults::note(|| FileOp::HardLink {
+        from: path.to_owned(),
+        to: link_path.clone(),
+    });
+    if !fs::symlink_metadata(&link_path).is_ok_and(|linked| same_file(&linked, current)) {
+        if link.into_temp_path().close().is_ok() {
+            faults::note(|| FileOp::Remove(link_path));
+        }
+        return Ok(false);
+    }
+    faults::reach(faults::Point::BackupLinked).map_err(write_error)?;
+    let temp = write_temp(path, bytes, None)?;
+    faults::reach(faults::Point::TempSynced).map_err(write_error)?;
+    let result = temp.as_file().metadata().map_err(write_error)?;
+    let Some(result) = Identity::of(&result) else {
+        return Ok(false);
+    };
+    let Linked {
+        base,
+        mut chain,
+        set,
+        removed,
+    } = linked;
+    chain.push(journal::Link {
+        base,
+        result,
+        set,
+        removed,
+    });
+    let Some(journal_bytes) = journal::serialize(chain) else {
+        return Ok(false);
+    };
+    let journal_temp = write_temp_at(path, &journal_bytes, None, None)?;
+    faults::reach(faults::Point::JournalWritten).map_err(write_error)?;
+
+    let temp_path = utf8_lossy(temp.path());
+    #[allow(clippy::disallowed_methods)] // this is the one place that replaces the index
+    temp.persist(path).map_err(|error| StoreError::Write {
+        path: path.to_owned(),
+        cause: error.error,
+    })?;
+    faults::note(|| FileOp::Rename {
+        from: temp_path,
+        to: path.to_owned(),
+    });
+    // From here on the new file is in place: a failure means it may not be durable yet (the
+    // backup with its journal is the old generation until both are renamed).
+    let not_durable = |cause| StoreError::NotDurable {
+        path: path.to_owned(),
+        cause,
+    };
+    faults::reach(faults::Point::Renamed).map_err(not_durable)?;
+    let backup = sidecar(path, ".bak");
+    #[allow(clippy::disallowed_methods)] // the backup is the index's own sidecar
+    link.persist(&backup).map_err(|error| {
+        not_durable(io::Error::other(format!(
+            "its backup {backup} could not be replaced: {}",
+            error.error
+        )))
+    })?;
+    faults::note(|| FileOp::Rename {
+        from: link_path,
+        to: backup.clone(),
+    });
+    faults::reach(faults::Point::BackupRenamed).map_err(not_durable)?;
+    let journal_path = sidecar(path, ".bak.journal");
+    let journal_temp_path = utf8_lossy(journal_temp.path());
+    #[allow(clippy::disallowed_methods)] // the journal is the index's own sidecar
+    journal_temp.persist(&journal_path).map_err(|error| {
+        not_durable(io::Error::other(format!(
+            "the journal of its backup {journal_path} could not be replaced: {}",
+            error.error
+        )))
+    })?;
+    faults::note(|| FileOp::Rename {
+        from: journal_temp_path,
+        to: journal_path,
+    });
+    faults::reach(faults::Point::JournalRenamed).map_err(not_durable)?;
+    sync_dir(dir).map_err(not_durable)?;
+    Ok(true)
+}
+
 /// Why a file could not be read: an I/O error, it is not trusted (why, in words), or it is
 /// larger than [`MAX_INDEX_BYTES`] (its size, or what was read of it).
 enum ReadError {
@@ -1127,13 +1357,18 @@ enum ReadError {
 /// from the open file, says another user could have written it, or when it is larger than
 /// [`MAX_INDEX_BYTES`] (read no further than one byte past it, should it grow meanwhile).
 fn read_trusted(path: &Utf8Path) -> Result<Vec<u8>, ReadError> {
+    read_trusted_with_metadata(path).map(|(bytes, _)| bytes)
+}
+
+/// [`read_trusted`], with the metadata of the file read (from the open file).
+fn read_trusted_with_metadata(path: &Utf8Path) -> Result<(Vec<u8>, fs::Metadata), ReadError> {
     let file = safe_open::open_read(path.as_std_path(), Symlinks::Refuse).map_err(ReadError::Io)?;
     let metadata = file.metadata().map_err(ReadError::Io)?;
     if let Some(reason) = location::untrusted(&metadata, false) {
         return Err(ReadError::Untrusted(format!("it {reason}")));
     }
     match safe_open::read_whole_within(file, MAX_INDEX_BYTES).map_err(ReadError::Io)? {
-        safe_open::Within::Whole(bytes) => Ok(bytes),
+        safe_open::Within::Whole(bytes) => Ok((bytes, metadata)),
         safe_open::Within::TooLarge(size) => Err(ReadError::TooLarge(size)),
     }
 }
