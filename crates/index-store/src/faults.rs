@@ -20,9 +20,6 @@ use camino::Utf8PathBuf;
 pub enum Point {
     /// Holding the lock, before reading the index.
     Locked,
-    /// A scoped write only: the current index has a second name, a temp name, nothing else
-    /// written yet.
-    BackupLinked,
     /// The temp file is written, not yet synced.
     TempWritten,
     /// The temp file is synced, not yet renamed.
@@ -30,13 +27,11 @@ pub enum Point {
     /// A full write only: the backup (a synced copy of the new generation) is written, nothing
     /// renamed yet.
     BackupWritten,
-    /// A scoped write only: the journal of the change is written and synced, nothing renamed
-    /// yet.
+    /// A scoped write only: the journal (the changes since the backup, this one with them) is
+    /// written and synced, nothing renamed yet.
     JournalWritten,
     /// The new index is renamed into place, the directory not yet synced.
     Renamed,
-    /// A scoped write only: the replaced generation is renamed over the backup.
-    BackupRenamed,
     /// A scoped write only: the journal is renamed into place, the directory not yet synced.
     JournalRenamed,
 }
@@ -46,15 +41,13 @@ pub enum Point {
 impl Point {
     /// Every point, in the order the write paths reach them (a full write reaches
     /// [`Point::FULL`], a scoped one [`Point::SCOPED`]).
-    pub const ALL: [Point; 9] = [
+    pub const ALL: [Point; 7] = [
         Point::Locked,
-        Point::BackupLinked,
         Point::TempWritten,
         Point::TempSynced,
         Point::BackupWritten,
         Point::JournalWritten,
         Point::Renamed,
-        Point::BackupRenamed,
         Point::JournalRenamed,
     ];
 
@@ -67,15 +60,14 @@ impl Point {
         Point::Renamed,
     ];
 
-    /// The points a scoped write ([`crate::Store::update_entries`] by a link) reaches, in order.
-    pub const SCOPED: [Point; 8] = [
+    /// The points a scoped write ([`crate::Store::update_entries`] with a journal) reaches, in
+    /// order.
+    pub const SCOPED: [Point; 6] = [
         Point::Locked,
-        Point::BackupLinked,
         Point::TempWritten,
         Point::TempSynced,
         Point::JournalWritten,
         Point::Renamed,
-        Point::BackupRenamed,
         Point::JournalRenamed,
     ];
 
@@ -83,13 +75,11 @@ impl Point {
     pub fn name(self) -> &'static str {
         match self {
             Point::Locked => "locked",
-            Point::BackupLinked => "backup-linked",
             Point::TempWritten => "temp-written",
             Point::TempSynced => "temp-synced",
             Point::BackupWritten => "backup-written",
             Point::JournalWritten => "journal-written",
             Point::Renamed => "renamed",
-            Point::BackupRenamed => "backup-renamed",
             Point::JournalRenamed => "journal-renamed",
         }
     }

@@ -1,18 +1,20 @@
-//! The backup's journal, `<index>.bak.journal`: what turns the backup into the latest
-//! acknowledged generation when a scoped write ([`crate::Store::update_entries`]) made the
-//! replaced generation the backup (by a link, no copy) instead of writing a copy of the new one.
+//! The backup's journal, `<index>.bak.journal`: the changes the scoped writes
+//! ([`crate::Store::update_entries`]) made since the backup was written, so that a scoped write
+//! writes the index once and this small file, not a second copy of the index as the backup.
 //!
-//! The journal is a chain of links, each a change as the scoped write made it (the entries it
-//! set, the surfaces it dropped) with the identity of the file it was applied to (`base`) and of
-//! the file it made (`result`): device, inode, size and modification time, which a link or a
-//! rename leaves as they are and a write changes. A reader applies the chain from the first link
-//! whose base is the backup file it read; a journal none of whose links is the backup (left from
-//! an earlier generation, a crash between the renames, a full write since) is not used. A write
-//! keeps the links that lead from the backup to the index it replaces, and adds its own: the
-//! backup and the journal are renamed into place before one sync of the directory, and whichever
-//! of the two renames a power cut keeps, the backup with the journal is the generation before
-//! the write or the one after.
+//! The journal names the backup it applies to (`base`) by its size and a digest of its bytes,
+//! and the backup file and the index file it leads to (`backup`, `result`) by their identity:
+//! device, inode, size and modification time, which only a write of the file changes. The change it holds is the entries set (each as the index holds it)
+//! and the surfaces dropped since the backup, merged, so it grows with the surfaces touched, not
+//! with the writes. A read of the backup applies it when the backup is its base; a journal of
+//! another backup (a copy a full write made since, if a crash kept the journal's removal from
+//! the disk) is not used. A scoped write carries the journal on only when it leads from the backup
+//! to the index being replaced (else the index was written by another tool since, and the write
+//! copies the backup as a full write does). The backup itself is left as it is, so whichever of
+//! the index's and the journal's renames a power cut keeps, the backup with the journal is the
+//! generation before the write or the one after, and never a second name of the index.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 
 use camino::Utf8Path;
@@ -23,14 +25,59 @@ use serde_json::value::RawValue;
 use crate::format::{self, Document};
 use crate::location;
 
-/// The largest journal read: a journal holds the entries of a few changes, far below it. A
-/// larger one is not used, and a write whose journal would be larger copies the index instead.
-pub(crate) const MAX_JOURNAL_BYTES: u64 = 1 << 20;
+/// The largest journal read: a scoped write copies the backup instead once the journal would
+/// be larger than [`compacted_above`], which is far below it.
+const MAX_JOURNAL_BYTES: u64 = 1 << 20;
 
 /// The journal's format version.
 const VERSION: u64 = 1;
 
-/// What says a file is the one a link was made from or to.
+/// How large a journal may grow beside an index of `index_bytes` before a write copies the
+/// backup instead (and the journal starts again): 64 KiB, or the index's size if smaller, so a
+/// recovery never reads more than about twice the index.
+pub(crate) fn compacted_above(index_bytes: usize) -> usize {
+    index_bytes.clamp(4 << 10, 64 << 10)
+}
+
+/// What says the backup is the one a journal was made for: its size and a digest of its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Base {
+    size: u64,
+    digest: u64,
+}
+
+impl Base {
+    /// The base of a backup of these bytes.
+    pub(crate) fn of(bytes: &[u8]) -> Base {
+        Base {
+            size: bytes.len() as u64,
+            digest: digest(bytes),
+        }
+    }
+}
+
+/// A 64-bit digest of `bytes`, the same on every platform and in every version (a change of a
+/// byte changes it; it is no defence against a forger, whom the ownership checks keep out):
+/// eight bytes at a time, each word multiplied into the state and mixed.
+fn digest(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mix = |state: u64, word: u64| {
+        let state = (state ^ word).wrapping_mul(K);
+        state ^ (state >> 29)
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    let mut state = mix(0x243f_6a88_85a3_08d3, bytes.len() as u64);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        state = mix(state, u64::from_le_bytes(word));
+    }
+    let mut last = [0u8; 8];
+    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    mix(mix(state, u64::from_le_bytes(last)), K)
+}
+
+/// What says a file is the one a journal leads to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Identity {
     dev: u64,
@@ -62,29 +109,77 @@ impl Identity {
     }
 }
 
-/// One change of the chain.
+/// The journal file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Link {
-    /// The file the change was applied to.
-    pub(crate) base: Identity,
-    /// The file the change made.
-    pub(crate) result: Identity,
-    /// The entries the change set, as the new file holds them.
-    pub(crate) set: Vec<(String, Box<RawValue>)>,
-    /// The surfaces the change dropped.
-    pub(crate) removed: Vec<String>,
-}
-
-/// The file.
-#[derive(Serialize, Deserialize)]
-struct Journal {
+pub(crate) struct Journal {
     crash_resume_backup_journal: u64,
-    links: Vec<Link>,
+    /// The backup the change applies to.
+    pub(crate) base: Base,
+    /// The backup file beside which the journal was started.
+    pub(crate) backup: Identity,
+    /// The index file the change leads to.
+    pub(crate) result: Identity,
+    /// The entries set since the backup, as the index holds them.
+    set: BTreeMap<String, Box<RawValue>>,
+    /// The surfaces dropped since the backup (none of them in `set`).
+    removed: BTreeSet<String>,
 }
 
-/// The links of the journal at `path`; `None` when there is none, or it is not a journal of
-/// this version, is larger than [`MAX_JOURNAL_BYTES`], or another user could have written it.
-pub(crate) fn read(path: &Utf8Path) -> Option<Vec<Link>> {
+impl Journal {
+    /// A journal of no change to the backup `base` (the file `backup`), which is (for now) the
+    /// file `result`.
+    pub(crate) fn empty(base: Base, backup: Identity, result: Identity) -> Journal {
+        Journal {
+            crash_resume_backup_journal: VERSION,
+            base,
+            backup,
+            result,
+            set: BTreeMap::new(),
+            removed: BTreeSet::new(),
+        }
+    }
+
+    /// The journal with one more change: `set` entries set, `removed` surfaces dropped.
+    pub(crate) fn then(
+        mut self,
+        set: Vec<(String, Box<RawValue>)>,
+        removed: Vec<String>,
+    ) -> Journal {
+        for surface in removed {
+            self.set.remove(&surface);
+            self.removed.insert(surface);
+        }
+        for (surface, raw) in set {
+            self.removed.remove(&surface);
+            self.set.insert(surface, raw);
+        }
+        self
+    }
+
+    /// The journal's bytes.
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// `document` (the backup) with the change applied.
+    pub(crate) fn apply(&self, document: Document) -> Document {
+        let removed: Vec<String> = self.removed.iter().cloned().collect();
+        // Each is JSON already (it was read as such).
+        let set = self
+            .set
+            .iter()
+            .filter_map(|(surface, raw)| {
+                let value = serde_json::from_str(raw.get()).ok()?;
+                Some((surface.clone(), value))
+            })
+            .collect();
+        format::apply_change(document, &removed, set)
+    }
+}
+
+/// The journal at `path`; `None` when there is none, or it is not a journal of this version,
+/// is larger than [`MAX_JOURNAL_BYTES`], or another user could have written it.
+pub(crate) fn read(path: &Utf8Path) -> Option<Journal> {
     let file = safe_open::open_read(path.as_std_path(), Symlinks::Refuse).ok()?;
     let metadata = file.metadata().ok()?;
     if location::untrusted(&metadata, false).is_some() {
@@ -95,39 +190,9 @@ pub(crate) fn read(path: &Utf8Path) -> Option<Vec<Link>> {
         safe_open::Within::TooLarge(_) => return None,
     };
     let journal: Journal = serde_json::from_slice(&bytes).ok()?;
-    (journal.crash_resume_backup_journal == VERSION).then_some(journal.links)
-}
-
-/// The journal's bytes for `links`; `None` when they would be larger than it may be.
-pub(crate) fn serialize(links: Vec<Link>) -> Option<Vec<u8>> {
-    let bytes = serde_json::to_vec(&Journal {
-        crash_resume_backup_journal: VERSION,
-        links,
-    })
-    .ok()?;
-    (bytes.len() as u64 <= MAX_JOURNAL_BYTES).then_some(bytes)
-}
-
-/// The links that apply to the backup file of identity `backup`: from the first one made from
-/// it to the end; `None` when no link was.
-pub(crate) fn from_backup(links: &[Link], backup: Identity) -> Option<&[Link]> {
-    let first = links.iter().position(|link| link.base == backup)?;
-    Some(&links[first..])
-}
-
-/// `document` (the backup) with the changes of `links` applied in order.
-pub(crate) fn apply(mut document: Document, links: &[Link]) -> Document {
-    for link in links {
-        // Each is JSON already (it was read as such).
-        let set = link
-            .set
-            .iter()
-            .filter_map(|(surface, raw)| {
-                let value = serde_json::from_str(raw.get()).ok()?;
-                Some((surface.clone(), value))
-            })
-            .collect();
-        document = format::apply_change(document, &link.removed, set);
-    }
-    document
+    let disjoint = journal
+        .removed
+        .iter()
+        .all(|surface| !journal.set.contains_key(surface));
+    (journal.crash_resume_backup_journal == VERSION && disjoint).then_some(journal)
 }

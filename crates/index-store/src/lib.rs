@@ -511,8 +511,9 @@ impl Store {
         sidecar(&self.path, ".bak")
     }
 
-    /// The backup's journal: the changes of the scoped writes that made the replaced generation
-    /// the backup, which a read of the backup applies (when they were made from that file).
+    /// The backup's journal: the changes the scoped writes ([`Store::update_entries`]) made
+    /// since the backup was written, which a read of the backup applies (when it is of that
+    /// file).
     pub fn journal_path(&self) -> Utf8PathBuf {
         sidecar(&self.path, ".bak.journal")
     }
@@ -903,90 +904,72 @@ impl Store {
         .any(|sidecar| fs::symlink_metadata(sidecar).is_ok())
     }
 
-    /// The backup generation, if it parses, with the links of its journal made from that file
-    /// applied; else an empty document.
+    /// The backup generation, if it parses, with its journal applied when the journal is of
+    /// that file; else an empty document.
     fn backup_document(&self) -> (Document, bool) {
-        let Ok((bytes, metadata)) = read_trusted_with_metadata(&self.backup_path()) else {
+        let Ok(bytes) = read_trusted(&self.backup_path()) else {
             return (Document::default(), false);
         };
         let Ok(document) = format::parse(&bytes) else {
             return (Document::default(), false);
         };
-        let links = journal::read(&self.journal_path()).unwrap_or_default();
-        match Identity::of(&metadata).and_then(|backup| journal::from_backup(&links, backup)) {
-            Some(chain) => (journal::apply(document, chain), true),
-            None => (document, true),
+        match journal::read(&self.journal_path()) {
+            Some(journal) if journal.base == journal::Base::of(&bytes) => {
+                (journal.apply(document), true)
+            }
+            _ => (document, true),
         }
     }
 
     /// A scoped write of `joined` over the file `current` (its bytes and metadata, read under
-    /// the lock): the current file becomes the backup by a link, and a journal of the change
-    /// what makes it the new generation ([`write_linked`]). Where that cannot be sure to hold
-    /// the latest generation (no link to carry on from the backup to the current file, which
-    /// is not the backup's generation either; a filesystem without links; a large change), the
-    /// full write's copy.
+    /// the lock): the new index and the journal of every change since the backup, this one
+    /// with them ([`write_journaled`]). Where the backup with a journal cannot be sure to be
+    /// the new generation (the journal does not lead to the current file, which is not the
+    /// backup's generation either: another tool wrote it; no inodes), or the journal would
+    /// grow past [`journal::compacted_above`], the full write's copy, which starts it again.
     fn write_scoped(
         &self,
         current: &[u8],
         metadata: &fs::Metadata,
         joined: partial::Joined,
     ) -> Result<(), StoreError> {
-        let size: usize = joined
-            .set
-            .iter()
-            .map(|(surface, raw)| surface.len() + raw.get().len())
-            .sum();
-        if (size as u64) < journal::MAX_JOURNAL_BYTES / 4
-            && let Some((base, chain)) = self.chain_to(current, metadata)
-            && write_linked(
-                &self.path,
-                metadata,
-                Linked {
-                    base,
-                    chain,
-                    set: joined.set,
-                    removed: joined.removed,
-                },
-                &joined.bytes,
-            )?
-        {
-            return Ok(());
+        if let Some(so_far) = self.journal_to(current, metadata) {
+            let journal = so_far.then(joined.set, joined.removed);
+            // The identity the new file will have is the same size: the size is known now.
+            if journal.to_bytes().len() <= journal::compacted_above(joined.bytes.len())
+                && write_journaled(&self.path, &joined.bytes, journal)?
+            {
+                return Ok(());
+            }
         }
         self.write_durably(&joined.bytes)
     }
 
-    /// The identity of the current file (`current`, its bytes and `metadata`) and the links of
-    /// the journal that lead from the backup to it: those of the journal when they do, none when
-    /// the backup holds the same bytes; `None` when neither (the index was written by another
-    /// tool since, a write died between its renames) or the file has another name (an old
-    /// backup that is a link of it, a corrupt copy kept aside).
-    fn chain_to(
-        &self,
-        current: &[u8],
-        metadata: &fs::Metadata,
-    ) -> Option<(Identity, Vec<journal::Link>)> {
-        #[cfg(unix)]
+    /// The journal that leads from the backup to the current file (`current`, its bytes and
+    /// `metadata`): the journal beside the backup when it does, an empty one when the backup
+    /// holds the same bytes; `None` when neither, or the backup is a second name of the index.
+    fn journal_to(&self, current: &[u8], metadata: &fs::Metadata) -> Option<journal::Journal> {
+        let here = Identity::of(metadata)?;
+        let backup_metadata = fs::symlink_metadata(self.backup_path()).ok()?;
+        if !backup_metadata.is_file()
+            || same_file(&backup_metadata, metadata)
+            || location::untrusted(&backup_metadata, false).is_some()
         {
-            use std::os::unix::fs::MetadataExt;
-            if metadata.nlink() != 1 {
-                return None;
-            }
-        }
-        let base = Identity::of(metadata)?;
-        let backup = fs::symlink_metadata(self.backup_path()).ok()?;
-        if !backup.is_file() || location::untrusted(&backup, false).is_some() {
             return None;
         }
-        let backup = Identity::of(&backup)?;
-        if let Some(links) = journal::read(&self.journal_path())
-            && let Some(chain) = journal::from_backup(&links, backup)
-            && chain.len() <= 2
-            && chain.last().is_some_and(|link| link.result == base)
+        // The journal leads from the backup file it was started beside (its bytes were checked
+        // then) to the file it was last written with: neither was written since, by us or by
+        // another tool, or its identity would have changed.
+        let backup = Identity::of(&backup_metadata)?;
+        if let Some(journal) = journal::read(&self.journal_path())
+            && journal.backup == backup
+            && journal.result == here
         {
-            return Some((base, chain.to_vec()));
+            return Some(journal);
         }
         let (bytes, read) = read_trusted_with_metadata(&self.backup_path()).ok()?;
-        (Identity::of(&read) == Some(backup) && bytes == current).then(|| (base, Vec::new()))
+        (bytes == current && Identity::of(&read) == Some(backup))
+            .then(|| journal::Journal::empty(journal::Base::of(&bytes), backup, here))
     }
 
     fn ensure_dir(&self) -> Result<(), StoreError> {
@@ -1222,79 +1205,31 @@ fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
     sync_dir(dir).map_err(not_durable)
 }
 
-/// What a scoped write writes beside the new index: the change, and the journal links it
-/// carries on from.
-struct Linked {
-    /// The current file's identity (the base of the new link).
-    base: Identity,
-    /// The links that lead from the backup to the current file.
-    chain: Vec<journal::Link>,
-    /// The entries the change set.
-    set: Vec<(String, Box<serde_json::value::RawValue>)>,
-    /// The surfaces the change dropped.
-    removed: Vec<String>,
-}
-
-/// The scoped write of `bytes` over the index at `path`, whose file (`current`, read under the
-/// lock) becomes the backup, with no copy: the current file linked to a temp name; the new
-/// generation written to a temp file and synced; the journal (the links that lead from the
-/// backup to the current file, then this change) written to a temp file and synced; the new
-/// index renamed into place, then the link over `<index>.bak`, then the journal over
-/// `<index>.bak.journal`; the dir synced. The backup is never a second name of the live index
-/// (the JavaScript tool rewrites it in place): it takes the old generation's name only once the
-/// new one is in place. `Ok(false)`, with nothing changed, when the link cannot be made.
-fn write_linked(
+/// The scoped write of `bytes` over the index at `path`, whose backup `journal` (the changes
+/// since the backup, this one with them) makes the new generation: the new generation written
+/// to a temp file and synced, the journal to another, with the new file as its result, and
+/// synced; the new index renamed into place, then the journal over `<index>.bak.journal`; the
+/// dir synced. The backup is not touched: with the old journal it is the old generation, with
+/// the new one the new generation, whichever rename a power cut keeps. `Ok(false)`, with
+/// nothing changed, where files have no identity.
+fn write_journaled(
     path: &Utf8Path,
-    current: &fs::Metadata,
-    linked: Linked,
     bytes: &[u8],
+    mut journal: journal::Journal,
 ) -> Result<bool, StoreError> {
     let dir = parent(path);
     let write_error = |source| StoreError::Write {
         path: dir.to_owned(),
         cause: source,
     };
-    let Ok(link) = tempfile::Builder::new()
-        .prefix(&temp_prefix(path))
-        .suffix(".tmp")
-        .make_in(dir, |name| fs::hard_link(path, name))
-    else {
-        return Ok(false);
-    };
-    let link_path = utf8_lossy(link.path());
-    faults::note(|| FileOp::HardLink {
-        from: path.to_owned(),
-        to: link_path.clone(),
-    });
-    if !fs::symlink_metadata(&link_path).is_ok_and(|linked| same_file(&linked, current)) {
-        if link.into_temp_path().close().is_ok() {
-            faults::note(|| FileOp::Remove(link_path));
-        }
-        return Ok(false);
-    }
-    faults::reach(faults::Point::BackupLinked).map_err(write_error)?;
     let temp = write_temp(path, bytes, None)?;
     faults::reach(faults::Point::TempSynced).map_err(write_error)?;
-    let result = temp.as_file().metadata().map_err(write_error)?;
-    let Some(result) = Identity::of(&result) else {
+    let written = temp.as_file().metadata().map_err(write_error)?;
+    let Some(result) = Identity::of(&written) else {
         return Ok(false);
     };
-    let Linked {
-        base,
-        mut chain,
-        set,
-        removed,
-    } = linked;
-    chain.push(journal::Link {
-        base,
-        result,
-        set,
-        removed,
-    });
-    let Some(journal_bytes) = journal::serialize(chain) else {
-        return Ok(false);
-    };
-    let journal_temp = write_temp_at(path, &journal_bytes, None, None)?;
+    journal.result = result;
+    let journal_temp = write_temp_at(path, &journal.to_bytes(), None, None)?;
     faults::reach(faults::Point::JournalWritten).map_err(write_error)?;
 
     let temp_path = utf8_lossy(temp.path());
@@ -1308,31 +1243,18 @@ fn write_linked(
         to: path.to_owned(),
     });
     // From here on the new file is in place: a failure means it may not be durable yet (the
-    // backup with its journal is the old generation until both are renamed).
+    // backup with the old journal is the old generation until the new journal is renamed).
     let not_durable = |cause| StoreError::NotDurable {
         path: path.to_owned(),
         cause,
     };
     faults::reach(faults::Point::Renamed).map_err(not_durable)?;
-    let backup = sidecar(path, ".bak");
-    #[allow(clippy::disallowed_methods)] // the backup is the index's own sidecar
-    link.persist(&backup).map_err(|error| {
-        not_durable(io::Error::other(format!(
-            "its backup {backup} could not be replaced: {}",
-            error.error
-        )))
-    })?;
-    faults::note(|| FileOp::Rename {
-        from: link_path,
-        to: backup.clone(),
-    });
-    faults::reach(faults::Point::BackupRenamed).map_err(not_durable)?;
     let journal_path = sidecar(path, ".bak.journal");
     let journal_temp_path = utf8_lossy(journal_temp.path());
     #[allow(clippy::disallowed_methods)] // the journal is the index's own sidecar
     journal_temp.persist(&journal_path).map_err(|error| {
         not_durable(io::Error::other(format!(
-            "the journal of its backup {journal_path} could not be replaced: {}",
+            "the journal of its backup, {journal_path}, could not be replaced: {}",
             error.error
         )))
     })?;
