@@ -8,11 +8,14 @@
 //!   crash-resume-index's lock dir `<index>.lock` (see `lock.rs`), waits for them up to a
 //!   deadline, reloads, applies the change and writes durably: temp file in the same directory,
 //!   write, fsync, a synced copy of the new generation as `<index>.bak`, rename, fsync the
-//!   directory. The backup is the latest acknowledged generation, so an index overwritten from
-//!   outside loses nothing that was acknowledged.
+//!   directory. The backup with its journal (below) is the latest acknowledged generation, so an
+//!   index overwritten from outside loses nothing that was acknowledged.
 //! - A change of a few entries ([`Store::update_entries`]: a record) parses only those entries
 //!   and copies every other into the new file as it was, when the file is an ordinary one; it
-//!   writes what the full read-change-write writes, by the same durable write.
+//!   writes what the full read-change-write writes. Its durable write leaves the backup as it is
+//!   and writes, synced, the journal `<index>.bak.journal` of the changes since the backup
+//!   (`journal.rs`), renamed into place after the index: one write of the index's size. A read
+//!   of the backup applies the journal made for it (its size and digest).
 //! - Every file is opened through `safe-open`: no symlink followed at the index's own files,
 //!   no wait on a FIFO, regular files only.
 //! - A missing file is an empty index. Reads never create, move or change a file.
@@ -935,7 +938,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         if let Some(so_far) = self.journal_to(current, metadata) {
             let journal = so_far.then(joined.set, joined.removed);
-            // The identity the new file will have is the same size: the size is known now.
+            // Measured before its result is known: an identity is a few bytes either way.
             if journal.to_bytes().len() <= journal::compacted_above(joined.bytes.len())
                 && write_journaled(&self.path, &joined.bytes, journal)?
             {

@@ -99,6 +99,25 @@ fn record_and_floor(bench: &Bench, runs: usize) -> Result<(Duration, Duration)> 
     Ok((percentiles(&records).0, percentiles(&floors).0))
 }
 
+/// `--record-floor`: `record` and its floor at 10, 1,000 and 10,000 entries, `runs * 4` times
+/// each, for each of `binaries` in turn at each size (so a before and after share the run).
+pub fn record_floor(binaries: &[Utf8PathBuf], runs: usize) -> Result<()> {
+    println!("| binary | entries | `record` | floor | ratio |");
+    println!("|---|---:|---:|---:|---:|");
+    for size in [10usize, 1_000, 10_000] {
+        for binary in binaries {
+            let (record, floor) = record_and_floor(&Bench::new(binary, size)?, runs * 4)?;
+            println!(
+                "| {binary} | {size} | {} | {} | {:.2}x |",
+                ms(record),
+                ms(floor),
+                record.as_secs_f64() / floor.as_secs_f64().max(1e-9)
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The floor a `record` is held to, as a process of its own: one durable write of `bytes`
 /// bytes to `path` (a temp file beside it, written, synced, renamed over it, the dir synced).
 pub fn durable_write(args: &[String]) -> Result<()> {
