@@ -96,7 +96,7 @@ pub fn run(args: &[String]) -> Result<()> {
         return growth::check(&binary, runs.clamp(1, 5));
     }
     if record_floor {
-        let mut binaries = vec![binary.clone()];
+        let mut binaries = vec![binary];
         binaries.extend(against);
         return growth::record_floor(&binaries, runs.clamp(1, 10));
     }

@@ -574,7 +574,7 @@ fn check_scenario(scenario: Scenario) -> usize {
     for (n, (state, acknowledged_update)) in states.iter().enumerate() {
         let context = format!("{scenario:?}, state {n} of {}: {state:#?}", states.len());
         let shares = |disk: &Disk| {
-            disk.names.get(Utf8Path::new(INDEX)).is_some()
+            disk.names.contains_key(Utf8Path::new(INDEX))
                 && disk.names.get(Utf8Path::new(&backup)) == disk.names.get(Utf8Path::new(INDEX))
         };
         if shares(state) {
