@@ -1118,11 +1118,18 @@ fn write_temp(
     bytes: &[u8],
     permissions: Option<fs::Permissions>,
 ) -> Result<tempfile::NamedTempFile, StoreError> {
-    write_temp_at(path, bytes, permissions, Some(faults::Point::TempWritten))
+    let temp = write_unsynced(path, bytes, permissions, Some(faults::Point::TempWritten))?;
+    sync::sync(temp.as_file()).map_err(|source| StoreError::Write {
+        path: parent(path).to_owned(),
+        cause: source,
+    })?;
+    faults::note(|| FileOp::SyncFile(utf8_lossy(temp.path())));
+    Ok(temp)
 }
 
-/// [`write_temp`], reaching `written` (if any) once the bytes are written.
-fn write_temp_at(
+/// [`write_temp`] but for the sync, which is the caller's, reaching `written` (if any) once the
+/// bytes are written.
+fn write_unsynced(
     path: &Utf8Path,
     bytes: &[u8],
     permissions: Option<fs::Permissions>,
@@ -1153,9 +1160,23 @@ fn write_temp_at(
     if let Some(point) = written {
         faults::reach(point).map_err(write_error)?;
     }
-    sync::sync(temp.as_file()).map_err(write_error)?;
-    faults::note(|| FileOp::SyncFile(temp_path));
     Ok(temp)
+}
+
+/// Syncs two files at once (a filesystem that commits its log for one sync takes the other
+/// along, so both cost about one), one after the other where no thread can be started.
+fn sync_both(first: &fs::File, second: &fs::File) -> (io::Result<()>, io::Result<()>) {
+    std::thread::scope(|scope| {
+        let Ok(other) = std::thread::Builder::new().spawn_scoped(scope, || sync::sync(second))
+        else {
+            return (sync::sync(first), sync::sync(second));
+        };
+        let first = sync::sync(first);
+        let second = other
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the sync's thread panicked")));
+        (first, second)
+    })
 }
 
 /// Writes a new generation of the index: a temp file with the new bytes and a second one with
@@ -1210,8 +1231,8 @@ fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
 
 /// The scoped write of `bytes` over the index at `path`, whose backup `journal` (the changes
 /// since the backup, this one with them) makes the new generation: the new generation written
-/// to a temp file and synced, the journal to another, with the new file as its result, and
-/// synced; the new index renamed into place, then the journal over `<index>.bak.journal`; the
+/// to a temp file, the journal to another, with the new file as its result, both synced at
+/// once; the new index renamed into place, then the journal over `<index>.bak.journal`; the
 /// dir synced. The backup is not touched: with the old journal it is the old generation, with
 /// the new one the new generation, whichever rename a power cut keeps. `Ok(false)`, with
 /// nothing changed, where files have no identity.
@@ -1225,14 +1246,19 @@ fn write_journaled(
         path: dir.to_owned(),
         cause: source,
     };
-    let temp = write_temp(path, bytes, None)?;
-    faults::reach(faults::Point::TempSynced).map_err(write_error)?;
+    let temp = write_unsynced(path, bytes, None, Some(faults::Point::TempWritten))?;
     let written = temp.as_file().metadata().map_err(write_error)?;
     let Some(result) = Identity::of(&written) else {
         return Ok(false);
     };
     journal.result = result;
-    let journal_temp = write_temp_at(path, &journal.to_bytes(), None, None)?;
+    let journal_temp = write_unsynced(path, &journal.to_bytes(), None, None)?;
+    let (index_synced, journal_synced) = sync_both(temp.as_file(), journal_temp.as_file());
+    index_synced.map_err(write_error)?;
+    faults::note(|| FileOp::SyncFile(utf8_lossy(temp.path())));
+    faults::reach(faults::Point::TempSynced).map_err(write_error)?;
+    journal_synced.map_err(write_error)?;
+    faults::note(|| FileOp::SyncFile(utf8_lossy(journal_temp.path())));
     faults::reach(faults::Point::JournalWritten).map_err(write_error)?;
 
     let temp_path = utf8_lossy(temp.path());
