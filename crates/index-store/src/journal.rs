@@ -4,15 +4,18 @@
 //!
 //! The journal names the backup it applies to (`base`) by its size and a digest of its bytes,
 //! and the backup file and the index file it leads to (`backup`, `result`) by their identity:
-//! device, inode, size and modification time, which only a write of the file changes. The change it holds is the entries set (each as the index holds it)
-//! and the surfaces dropped since the backup, merged, so it grows with the surfaces touched, not
-//! with the writes. A read of the backup applies it when the backup is its base; a journal of
-//! another backup (a copy a full write made since, if a crash kept the journal's removal from
-//! the disk) is not used. A scoped write carries the journal on only when it leads from the backup
-//! to the index being replaced (else the index was written by another tool since, and the write
-//! copies the backup as a full write does). The backup itself is left as it is, so whichever of
-//! the index's and the journal's renames a power cut keeps, the backup with the journal is the
-//! generation before the write or the one after, and never a second name of the index.
+//! device, inode, size and modification time, which only a write of the file changes. The
+//! change it holds is the entries set (each as the index holds it) and the surfaces dropped
+//! since the backup, merged, so it grows with the surfaces touched, not with the writes.
+//!
+//! A read of the backup applies it when the backup is its base; a journal of another backup (a
+//! copy a full write made since, if a crash kept the journal's removal from the disk) is not
+//! used. A scoped write carries the journal on only when it leads from this backup file to the
+//! index being replaced; else it starts one when the backup holds the index's bytes, and copies
+//! the backup as a full write does otherwise (another tool wrote the index since). The backup
+//! itself is left as it is, so whichever of the index's and the journal's renames a power cut
+//! keeps, the backup with the journal is the generation before the write or the one after, and
+//! it is never a second name of the index.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
