@@ -2,9 +2,9 @@
 //! ([`crate::Store::update_entries`]) made since the backup was written, so that a scoped write
 //! writes the index once and this small file, not a second copy of the index as the backup.
 //!
-//! The journal names the backup it applies to (`base`) by its size and a digest of its bytes,
-//! and the backup file and the index file it leads to (`backup`, `result`) by their identity:
-//! device, inode, size and modification time, which only a write of the file changes. The
+//! The journal names the backup it applies to (`base`) and the index it leads to (`result`) by
+//! their size and a digest of their bytes, and the backup file it was started beside (`backup`)
+//! by its identity: device, inode, size and modification time, which only a write changes. The
 //! change it holds is the entries set (each as the index holds it) and the surfaces dropped
 //! since the backup, merged, so it grows with the surfaces touched, not with the writes.
 //!
@@ -42,17 +42,17 @@ pub(crate) fn compacted_above(index_bytes: usize) -> usize {
     index_bytes.clamp(4 << 10, 64 << 10)
 }
 
-/// What says the backup is the one a journal was made for: its size and a digest of its bytes.
+/// What says a file holds the bytes a journal was made for: their size and digest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Base {
+pub(crate) struct Content {
     size: u64,
     digest: u64,
 }
 
-impl Base {
-    /// The base of a backup of these bytes.
-    pub(crate) fn of(bytes: &[u8]) -> Base {
-        Base {
+impl Content {
+    /// The content of a file of these bytes.
+    pub(crate) fn of(bytes: &[u8]) -> Content {
+        Content {
             size: bytes.len() as u64,
             digest: digest(bytes),
         }
@@ -80,7 +80,7 @@ fn digest(bytes: &[u8]) -> u64 {
     mix(mix(state, u64::from_le_bytes(last)), K)
 }
 
-/// What says a file is the one a journal leads to.
+/// What says a file is the one a journal was started beside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Identity {
     dev: u64,
@@ -117,11 +117,11 @@ impl Identity {
 pub(crate) struct Journal {
     crash_resume_backup_journal: u64,
     /// The backup the change applies to.
-    pub(crate) base: Base,
+    pub(crate) base: Content,
     /// The backup file beside which the journal was started.
     pub(crate) backup: Identity,
-    /// The index file the change leads to.
-    pub(crate) result: Identity,
+    /// The index the change leads to.
+    pub(crate) result: Content,
     /// The entries set since the backup, as the index holds them.
     set: BTreeMap<String, Box<RawValue>>,
     /// The surfaces dropped since the backup (none of them in `set`).
@@ -130,13 +130,13 @@ pub(crate) struct Journal {
 
 impl Journal {
     /// A journal of no change to the backup `base` (the file `backup`), which is (for now) the
-    /// file `result`.
-    pub(crate) fn empty(base: Base, backup: Identity, result: Identity) -> Journal {
+    /// index too.
+    pub(crate) fn empty(base: Content, backup: Identity) -> Journal {
         Journal {
             crash_resume_backup_journal: VERSION,
             base,
             backup,
-            result,
+            result: base,
             set: BTreeMap::new(),
             removed: BTreeSet::new(),
         }

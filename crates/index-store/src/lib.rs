@@ -917,7 +917,7 @@ impl Store {
             return (Document::default(), false);
         };
         match journal::read(&self.journal_path()) {
-            Some(journal) if journal.base == journal::Base::of(&bytes) => {
+            Some(journal) if journal.base == journal::Content::of(&bytes) => {
                 (journal.apply(document), true)
             }
             _ => (document, true),
@@ -938,11 +938,9 @@ impl Store {
     ) -> Result<(), StoreError> {
         if let Some(so_far) = self.journal_to(current, metadata) {
             let journal = so_far.then(joined.set, joined.removed);
-            // Measured before its result is known: an identity is a few bytes either way.
-            if journal.to_bytes().len() <= journal::compacted_above(joined.bytes.len())
-                && write_journaled(&self.path, &joined.bytes, journal)?
-            {
-                return Ok(());
+            // Measured before its result is set: a digest is a few bytes either way.
+            if journal.to_bytes().len() <= journal::compacted_above(joined.bytes.len()) {
+                return write_journaled(&self.path, &joined.bytes, journal);
             }
         }
         self.write_durably(&joined.bytes)
@@ -952,7 +950,6 @@ impl Store {
     /// `metadata`): the journal beside the backup when it does, an empty one when the backup
     /// holds the same bytes; `None` when neither, or the backup is a second name of the index.
     fn journal_to(&self, current: &[u8], metadata: &fs::Metadata) -> Option<journal::Journal> {
-        let here = Identity::of(metadata)?;
         let backup_metadata = fs::symlink_metadata(self.backup_path()).ok()?;
         if !backup_metadata.is_file()
             || same_file(&backup_metadata, metadata)
@@ -961,18 +958,18 @@ impl Store {
             return None;
         }
         // The journal leads from the backup file it was started beside (its bytes were checked
-        // then) to the file it was last written with: neither was written since, by us or by
-        // another tool, or its identity would have changed.
+        // then; a write since would have changed its identity) to the bytes the index holds
+        // (another tool's write since would have changed them).
         let backup = Identity::of(&backup_metadata)?;
         if let Some(journal) = journal::read(&self.journal_path())
             && journal.backup == backup
-            && journal.result == here
+            && journal.result == journal::Content::of(current)
         {
             return Some(journal);
         }
         let (bytes, read) = read_trusted_with_metadata(&self.backup_path()).ok()?;
         (bytes == current && Identity::of(&read) == Some(backup))
-            .then(|| journal::Journal::empty(journal::Base::of(&bytes), backup, here))
+            .then(|| journal::Journal::empty(journal::Content::of(&bytes), backup))
     }
 
     fn ensure_dir(&self) -> Result<(), StoreError> {
@@ -1234,24 +1231,19 @@ fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
 /// to a temp file, the journal to another, with the new file as its result, both synced at
 /// once; the new index renamed into place, then the journal over `<index>.bak.journal`; the
 /// dir synced. The backup is not touched: with the old journal it is the old generation, with
-/// the new one the new generation, whichever rename a power cut keeps. `Ok(false)`, with
-/// nothing changed, where files have no identity.
+/// the new one the new generation, whichever rename a power cut keeps.
 fn write_journaled(
     path: &Utf8Path,
     bytes: &[u8],
     mut journal: journal::Journal,
-) -> Result<bool, StoreError> {
+) -> Result<(), StoreError> {
     let dir = parent(path);
     let write_error = |source| StoreError::Write {
         path: dir.to_owned(),
         cause: source,
     };
     let temp = write_unsynced(path, bytes, None, Some(faults::Point::TempWritten))?;
-    let written = temp.as_file().metadata().map_err(write_error)?;
-    let Some(result) = Identity::of(&written) else {
-        return Ok(false);
-    };
-    journal.result = result;
+    journal.result = journal::Content::of(bytes);
     let journal_temp = write_unsynced(path, &journal.to_bytes(), None, None)?;
     let (index_synced, journal_synced) = sync_both(temp.as_file(), journal_temp.as_file());
     index_synced.map_err(write_error)?;
@@ -1292,8 +1284,7 @@ fn write_journaled(
         to: journal_path,
     });
     faults::reach(faults::Point::JournalRenamed).map_err(not_durable)?;
-    sync_dir(dir).map_err(not_durable)?;
-    Ok(true)
+    sync_dir(dir).map_err(not_durable)
 }
 
 /// Why a file could not be read: an I/O error, it is not trusted (why, in words), or it is
