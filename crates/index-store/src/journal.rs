@@ -36,10 +36,10 @@ const MAX_JOURNAL_BYTES: u64 = 1 << 20;
 const VERSION: u64 = 1;
 
 /// How large a journal may grow beside an index of `index_bytes` before a write copies the
-/// backup instead (and the journal starts again): 64 KiB, or the index's size if smaller, so a
-/// recovery never reads more than about twice the index.
+/// backup instead (and the journal starts again): a quarter of the index, at least 4 KiB and
+/// at most 64 KiB, so a record writes far less than a second copy of the index on average.
 pub(crate) fn compacted_above(index_bytes: usize) -> usize {
-    index_bytes.clamp(4 << 10, 64 << 10)
+    (index_bytes / 4).clamp(4 << 10, 64 << 10)
 }
 
 /// What says a file holds the bytes a journal was made for: their size and digest.
