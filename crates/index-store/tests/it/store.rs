@@ -169,6 +169,46 @@ fn records_journal_their_change_beside_the_backup_and_a_torn_index_recovers_them
     assert!(!store.journal_path().exists());
 }
 
+/// The journal stays small: once it would outgrow a quarter of the index (at least 4 KiB), a
+/// record copies the backup again and the journal starts over; recovery holds throughout.
+#[test]
+fn the_journal_is_compacted_into_a_copy_of_the_backup_once_it_grows() {
+    use index_store::Scope;
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let store = store_at(&path);
+    store
+        .update(|index| index.record(rec("p0", "s0", "r"), 1))
+        .unwrap();
+    let mut copies = 0;
+    let mut backup = std::fs::read(store.backup_path()).unwrap();
+    for n in 1..60u64 {
+        let (surface, session) = (format!("pane-{n}"), format!("session-{n}"));
+        let scope = Scope {
+            surfaces: &[surface.as_str()],
+            sessions: &[session.as_str()],
+        };
+        store
+            .update_entries(scope, |index| {
+                index.record(rec(&surface, &session, "r"), 1 + n)
+            })
+            .unwrap();
+        let now = std::fs::read(store.backup_path()).unwrap();
+        copies += usize::from(now != backup);
+        backup = now;
+        let index_len = std::fs::metadata(&path).unwrap().len();
+        let journal_len = std::fs::metadata(store.journal_path()).map_or(0, |m| m.len());
+        assert!(
+            journal_len <= (index_len / 4).max(4096),
+            "{n}: {journal_len} of {index_len}"
+        );
+    }
+    assert!(copies > 0, "compacted");
+    let latest = store.load().unwrap().index;
+    std::fs::write(&path, b"{\"version\": 1, \"entries\": {\"p").unwrap();
+    assert_eq!(store.load().unwrap().index, latest);
+}
+
 #[test]
 fn an_update_that_changes_nothing_writes_nothing() {
     let (_dir, dir) = temp_dir();
