@@ -206,6 +206,27 @@ pub fn merge_salvaged(document: Document, salvaged: Vec<(String, Value)>) -> Doc
     merged
 }
 
+/// `document` with the entries of the surfaces in `removed` dropped (usable or not), then
+/// `set` put over it as [`merge_salvaged`] does: how a journal of the backup is applied.
+pub(crate) fn apply_change(
+    mut document: Document,
+    removed: &[String],
+    set: Vec<(String, Value)>,
+) -> Document {
+    for surface in removed {
+        document.index.forget(surface);
+        document.unusable.remove(surface);
+    }
+    document.problems.retain(|problem| match problem {
+        Problem::UnusableEntry { surface, .. } => !removed.contains(surface),
+        Problem::DuplicateSession { .. } => true,
+    });
+    match set.is_empty() {
+        true => document,
+        false => merge_salvaged(document, set),
+    }
+}
+
 /// The visitors [`salvage`] reads a torn file with: each whole entry is pushed as soon as it
 /// is read, so an error further on keeps it.
 mod salvage {
