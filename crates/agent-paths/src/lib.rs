@@ -10,6 +10,10 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 
+pub mod launch;
+
+pub use launch::{Flag, Kept, LaunchFacts, Takes};
+
 /// An agent CLI crash-resume knows: the one typed list every crate matches on, so that adding
 /// an agent is one variant and one [`AgentFacts`] in [`AGENTS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -138,6 +142,9 @@ pub struct AgentFacts {
     pub end_words: EndWords,
     /// Its built-in launcher: the command that resumes `{session}`.
     pub launcher: &'static str,
+    /// How its start is read: the flags a restore passes again, the variables that choose its
+    /// model and provider ([`launch`]).
+    pub launch: &'static LaunchFacts,
 }
 
 impl AgentFacts {
@@ -179,6 +186,7 @@ pub const AGENTS: [AgentFacts; 4] = [
             unreported: "",
         },
         launcher: "claude --resume {session}",
+        launch: &launch::CLAUDE,
     },
     AgentFacts {
         agent: Agent::Codex,
@@ -198,6 +206,7 @@ pub const AGENTS: [AgentFacts; 4] = [
             unreported: " (Codex in its shared daemon reports none)",
         },
         launcher: "codex resume {session}",
+        launch: &launch::CODEX,
     },
     AgentFacts {
         agent: Agent::Gemini,
@@ -217,6 +226,7 @@ pub const AGENTS: [AgentFacts; 4] = [
             unreported: "",
         },
         launcher: "gemini --resume {session}",
+        launch: &launch::GEMINI,
     },
     AgentFacts {
         agent: Agent::Copilot,
@@ -236,6 +246,7 @@ pub const AGENTS: [AgentFacts; 4] = [
             unreported: "",
         },
         launcher: "copilot --resume={session}",
+        launch: &launch::COPILOT,
     },
 ];
 
