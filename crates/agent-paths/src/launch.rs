@@ -6,7 +6,7 @@
 //! Every option the pinned CLI's `--help` lists is in its table, kept or not, with the values
 //! it takes, so that a command line is read as the CLI reads it: a value is never taken for a
 //! flag, nor a flag for a value. A word that is no option of the table is a prompt, a
-//! subcommand or a flag the CLI does not know (each of the four refuses an unknown option and
+//! subcommand or a flag the CLI does not know (each of the five refuses an unknown option and
 //! exits non-zero): it is never kept. Nothing else of the command line is kept, since a prompt
 //! can hold a secret.
 
@@ -86,12 +86,12 @@ impl LaunchFacts {
             };
             let mut taken = vec![word];
             match (flag.takes, attached) {
-                (Takes::Nothing, _) | (Takes::One | Takes::Optional, true) => {}
-                (Takes::One, false) => taken.extend(words.next()),
-                (Takes::Optional, false) => {
+                (Nothing, _) | (One | Optional, true) => {}
+                (One, false) => taken.extend(words.next()),
+                (Optional, false) => {
                     taken.extend(words.next_if(|next| !is_option(next)));
                 }
-                (Takes::Many, attached) => {
+                (Many, attached) => {
                     if !attached {
                         taken.extend(words.next());
                     }
@@ -119,9 +119,7 @@ impl LaunchFacts {
         match word.char_indices().nth(2) {
             Some((at, _)) => {
                 let short = &word[..at];
-                let takes_value = self
-                    .flag(short)
-                    .is_some_and(|flag| flag.takes != Takes::Nothing);
+                let takes_value = self.flag(short).is_some_and(|flag| flag.takes != Nothing);
                 match takes_value {
                     true => (short, true),
                     false => (word, false),
@@ -428,6 +426,90 @@ pub const COPILOT: LaunchFacts = LaunchFacts {
     ],
 };
 
+/// Qwen Code 0.24.4 (`qwen --help`; yargs, as Gemini CLI: an `[array]` takes every next word up
+/// to an option). `QWEN_RUNTIME_DIR` is among its variables: it says where the sessions are,
+/// so a restore sets it again and its preflight looks there.
+pub const QWEN: LaunchFacts = LaunchFacts {
+    flags: &[
+        keep(&["--bare"], Nothing),
+        keep(&["--safe-mode"], Nothing),
+        keep(&["--insecure"], Nothing),
+        keep(&["--chat-recording"], Nothing),
+        keep(&["-m", "--model"], One),
+        keep(&["--fallback-model"], Many),
+        keep(&["--output-style"], One),
+        keep(&["-s", "--sandbox"], Nothing),
+        keep(&["--sandbox-image"], One),
+        keep(&["-y", "--yolo"], Nothing),
+        keep(&["--approval-mode"], One),
+        keep(&["--experimental-lsp"], Nothing),
+        keep(&["--allowed-mcp-server-names"], Many),
+        keep(&["--mcp-config"], One),
+        keep(&["--allowed-tools"], Many),
+        keep(&["-e", "--extensions"], Many),
+        keep(&["--include-directories", "--add-dir"], Many),
+        keep(&["--openai-base-url"], One),
+        keep(&["--screen-reader"], Nothing),
+        keep(&["--max-subagent-depth"], One),
+        keep(&["--core-tools"], Many),
+        keep(&["--exclude-tools"], Many),
+        keep(&["--disabled-slash-commands"], Many),
+        keep(&["--auth-type"], One),
+        drop(&["--telemetry"], Nothing),
+        drop(&["--telemetry-target"], One),
+        drop(&["--telemetry-otlp-endpoint"], One),
+        drop(&["--telemetry-otlp-protocol"], One),
+        drop(&["--telemetry-log-prompts"], Nothing),
+        drop(&["--telemetry-outfile"], One),
+        drop(&["-d", "--debug"], Nothing),
+        // A proxy URL may carry a password, and an API key is a credential: never recorded.
+        drop(&["--proxy"], One),
+        drop(&["--openai-api-key"], One),
+        drop(&["-p", "--prompt"], One),
+        drop(&["-i", "--prompt-interactive"], One),
+        // Text like a prompt, as Claude Code's.
+        drop(&["--system-prompt"], One),
+        drop(&["--append-system-prompt"], One),
+        drop(&["--acp"], Nothing),
+        drop(&["--restore-ask-user-question"], Nothing),
+        drop(&["--channel"], One),
+        drop(&["-l", "--list-extensions"], Nothing),
+        drop(&["--openai-logging"], Nothing),
+        drop(&["--openai-logging-dir"], One),
+        drop(&["--input-format"], One),
+        drop(&["-o", "--output-format"], One),
+        drop(&["--include-partial-messages"], Nothing),
+        drop(&["--json-fd"], One),
+        drop(&["--json-file"], One),
+        drop(&["--json-schema"], One),
+        drop(&["--input-file"], One),
+        drop(&["-c", "--continue"], Nothing),
+        drop(&["-r", "--resume"], Optional),
+        drop(&["--session-id"], One),
+        drop(&["--fork-session"], Nothing),
+        drop(&["--worktree"], Optional),
+        // Budgets of a headless run.
+        drop(&["--max-session-turns"], One),
+        drop(&["--max-wall-time"], One),
+        drop(&["--max-tool-calls"], One),
+        drop(&["-v", "--version"], Nothing),
+        drop(&["-h", "--help"], Nothing),
+    ],
+    env: &[
+        "OPENAI_MODEL",
+        "QWEN_MODEL",
+        "OPENAI_BASE_URL",
+        "GEMINI_MODEL",
+        "GOOGLE_MODEL",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "ANTHROPIC_MODEL",
+        "ANTHROPIC_BASE_URL",
+        "QWEN_DEFAULT_AUTH_TYPE",
+        "QWEN_RUNTIME_DIR",
+    ],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,7 +526,15 @@ mod tests {
         check(
             &CLAUDE,
             "--model opus --permission-mode acceptEdits --add-dir ../shared fix-it",
-            &["--model", "opus", "--permission-mode", "acceptEdits", "--add-dir", "../shared", "fix-it"],
+            &[
+                "--model",
+                "opus",
+                "--permission-mode",
+                "acceptEdits",
+                "--add-dir",
+                "../shared",
+                "fix-it",
+            ],
             &[],
         );
         check(
@@ -455,8 +545,18 @@ mod tests {
         );
         check(&CLAUDE, "-r --model x", &["--model", "x"], &[]);
         check(&CLAUDE, "--resume abc prompt", &[], &[]);
-        check(&CLAUDE, "--old-flag --model x -- --model y", &["--model", "x"], &["--old-flag"]);
-        check(&CLAUDE, "--system-prompt secret --verbose", &["--verbose"], &[]);
+        check(
+            &CLAUDE,
+            "--old-flag --model x -- --model y",
+            &["--model", "x"],
+            &["--old-flag"],
+        );
+        check(
+            &CLAUDE,
+            "--system-prompt secret --verbose",
+            &["--verbose"],
+            &[],
+        );
     }
 
     #[test]
@@ -477,22 +577,56 @@ mod tests {
         check(
             &GEMINI,
             "-m gemini-2.5-pro --approval-mode auto_edit -p secret --include-directories a b -y",
-            &["-m", "gemini-2.5-pro", "--approval-mode", "auto_edit", "--include-directories", "a", "b", "-y"],
+            &[
+                "-m",
+                "gemini-2.5-pro",
+                "--approval-mode",
+                "auto_edit",
+                "--include-directories",
+                "a",
+                "b",
+                "-y",
+            ],
             &[],
         );
         check(
             &COPILOT,
             "--model gpt-5 --allow-tool write shell --resume=abc -i secret --yolo",
-            &["--model", "gpt-5", "--allow-tool", "write", "shell", "--yolo"],
+            &[
+                "--model",
+                "gpt-5",
+                "--allow-tool",
+                "write",
+                "shell",
+                "--yolo",
+            ],
             &[],
         );
         check(&COPILOT, "--resume abc --no-such", &[], &["--no-such"]);
+        check(
+            &QWEN,
+            "--approval-mode auto-edit --add-dir a b --openai-api-key sk-1 -r abc fix it -mqwen3",
+            &[
+                "--approval-mode",
+                "auto-edit",
+                "--add-dir",
+                "a",
+                "b",
+                "-mqwen3",
+            ],
+            &[],
+        );
     }
 
     #[test]
     fn every_name_is_in_one_flag_only() {
-        for facts in [CLAUDE, CODEX, GEMINI, COPILOT] {
-            let mut names: Vec<&str> = facts.flags.iter().flat_map(|flag| flag.names).copied().collect();
+        for facts in [CLAUDE, CODEX, GEMINI, COPILOT, QWEN] {
+            let mut names: Vec<&str> = facts
+                .flags
+                .iter()
+                .flat_map(|flag| flag.names)
+                .copied()
+                .collect();
             let all = names.len();
             names.sort_unstable();
             names.dedup();

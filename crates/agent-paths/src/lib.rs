@@ -279,6 +279,7 @@ pub const AGENTS: [AgentFacts; 5] = [
             unreported: "",
         },
         launcher: "qwen --resume {session}",
+        launch: &launch::QWEN,
     },
 ];
 

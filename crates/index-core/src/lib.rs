@@ -202,7 +202,8 @@ pub struct Record {
     pub config_dir: Option<String>,
     /// The layout of the surface's window, if recorded ([`Entry::window_layout`]).
     pub window_layout: Option<String>,
-    /// How the agent was started, if read ([`Entry::launch`]).
+    /// How the agent was started, if read ([`Entry::launch`]): an empty one (the agent was
+    /// found, started with nothing to keep) clears the entry's; `None` keeps it.
     pub launch: Option<Launch>,
 }
 
@@ -360,7 +361,12 @@ impl Index {
                 entry.cwd = record.cwd.or(entry.cwd);
                 entry.config_dir = record.config_dir.or(entry.config_dir);
                 entry.window_layout = record.window_layout.or(entry.window_layout);
-                entry.launch = record.launch.or(entry.launch);
+                // A launch read says how this start was made, nothing kept included; none read
+                // (a hook that did not find its agent) keeps the one before.
+                entry.launch = match record.launch {
+                    Some(launch) => Some(launch).filter(|launch| !launch.is_empty()),
+                    None => entry.launch,
+                };
                 entry.last_active = Some(now);
                 entry.ended_at = None;
                 entry
@@ -382,7 +388,7 @@ impl Index {
                     restore_claimed_at: None,
                     restore_claimed_by: None,
                     window_layout: record.window_layout,
-                    launch: record.launch,
+                    launch: record.launch.filter(|launch| !launch.is_empty()),
                     unknown_fields: Map::new(),
                 }
             }

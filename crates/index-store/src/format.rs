@@ -714,6 +714,19 @@ pub struct WrapperV1 {
     pub passes_args: bool,
 }
 
+impl From<&Launch> for LaunchV1 {
+    fn from(launch: &Launch) -> Self {
+        LaunchV1 {
+            args: launch.args.clone(),
+            env: launch.env.clone(),
+            wrapper: launch.wrapper.as_ref().map(|wrapper| WrapperV1 {
+                path: wrapper.path.clone(),
+                passes_args: wrapper.passes_args,
+            }),
+        }
+    }
+}
+
 impl From<LaunchV1> for Launch {
     fn from(launch: LaunchV1) -> Self {
         Launch {

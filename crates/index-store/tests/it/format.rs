@@ -162,7 +162,13 @@ fn the_launch_round_trips_and_an_unreadable_one_is_kept() {
         serde_json::json!({"args": ["--model", "opus"], "env": {"ANTHROPIC_MODEL": "m 1"},
             "wrapper": {"path": "/home/u/bin/cl", "passes_args": true}})
     );
-    let entry = store.load().unwrap().index.lookup("pane-1").unwrap().clone();
+    let entry = store
+        .load()
+        .unwrap()
+        .index
+        .lookup("pane-1")
+        .unwrap()
+        .clone();
     assert_eq!(entry.launch, Some(launch));
     assert_eq!(entry.last_active, Some(2000));
 
@@ -171,7 +177,10 @@ fn the_launch_round_trips_and_an_unreadable_one_is_kept() {
     assert_eq!(document.index.lookup("a").unwrap().launch, None);
     let written: serde_json::Value =
         serde_json::from_slice(&index_store::format::serialize(&document)).unwrap();
-    assert_eq!(written["entries"]["a"]["launch"], serde_json::json!({"argv": ["x"]}));
+    assert_eq!(
+        written["entries"]["a"]["launch"],
+        serde_json::json!({"argv": ["x"]})
+    );
 }
 
 /// A restore's claim and its claimant are read, written back as they were, and a claimant
