@@ -1,10 +1,16 @@
 //! An agent's hook event to an operation on the index: which events record a session, which
 //! only mark it alive, and which end it; and the record a hook makes for its surface.
 
-use agent_paths::CleanEnd;
+use std::ffi::OsString;
+use std::time::Instant;
+
+use agent_paths::{Agent, CleanEnd};
 use camino::Utf8Path;
 use index_core::capture::{HookEvent, HookPayload};
-use index_core::{AgentName, Index, InvalidId, Millis, Record, Repo, Role, SessionId, SurfaceId};
+use index_core::{
+    AgentName, Index, InvalidId, Launch, Millis, Record, Repo, Role, SessionId, SurfaceId,
+};
+use proc_table::Table;
 
 /// What a hook event does to its surface's entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +156,59 @@ pub fn repo_name(cwd: &Utf8Path) -> String {
         .to_string()
 }
 
+/// How many ancestors of the hook are looked through for its agent: the agent runs the hook
+/// directly or through a shell or two.
+pub const AGENT_ANCESTORS: usize = 16;
+
+/// The most bytes of kept flags recorded (an inline MCP config can be long): past this none
+/// is, as for a command line that cannot be read.
+pub const MAX_LAUNCH_ARGS_BYTES: usize = 64 * 1024;
+
+/// How `agent` was started, read from its own process: the nearest of `pid`'s ancestors that
+/// runs the agent's program (a native binary, a script run by node, through a symlink:
+/// [`proc_table::arguments_of`]). `None` when no ancestor runs it (a hook run by hand, by a
+/// daemon) or its command line cannot be read.
+pub fn read_launch(agent: Agent, table: Table, pid: u32, deadline: Instant) -> Option<Launch> {
+    let ancestry = table.ancestry(pid, AGENT_ANCESTORS, deadline)?;
+    let program = agent.facts().name;
+    ancestry.ancestors.iter().find_map(|ancestor| {
+        let words = table.command_line(ancestor.pid, deadline)?;
+        let args = proc_table::arguments_of(&words, program)?;
+        let environment = table.environment(ancestor.pid, deadline);
+        Some(launch_from(agent, args, environment.as_deref()))
+    })
+}
+
+/// The launch of `agent` started with `args` (its command line after the program) in
+/// `environment` (`NAME=value` entries; `None` when it could not be read): the flags its
+/// allow-list keeps ([`agent_paths::LaunchFacts::keep`]) and its model and provider variables,
+/// as given. Nothing else is kept: no prompt, no one-shot flag, no flag the CLI does not know.
+/// A command line with a word that is not UTF-8 or holds a control character, or whose kept
+/// flags pass [`MAX_LAUNCH_ARGS_BYTES`], gives no flags; a variable that is not UTF-8 or holds
+/// a control character is left out.
+pub fn launch_from(agent: Agent, args: &[OsString], environment: Option<&[OsString]>) -> Launch {
+    let facts = agent.facts().launch;
+    let words: Option<Vec<&str>> = args.iter().map(|word| word.to_str()).collect();
+    let inert = |text: &str| !text.chars().any(char::is_control);
+    let args = words
+        .filter(|words| words.iter().all(|word| inert(word)))
+        .map(|words| facts.keep(&words).args)
+        .filter(|kept| kept.iter().map(String::len).sum::<usize>() <= MAX_LAUNCH_ARGS_BYTES)
+        .unwrap_or_default();
+    let env = environment
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|entry| entry.to_str()?.split_once('='))
+        .filter(|(name, value)| facts.env.contains(name) && inert(value))
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
+    Launch {
+        args,
+        env,
+        wrapper: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,5 +266,25 @@ mod tests {
             clean: false,
         };
         check("gemini", &clear, Some("s1"), IndexOp::Touch);
+    }
+
+    #[test]
+    fn a_launch_keeps_the_allowed_flags_and_the_agents_variables() {
+        let words = |line: &str| -> Vec<OsString> { line.split(' ').map(OsString::from).collect() };
+        let environment = words("ANTHROPIC_MODEL=opus ANTHROPIC_API_KEY=sk HOME=/h X=a=b");
+        let launch = launch_from(
+            Agent::Claude,
+            &words("--model opus -p secret --add-dir ../x"),
+            Some(&environment),
+        );
+        assert_eq!(launch.args, ["--model", "opus", "--add-dir", "../x"]);
+        assert_eq!(
+            launch.env.into_iter().collect::<Vec<_>>(),
+            [("ANTHROPIC_MODEL".to_string(), "opus".to_string())]
+        );
+        let control = launch_from(Agent::Claude, &words("--model o\x1bpus"), None);
+        assert_eq!(control, Launch::default());
+        let codex = launch_from(Agent::Codex, &words("resume abc -s read-only"), None);
+        assert_eq!(codex.args, ["-s", "read-only"]);
     }
 }

@@ -2,11 +2,14 @@
 //! registry), where that command starts (the recorded working dir, or the home dir when it is
 //! gone), and the rule that refuses an entry whose values are not inert text.
 
+use std::collections::BTreeMap;
+
 use camino::{Utf8Path, Utf8PathBuf};
 use index_core::{AgentName, Entry};
-use launcher_map::{Registry, RenderError, Target};
+use launcher_map::{Registry, RenderError, Start, Target};
 use preflight::paths::StartDir;
 use preflight::{Outcome, Verdict};
+use serde::{Deserialize, Serialize};
 
 use crate::reasons::Refusal;
 
@@ -29,15 +32,98 @@ pub fn start_dir(entry: &Entry, home: Option<&Utf8Path>) -> Option<StartDir> {
     Some(preflight::paths::start_dir(cwd, home))
 }
 
+/// How a restore starts an entry's agent again, from the launch its hook recorded: the kept
+/// flags that the pinned CLI still takes, the recorded model and provider variables, and the
+/// flags left out. `launch` in `--json`: `{"args": [...], "env": {...}, "dropped": [...]}`,
+/// each member absent when empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Relaunch {
+    /// The words passed after the resume arguments, as recorded (`--model`, `opus`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// The variables set for the command, by name, as recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// The recorded flags the pinned CLI does not take (an older version's), left out of the
+    /// command, as recorded without their values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
+}
+
+impl Relaunch {
+    /// The note a restore and `resume-cmd` give for the flags left out; `None` when none was.
+    pub fn dropped_note(&self, surface: &str, agent: &str) -> Option<String> {
+        if self.dropped.is_empty() {
+            return None;
+        }
+        let display = agent_paths::Agent::from_name(agent)
+            .map_or(agent, |agent| agent.facts().end_words.display);
+        let flags: Vec<String> = self
+            .dropped
+            .iter()
+            .map(|flag| index_core::text::escape(flag).into_owned())
+            .collect();
+        let (them, it) = match flags.len() {
+            1 => ("the flag", "it"),
+            _ => ("the flags", "them"),
+        };
+        Some(format!(
+            "note: surface {} was started with {them} {}, which {display} no longer takes: \
+             it is resumed without {it}",
+            index_core::text::escape(surface),
+            flags.join(" "),
+        ))
+    }
+}
+
+/// How a restore starts `entry`'s agent again ([`Relaunch`]); `None` when its hook recorded no
+/// launch, or for an agent this version does not know (nothing of it could be checked). The
+/// recorded flags are read again with the agent's allow-list
+/// ([`agent_paths::LaunchFacts::keep`]): what the pinned CLI does not know is dropped, and so
+/// is what it no longer keeps; a variable that is not among the agent's is left out. A launch
+/// holding a control character (which the hook never records; another writer's index may hold
+/// one) is not used at all.
+pub fn relaunch(entry: &Entry) -> Option<Relaunch> {
+    let launch = entry
+        .launch
+        .as_ref()
+        .filter(|launch| launch.control_character().is_none())?;
+    let facts = agent_paths::Agent::from_name(crate::input::agent_of(entry))?
+        .facts()
+        .launch;
+    let kept = facts.keep(&launch.args);
+    let env = launch
+        .env
+        .iter()
+        .filter(|(name, _)| facts.env.contains(&name.as_str()))
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    Some(Relaunch {
+        args: kept.args,
+        env,
+        dropped: kept.unknown,
+    })
+    .filter(|relaunch| relaunch != &Relaunch::default())
+}
+
 /// The launcher registry's view of an entry, resuming `session` (the entry's own, or the one a
-/// preflight recovered), with the working dir recorded.
-pub fn target<'a>(entry: &'a Entry, session: &'a str) -> Target<'a> {
+/// preflight recovered), with the working dir recorded; started as `relaunch` says.
+pub fn target<'a>(
+    entry: &'a Entry,
+    session: &'a str,
+    relaunch: Option<&'a Relaunch>,
+) -> Target<'a> {
     Target {
         agent: entry.agent.as_ref().map(AgentName::as_str),
         session,
         repo: Some(entry.repo.as_str()),
         cwd: entry.cwd.as_deref(),
         config_dir: entry.config_dir.as_deref(),
+        start: Start {
+            args: relaunch.map_or(&[], |relaunch| relaunch.args.as_slice()),
+            env: relaunch.map(|relaunch| &relaunch.env),
+            program: None,
+        },
     }
 }
 
@@ -53,9 +139,10 @@ pub fn render(
     home: Option<Utf8PathBuf>,
 ) -> Result<String, RenderError> {
     let gone = start_dir(entry, home.as_deref()).is_some_and(|start| start.gone().is_some());
+    let relaunch = relaunch(entry);
     let target = Target {
         cwd: if gone { None } else { entry.cwd.as_deref() },
-        ..target(entry, session)
+        ..target(entry, session, relaunch.as_ref())
     };
     registry.render(&target, &launcher_map::RenderContext { home })
 }

@@ -67,6 +67,14 @@ pub fn run(cx: &Context, surface: &str, max_age: Option<&str>) -> Outcome {
     if let Ok(Some(note)) = &decided {
         output::print_message(note);
     }
+    if let (Ok(_), Some(note)) = (
+        &decided,
+        item.launch
+            .as_ref()
+            .and_then(|launch| launch.dropped_note(surface, &item.agent)),
+    ) {
+        output::print_message(&note);
+    }
     if let (Ok(_), Some(cwd), Some(starts_in)) = (&decided, &item.cwd, &item.starts_in) {
         output::print_message(&format!(
             "note: the working dir {} of surface {} is gone; the command has no `cd`: run it \
