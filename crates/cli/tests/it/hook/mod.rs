@@ -16,6 +16,7 @@ mod copilot_tui;
 mod gemini;
 #[cfg(feature = "real-cli")]
 mod gemini_tui;
+mod launch;
 mod log;
 mod qwen;
 #[cfg(feature = "real-cli")]
