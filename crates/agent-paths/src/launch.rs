@@ -19,8 +19,12 @@ pub enum Takes {
     One,
     /// A value only when one follows that is not an option (`--resume [id]`), or after `=`.
     Optional,
-    /// One value or more: every next word up to the next option (`--add-dir a b`).
+    /// One value or more: the next word, then every next word up to the next option
+    /// (`--add-dir a b`).
     Many,
+    /// Values when some follow: every next word up to the next option, none when an option
+    /// comes next (commander's `[<tools>...]`).
+    AnyNumber,
 }
 
 /// One option of an agent's command line.
@@ -91,8 +95,8 @@ impl LaunchFacts {
                 (Optional, false) => {
                     taken.extend(words.next_if(|next| !is_option(next)));
                 }
-                (Many, attached) => {
-                    if !attached {
+                (Many | AnyNumber, attached) => {
+                    if !attached && flag.takes == Many {
                         taken.extend(words.next());
                     }
                     while let Some(next) = words.next_if(|next| !is_option(next)) {
@@ -146,7 +150,7 @@ const fn drop(names: &'static [&'static str], takes: Takes) -> Flag {
     }
 }
 
-use Takes::{Many, Nothing, One, Optional};
+use Takes::{AnyNumber, Many, Nothing, One, Optional};
 
 /// Claude Code 2.1.328 (`claude --help`; commander: `<v...>` takes every next word up to an
 /// option, `[v]` a value when one follows).
@@ -320,7 +324,8 @@ pub const GEMINI: LaunchFacts = LaunchFacts {
     ],
 };
 
-/// GitHub Copilot CLI 1.0.102 (`copilot --help` and `copilot help environment`).
+/// GitHub Copilot CLI 1.0.102 (`copilot --help` and `copilot help environment`; commander, as
+/// Claude Code's, where `[<tools>...]` takes values only when some follow).
 pub const COPILOT: LaunchFacts = LaunchFacts {
     flags: &[
         keep(&["--disable-client-telemetry"], Nothing),
@@ -345,13 +350,13 @@ pub const COPILOT: LaunchFacts = LaunchFacts {
         keep(&["--additional-mcp-config"], One),
         keep(&["--mcp-github-auth"], One),
         keep(&["--allow-all-mcp-server-instructions"], Nothing),
-        keep(&["--allow-tool"], Many),
-        keep(&["--deny-tool"], Many),
-        keep(&["--available-tools"], Many),
-        keep(&["--excluded-tools"], Many),
-        keep(&["--secret-env-vars"], Many),
-        keep(&["--allow-url"], Many),
-        keep(&["--deny-url"], Many),
+        keep(&["--allow-tool"], AnyNumber),
+        keep(&["--deny-tool"], AnyNumber),
+        keep(&["--available-tools"], AnyNumber),
+        keep(&["--excluded-tools"], AnyNumber),
+        keep(&["--secret-env-vars"], AnyNumber),
+        keep(&["--allow-url"], AnyNumber),
+        keep(&["--deny-url"], AnyNumber),
         keep(&["--allow-all-urls"], Nothing),
         keep(&["--allow-all"], Nothing),
         keep(&["--yolo"], Nothing),
@@ -603,6 +608,13 @@ mod tests {
             &[],
         );
         check(&COPILOT, "--resume abc --no-such", &[], &["--no-such"]);
+        // An optional list takes no option for a value: the prompt after it stays a prompt.
+        check(
+            &COPILOT,
+            "--allow-tool -p secret --yolo",
+            &["--allow-tool", "--yolo"],
+            &[],
+        );
         check(
             &QWEN,
             "--approval-mode auto-edit --add-dir a b --openai-api-key sk-1 -r abc fix it -mqwen3",
