@@ -48,31 +48,64 @@ pub struct Relaunch {
     /// command, as recorded without their values.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped: Vec<String>,
+    /// The user's wrapper the agent was started through, as recorded: whether the command runs
+    /// it, and why not when it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapper: Option<WrapperUse>,
+}
+
+/// A recorded wrapper, as the command uses it: `{"path": ..., "used": true}`, or `{"path":
+/// ..., "used": false, "why": ...}` when the agent is started itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WrapperUse {
+    /// Its path, as recorded.
+    pub path: String,
+    /// Whether the command runs it (with the resume arguments and the kept flags) in place of
+    /// the agent.
+    pub used: bool,
+    /// Why it is not used: it does not pass its arguments on, or it is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 impl Relaunch {
-    /// The note a restore and `resume-cmd` give for the flags left out; `None` when none was.
-    pub fn dropped_note(&self, surface: &str, agent: &str) -> Option<String> {
-        if self.dropped.is_empty() {
-            return None;
-        }
+    /// The notes a restore and `resume-cmd` give on stderr: for the flags left out, and for a
+    /// wrapper the command does not run.
+    pub fn notes(&self, surface: &str, agent: &str) -> Vec<String> {
         let display = agent_paths::Agent::from_name(agent)
             .map_or(agent, |agent| agent.facts().end_words.display);
-        let flags: Vec<String> = self
-            .dropped
-            .iter()
-            .map(|flag| index_core::text::escape(flag).into_owned())
-            .collect();
-        let (them, it) = match flags.len() {
-            1 => ("the flag", "it"),
-            _ => ("the flags", "them"),
-        };
-        Some(format!(
-            "note: surface {} was started with {them} {}, which {display} no longer takes: \
-             it is resumed without {it}",
-            index_core::text::escape(surface),
-            flags.join(" "),
-        ))
+        let surface = index_core::text::escape(surface);
+        let mut notes = Vec::new();
+        if !self.dropped.is_empty() {
+            let flags: Vec<String> = self
+                .dropped
+                .iter()
+                .map(|flag| index_core::text::escape(flag).into_owned())
+                .collect();
+            let (them, it) = match flags.len() {
+                1 => ("the flag", "it"),
+                _ => ("the flags", "them"),
+            };
+            notes.push(format!(
+                "note: surface {surface} was started with {them} {}, which {display} no longer \
+                 takes: it is resumed without {it}",
+                flags.join(" "),
+            ));
+        }
+        if let Some(WrapperUse {
+            path,
+            used: false,
+            why,
+        }) = &self.wrapper
+        {
+            notes.push(format!(
+                "note: surface {surface}'s {display} was started through {}, which {}: it is \
+                 resumed by starting {display} itself",
+                index_core::text::escape(path),
+                why.as_deref().unwrap_or("cannot be run again"),
+            ));
+        }
+        notes
     }
 }
 
@@ -98,10 +131,26 @@ pub fn relaunch(entry: &Entry) -> Option<Relaunch> {
         .filter(|(name, _)| facts.env.contains(&name.as_str()))
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
+    let wrapper = launch.wrapper.as_ref().map(|wrapper| {
+        let why = match (
+            wrapper.passes_args,
+            std::path::Path::new(&wrapper.path).is_file(),
+        ) {
+            (_, false) => Some("is gone"),
+            (false, true) => Some("does not pass its arguments on (its text holds no \"$@\")"),
+            (true, true) => None,
+        };
+        WrapperUse {
+            path: wrapper.path.clone(),
+            used: why.is_none(),
+            why: why.map(str::to_string),
+        }
+    });
     Some(Relaunch {
         args: kept.args,
         env,
         dropped: kept.unknown,
+        wrapper,
     })
     .filter(|relaunch| relaunch != &Relaunch::default())
 }
@@ -122,7 +171,10 @@ pub fn target<'a>(
         start: Start {
             args: relaunch.map_or(&[], |relaunch| relaunch.args.as_slice()),
             env: relaunch.map(|relaunch| &relaunch.env),
-            program: None,
+            program: relaunch
+                .and_then(|relaunch| relaunch.wrapper.as_ref())
+                .filter(|wrapper| wrapper.used)
+                .map(|wrapper| wrapper.path.as_str()),
         },
     }
 }

@@ -62,10 +62,10 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         ));
     }
     for item in plan.iter().filter(|item| item.resumable()) {
-        if let Some(note) = item
+        for note in item
             .launch
-            .as_ref()
-            .and_then(|launch| launch.dropped_note(&item.surface, &item.agent))
+            .iter()
+            .flat_map(|launch| launch.notes(&item.surface, &item.agent))
         {
             output::print_message(&note);
         }

@@ -67,13 +67,14 @@ pub fn run(cx: &Context, surface: &str, max_age: Option<&str>) -> Outcome {
     if let Ok(Some(note)) = &decided {
         output::print_message(note);
     }
-    if let (Ok(_), Some(note)) = (
-        &decided,
-        item.launch
-            .as_ref()
-            .and_then(|launch| launch.dropped_note(surface, &item.agent)),
-    ) {
-        output::print_message(&note);
+    if decided.is_ok() {
+        for note in item
+            .launch
+            .iter()
+            .flat_map(|launch| launch.notes(surface, &item.agent))
+        {
+            output::print_message(&note);
+        }
     }
     if let (Ok(_), Some(cwd), Some(starts_in)) = (&decided, &item.cwd, &item.starts_in) {
         output::print_message(&format!(

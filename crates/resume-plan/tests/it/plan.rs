@@ -557,7 +557,8 @@ fn the_command_starts_the_agent_as_it_was_started() {
         !command.contains("sk-1") && !command.contains("secret"),
         "{command}"
     );
-    let note = launch.dropped_note(&item.surface, &item.agent).unwrap();
+    let notes = launch.notes(&item.surface, &item.agent);
+    let note = &notes[0];
     assert!(
         note.contains("--old-flag") && note.contains("Claude Code"),
         "{note}"

@@ -342,11 +342,12 @@ fn daemon_mode_with_the_title_records_each_pane_also_after_the_first_is_killed()
     assert!(!log.contains("error"), "{log}");
 }
 
-/// The real Codex started through a wrapper of the user's, with session-shaping flags and a
-/// prompt on its command line: its SessionStart hook runs inside Codex (`--no-daemon`), whose
-/// process the hook finds among its ancestors, and the entry keeps exactly the allowed flags
-/// (no prompt). After the pane is killed, `restore --apply` starts Codex again in it with
-/// exactly those flags after `resume <id>`, and its hook records the same launch again.
+/// The real Codex started through a wrapper of the user's (which passes its arguments on), with
+/// session-shaping flags and a prompt on its command line: its SessionStart hook runs inside
+/// Codex (`--no-daemon`), whose process the hook finds among its ancestors, and the entry keeps
+/// the wrapper and exactly the allowed flags (no prompt). After the pane is killed, `restore
+/// --apply` runs the wrapper again in it, and the Codex it starts has exactly those flags after
+/// `resume <id>`; its hook records the same launch again.
 #[test]
 fn the_flags_codex_was_started_with_are_kept_and_passed_again_by_restore() {
     let env = Sandbox::default();
@@ -403,6 +404,11 @@ fn the_flags_codex_was_started_with_are_kept_and_passed_again_by_restore() {
             .filter(|entry| entry["sessionId"] == session.as_str())
     });
     assert_eq!(entry["launch"]["args"], kept, "{entry}");
+    assert_eq!(
+        entry["launch"]["wrapper"],
+        serde_json::json!({"path": wrapper.to_str().unwrap(), "passes_args": true}),
+        "{entry}"
+    );
     assert!(!entry.to_string().contains("hello from launch"), "{entry}");
 
     // A crash of the pane; restore starts Codex in it again.
@@ -415,7 +421,10 @@ fn the_flags_codex_was_started_with_are_kept_and_passed_again_by_restore() {
     let plan = plan_by_surface(&restore(&env, true, &[]).stdout);
     let command = plan[&surface]["command"].as_str().unwrap().to_string();
     assert!(
-        command.ends_with(&format!("codex resume {session} --no-daemon -s read-only")),
+        command.ends_with(&format!(
+            "{} resume {session} --no-daemon -s read-only",
+            wrapper.display()
+        )),
         "{command}"
     );
     let socket = server_name("codex-launch");

@@ -414,3 +414,133 @@ fn a_recorded_flag_the_cli_no_longer_takes_is_dropped_with_a_note() {
         "{plan}"
     );
 }
+
+/// Writes an executable shell script `name` in `dir` with `body`; returns its path.
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// Starts Claude Code's stand-in through `wrapper` (found on `PATH`, as a user runs it) with
+/// `args`; returns the entry.
+fn start_through(env: &Sandbox, wrapper: &Path, args: &[&str], work: &Path) -> Value {
+    let agents = make_dir(&env.root().join("agents-claude"));
+    stand_in(&agents, &CASES[0]);
+    let sandboxed = crash_resume_agent(env);
+    let mut command = Command::new("sh");
+    for (name, value) in sandboxed.get_envs() {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    clear_agent_vars(&mut command);
+    let path = std::env::var("PATH").unwrap_or_default();
+    command
+        .args(["-c", "name=$1; shift; \"$name\" \"$@\"", "sh"])
+        .arg(wrapper.file_name().unwrap())
+        .args(args)
+        .current_dir(work)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}:{path}",
+                wrapper.parent().unwrap().display(),
+                agents.display()
+            ),
+        )
+        .env("CRASH_RESUME_SURFACE", "tmux:launch:0.0")
+        .env("ANTHROPIC_MODEL", "m1");
+    run_with_stdin(command, &payload("claude", work)).assert_silent_success("wrapper");
+    env.entries()["tmux:launch:0.0"].clone()
+}
+
+/// A wrapper of the user's that passes its arguments on (`"$@"`) is recorded, and the resume
+/// command runs it with the resume arguments and the flags the user gave it; the agent it
+/// starts gets exactly those.
+#[test]
+fn a_wrapper_that_passes_its_arguments_on_is_run_again_with_them() {
+    let env = Sandbox::default();
+    let work = fs::canonicalize(make_dir(&env.root().join("work"))).unwrap();
+    let bin = make_dir(&env.root().join("user bin"));
+    let wrapper = script(&bin, "cl", "claude --verbose \"$@\"");
+    let entry = start_through(&env, &wrapper, &["--model", "opus", "-p", "secret"], &work);
+    assert_eq!(
+        entry["launch"]["wrapper"],
+        json!({"path": wrapper.to_str().unwrap(), "passes_args": true}),
+        "{entry}"
+    );
+    // The flags the user gave the wrapper, not the one it adds itself.
+    assert_eq!(
+        entry["launch"]["args"],
+        json!(["--model", "opus"]),
+        "{entry}"
+    );
+    write_transcript(
+        &claude_dir(&env),
+        &work,
+        &uuid(1),
+        Duration::from_secs(3600),
+    );
+    let ran = crash_resume_agent(&env)
+        .args(["--json", "resume-cmd", "tmux:launch:0.0"])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&ran.stdout).unwrap();
+    let command = json["command"].as_str().unwrap();
+    assert!(
+        command.contains(&format!("'{}' --resume {}", wrapper.display(), uuid(1))),
+        "{command}"
+    );
+    assert_eq!(json["launch"]["wrapper"]["used"], true, "{json}");
+    let (argv, model) = started_by(&env, command);
+    assert_eq!(argv, ["--verbose", "--resume", &uuid(1), "--model", "opus"]);
+    assert_eq!(model, "model=m1");
+}
+
+/// A wrapper that does not pass its arguments on is not run again: the agent is started
+/// itself, with the flags it got, and `resume-cmd` says so.
+#[test]
+fn a_wrapper_that_does_not_pass_its_arguments_on_is_not_run_and_the_plan_says_so() {
+    let env = Sandbox::default();
+    let work = fs::canonicalize(make_dir(&env.root().join("work"))).unwrap();
+    let bin = make_dir(&env.root().join("user bin"));
+    let wrapper = script(&bin, "cl", "claude --model sonnet --permission-mode plan");
+    let entry = start_through(&env, &wrapper, &["ignored"], &work);
+    assert_eq!(entry["launch"]["wrapper"]["passes_args"], false, "{entry}");
+    assert_eq!(
+        entry["launch"]["args"],
+        json!(["--model", "sonnet", "--permission-mode", "plan"]),
+        "{entry}"
+    );
+    write_transcript(
+        &claude_dir(&env),
+        &work,
+        &uuid(1),
+        Duration::from_secs(3600),
+    );
+    let ran = crash_resume_agent(&env)
+        .args(["resume-cmd", "tmux:launch:0.0"])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let stderr = String::from_utf8(ran.stderr).unwrap();
+    assert!(
+        stderr.contains("does not pass its arguments on") && stderr.contains("Claude Code itself"),
+        "{stderr}"
+    );
+    let (argv, _) = started_by(&env, String::from_utf8(ran.stdout).unwrap().trim_end());
+    assert_eq!(
+        argv,
+        [
+            "--resume",
+            &uuid(1),
+            "--model",
+            "sonnet",
+            "--permission-mode",
+            "plan"
+        ]
+    );
+}
