@@ -169,3 +169,137 @@ fn each_pinned_cli_refuses_an_option_it_does_not_know() {
         );
     }
 }
+
+/// The real Claude Code, started in a pane through a wrapper of the user's with flags, a model
+/// variable and a prompt (`-p`, offline: its API on a loopback port nothing listens on, in the
+/// pane's network namespace): its SessionStart hook runs inside Claude Code, and the entry keeps
+/// the wrapper, exactly the allowed flags and the variable, never the prompt. After the pane is
+/// killed, `restore --apply tmux` runs the wrapper again, and the Claude Code it starts has
+/// exactly those flags after `--resume <id>`, and the variable.
+#[test]
+fn the_flags_claude_code_was_started_with_are_kept_and_passed_again_by_restore() {
+    use crate::harness::{
+        PANE_SHELL, PanePlace, bin_dir, crash_resume_agent, plan_by_surface, restore, server_name,
+        shell_word,
+    };
+    use crate::hook::agent_tui::{
+        OfflineTmux, alive, descendants, enter, hooks_running, keys, recorded, wait_for,
+    };
+    let env = Sandbox::default();
+    let (cli, _) = installed("claude");
+    let installed_hooks = crash_resume_agent(&env)
+        .args(["hook", "install", "claude"])
+        .output()
+        .unwrap();
+    assert!(installed_hooks.status.success(), "{installed_hooks:?}");
+    let project = make_dir(&env.root().join("proj"));
+    let project = project.canonicalize().unwrap();
+    let bin = bin_dir(&env);
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("cl");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\n{} \"$@\"\n", shell_word(cli.to_str().unwrap())),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let name = server_name("claude");
+    let place = (PanePlace::new("claude", 0, 0), project, PANE_SHELL);
+    let tmux = OfflineTmux::start(&env, &name, &[place]);
+    let server = tmux.server();
+    let pane = "claude:0.0";
+    let offline = "ANTHROPIC_BASE_URL=http://127.0.0.1:9 ANTHROPIC_API_KEY=dummy \
+                   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CLAUDE_CODE_MAX_RETRIES=0";
+    keys(
+        server,
+        pane,
+        &format!(
+            "{offline} ANTHROPIC_MODEL=claude-x cl --add-dir ../shared --model opus \
+             --permission-mode acceptEdits -p 'hello secret'; echo ran-$?"
+        ),
+    );
+    enter(server, pane);
+    wait_for("Claude Code's print run to end", || {
+        server.capture(pane).contains("ran-1").then_some(())
+    });
+    wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
+    let surface = recorded(&env, "claude", 0, 0);
+    let entry = env.entry(&surface).expect("the session is recorded");
+    let session = entry["sessionId"].as_str().unwrap().to_string();
+    let kept = [
+        "--add-dir",
+        "../shared",
+        "--model",
+        "opus",
+        "--permission-mode",
+        "acceptEdits",
+    ];
+    assert_eq!(entry["launch"]["args"], serde_json::json!(kept), "{entry}");
+    assert_eq!(
+        entry["launch"]["env"]["ANTHROPIC_MODEL"], "claude-x",
+        "{entry}"
+    );
+    assert_eq!(
+        entry["launch"]["wrapper"],
+        serde_json::json!({"path": wrapper.to_str().unwrap(), "passes_args": true}),
+        "{entry}"
+    );
+    assert!(!entry.to_string().contains("hello secret"), "{entry}");
+
+    // A crash of the pane; restore runs the wrapper in it again.
+    let shell: u32 = server.display(pane, "#{pane_pid}").parse().unwrap();
+    let family = descendants(shell);
+    server.tmux(&["kill-pane", "-t", pane]);
+    wait_for("the pane's processes to end", || {
+        family.iter().all(|pid| !alive(*pid)).then_some(())
+    });
+    for (variable, value) in [
+        ("ANTHROPIC_API_KEY", "dummy"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+    ] {
+        server.tmux(&["set-environment", "-g", variable, value]);
+    }
+    let plan = plan_by_surface(&restore(&env, true, &[]).stdout);
+    let command = plan[&surface]["command"].as_str().unwrap().to_string();
+    assert!(
+        command.contains(&format!(
+            "ANTHROPIC_MODEL=claude-x {} --resume {session} {}",
+            wrapper.display(),
+            kept.join(" ")
+        )),
+        "{command}"
+    );
+    let applied = restore(&env, true, &["--apply", "tmux", "--tmux-socket", &name]);
+    assert!(applied.status.success(), "{applied:?}");
+    let shell: u32 = wait_for("the restored pane", || {
+        server
+            .try_tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"])
+            .ok()
+            .and_then(|pid| pid.parse().ok())
+    });
+    let mut expected = vec!["--resume".to_string(), session];
+    expected.extend(kept.map(String::from));
+    let claude = wait_for("Claude Code to run in the restored pane", || {
+        descendants(shell).into_iter().find_map(|pid| {
+            let words = test_support::process::command_line(pid)?;
+            let args = proc_table::arguments_of(&words, "claude")?;
+            let args: Vec<String> = args
+                .iter()
+                .map(|word| word.to_string_lossy().into_owned())
+                .collect();
+            Some((pid, args))
+        })
+    });
+    assert_eq!(claude.1, expected, "the restored Claude Code's argv");
+    let environment = test_support::process::environment(claude.0).unwrap();
+    assert!(
+        environment
+            .iter()
+            .any(|entry| entry == "ANTHROPIC_MODEL=claude-x"),
+        "the restored Claude Code's environment"
+    );
+}
