@@ -121,9 +121,11 @@ pub fn relaunch(entry: &Entry) -> Option<Relaunch> {
         .launch
         .as_ref()
         .filter(|launch| launch.control_character().is_none())?;
-    let facts = agent_paths::Agent::from_name(crate::input::agent_of(entry))?
-        .facts()
-        .launch;
+    let agent = entry
+        .agent
+        .as_ref()
+        .map_or(agent_paths::DEFAULT_AGENT, AgentName::as_str);
+    let facts = agent_paths::Agent::from_name(agent)?.facts().launch;
     let kept = facts.keep(&launch.args);
     let env = launch
         .env
