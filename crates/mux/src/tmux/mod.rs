@@ -568,6 +568,17 @@ impl Backend for Server {
         self.socket_path()
     }
 
+    fn attach_command(&self, surface: &Surface) -> Option<String> {
+        match surface {
+            Surface::Tmux(pane) => Some(format!(
+                "{} attach -t {}",
+                self.command_line(),
+                quote(&pane.session)
+            )),
+            _ => None,
+        }
+    }
+
     fn open_shell(
         &self,
         surface: &Surface,
