@@ -1,7 +1,10 @@
 //! `crash-resume hook claude|codex|gemini|copilot`: the agent's hook. Reads the hook's JSON on
 //! stdin (for Copilot, whose payload names no event, with the event from the command line),
 //! finds the surface in the environment, and records, touches or ends the entry (an end that
-//! does not tell a quit from a killed pane only from a pane its multiplexer still names).
+//! does not tell a quit from a killed pane only from a pane its multiplexer still names). A
+//! record carries how the agent was started (`resume_plan::hook::read_launch`: its kept flags,
+//! its model and provider variables and the wrapper it was started through, read from the
+//! agent's own process among the hook's ancestors).
 //!
 //! A hook never fails and never delays the agent: whatever happens it exits 0, prints nothing
 //! on stdout (Claude Code would add it to the conversation), and holds the agent up for at
