@@ -210,6 +210,17 @@ fn payload(agent: &str, work: &Path) -> String {
 
 /// Starts `case`'s stand-in in `surface`; returns the entry its hook recorded.
 fn start(env: &Sandbox, case: &Case, surface: &str, work: &Path) -> Value {
+    start_with(env, case, surface, work, &[])
+}
+
+/// [`start`], with `vars` besides the case's.
+fn start_with(
+    env: &Sandbox,
+    case: &Case,
+    surface: &str,
+    work: &Path,
+    vars: &[(&str, &str)],
+) -> Value {
     let dir = make_dir(&env.root().join(format!("agents-{}", case.agent)));
     // The sandbox's environment, the stand-in as the program.
     let sandboxed = crash_resume_agent(env);
@@ -225,7 +236,8 @@ fn start(env: &Sandbox, case: &Case, surface: &str, work: &Path) -> Value {
         .args(case.args)
         .current_dir(work)
         .env("CRASH_RESUME_SURFACE", surface)
-        .envs(case.vars.iter().copied());
+        .envs(case.vars.iter().copied())
+        .envs(vars.iter().copied());
     run_with_stdin(command, &payload(case.agent, work)).assert_silent_success(case.agent);
     env.entries()[surface].clone()
 }
@@ -542,5 +554,66 @@ fn a_wrapper_that_does_not_pass_its_arguments_on_is_not_run_and_the_plan_says_so
             "--permission-mode",
             "plan"
         ]
+    );
+}
+
+/// Qwen Code's `QWEN_RUNTIME_DIR`, set only in the environment it ran with: recorded with its
+/// launch (the hook no longer warns that a restore will not find the session), the session is
+/// looked for there, and the resume command sets it again.
+#[test]
+fn qwens_runtime_dir_is_recorded_looked_in_and_set_again() {
+    let env = Sandbox::default();
+    let work = fs::canonicalize(make_dir(&env.root().join("work"))).unwrap();
+    let runtime = make_dir(&env.root().join("qwen runtime"));
+    let runtime = runtime.to_str().unwrap();
+    let qwen = &CASES[4];
+    let entry = start_with(
+        &env,
+        qwen,
+        "tmux:launch:0.4",
+        &work,
+        &[("QWEN_RUNTIME_DIR", runtime)],
+    );
+    assert_eq!(
+        entry["launch"]["env"]["QWEN_RUNTIME_DIR"], runtime,
+        "{entry}"
+    );
+    let log = crate::harness::hook_log(&env);
+    assert!(!log.contains("QWEN_RUNTIME_DIR"), "{log}");
+
+    let resume_cmd = || {
+        crash_resume_agent(&env)
+            .args(["resume-cmd", "tmux:launch:0.4"])
+            .output()
+            .unwrap()
+    };
+    // Nothing in the runtime dir yet: fresh.
+    assert_eq!(resume_cmd().status.code(), Some(4));
+    let cwd = camino::Utf8Path::from_path(&work).unwrap();
+    let chats = preflight::qwen::chats_dir(
+        camino::Utf8Path::new(runtime),
+        &preflight::qwen::physical_dir(cwd.as_str(), None),
+    );
+    fs::create_dir_all(&chats).unwrap();
+    let line = json!({
+        "uuid": "u1", "parentUuid": null, "sessionId": uuid(1), "type": "user", "cwd": cwd,
+        "timestamp": "2026-12-01T07:49:08.000Z",
+        "message": {"role": "user", "parts": [{"text": "hi"}]},
+    });
+    fs::write(
+        chats.join(format!("{}.jsonl", uuid(1))),
+        format!("{line}\n"),
+    )
+    .unwrap();
+    let ran = resume_cmd();
+    assert!(ran.status.success(), "{ran:?}");
+    let command = String::from_utf8(ran.stdout).unwrap();
+    assert!(
+        command.contains(&format!("QWEN_RUNTIME_DIR='{runtime}'"))
+            && command.trim_end().ends_with(&format!(
+                "qwen --resume {} --approval-mode auto-edit -mqwen3",
+                uuid(1)
+            )),
+        "{command}"
     );
 }
