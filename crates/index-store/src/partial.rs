@@ -221,7 +221,7 @@ fn usable_session<'a>(surface: &str, raw: &'a str) -> Option<&'a str> {
 struct Checked;
 
 /// The fields [`Checked`] reads, in [`field::KNOWN`]'s order.
-const CHECKED: [&str; 14] = [
+const CHECKED: [&str; 15] = [
     field::SURFACE,
     field::SESSION,
     field::REPO,
@@ -236,6 +236,7 @@ const CHECKED: [&str; 14] = [
     field::RESTORE_CLAIMED_AT,
     field::RESTORE_CLAIMED_BY,
     field::WINDOW_LAYOUT,
+    field::LAUNCH,
 ];
 
 impl<'de> Visitor<'de> for Checked {
@@ -263,8 +264,9 @@ impl<'de> Visitor<'de> for Checked {
             }
             let fine = match key {
                 // Neither is read by the full path: it writes the surface from the key, and a
-                // claimant that does not read as one is no claimant either way.
-                field::SURFACE | field::RESTORE_CLAIMED_BY => {
+                // claimant that does not read as one is no claimant either way. A launch is read
+                // as one or kept as it was: copied, it reads the same.
+                field::SURFACE | field::RESTORE_CLAIMED_BY | field::LAUNCH => {
                     map.next_value::<IgnoredAny>()?;
                     true
                 }

@@ -75,6 +75,11 @@ pub struct PlanItem {
     /// The layout of the surface's window when it was last recorded (the index entry's
     /// `window_layout`): applying lays out a window it re-creates with the newest one.
     pub window_layout: Option<String>,
+    /// How the command starts the agent again, from the launch its hook recorded: the kept
+    /// flags, the model and provider variables, and the flags the pinned CLI does not take,
+    /// left out ([`resume::Relaunch`]). `None` when nothing was recorded, or the entry is
+    /// refused.
+    pub launch: Option<resume::Relaunch>,
 }
 
 impl PlanItem {
@@ -214,6 +219,10 @@ impl<'a> Planner<'a> {
             session.as_deref(),
             outcome.transcript.as_ref(),
         ));
+        let launch = match refused {
+            None => resume::relaunch(entry),
+            Some(_) => None,
+        };
         let item = PlanItem {
             surface: entry.surface.to_string(),
             repo: entry.repo.to_string(),
@@ -235,6 +244,7 @@ impl<'a> Planner<'a> {
             last_activity,
             outcome: None,
             window_layout: entry.window_layout.clone(),
+            launch,
         };
         Ok(item)
     }

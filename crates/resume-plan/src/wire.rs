@@ -52,6 +52,8 @@ pub(crate) struct PlanItemV1 {
     refusal: Option<Refusal>,
     #[serde(default)]
     end_evidence: Option<EndEvidence>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    launch: Option<crate::resume::Relaunch>,
 }
 
 impl From<PlanItem> for PlanItemV1 {
@@ -77,6 +79,7 @@ impl From<PlanItem> for PlanItemV1 {
             last_activity,
             outcome,
             window_layout,
+            launch,
         } = item;
         PlanItemV1 {
             surface,
@@ -102,6 +105,7 @@ impl From<PlanItem> for PlanItemV1 {
             held_by: held_elsewhere,
             refusal: refused,
             end_evidence: why,
+            launch,
         }
     }
 }
@@ -132,6 +136,7 @@ impl From<PlanItemV1> for PlanItem {
             held_by,
             refusal,
             end_evidence,
+            launch,
         } = item;
         PlanItem {
             surface,
@@ -154,6 +159,7 @@ impl From<PlanItemV1> for PlanItem {
             last_activity,
             outcome,
             window_layout,
+            launch,
         }
     }
 }

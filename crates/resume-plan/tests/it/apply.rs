@@ -79,6 +79,7 @@ impl Setup {
                 outcome: None,
                 last_activity: 0,
                 window_layout: None,
+                launch: None,
             })
             .collect()
     }
