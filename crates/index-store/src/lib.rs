@@ -67,7 +67,8 @@ use thiserror::Error;
 pub use edit::{ATTEMPTS as EDIT_ATTEMPTS, Edited, MAX_EDITABLE_BYTES, edit_file, read_editable};
 pub use format::{Document, FORMAT_VERSION, Problem};
 pub use location::{
-    Durability, FILE_NAME, default_index_path, durability, durability_with, resolve as resolve_path,
+    Durability, FILE_NAME, default_index_path, durability, durability_with,
+    resolve as resolve_path, untrusted_path,
 };
 pub use partial::Scope;
 pub use removal::{Forgotten, Pruned};
@@ -488,7 +489,7 @@ impl Store {
         if path.is_dir() {
             return Err(StoreError::IsDirectory { path });
         }
-        if let Some(reason) = location::untrusted_path(&path) {
+        if let Some(reason) = untrusted_path(&path) {
             return Err(StoreError::UnsafeOwnership { path, reason });
         }
         Ok(Store { path, options })

@@ -120,7 +120,7 @@ fn unsafe_link(link: &Path, metadata: &std::fs::Metadata) -> Option<String> {
 /// path, where a sticky dir (such as `/var/tmp`) may be writable by others, since no one else
 /// can replace or remove what is ours in it (OpenSSH's exception too). A file or dir that
 /// cannot be examined is left to the open that follows, which names the error.
-pub(crate) fn untrusted_path(path: &Utf8Path) -> Option<String> {
+pub fn untrusted_path(path: &Utf8Path) -> Option<String> {
     // A symlink still there (a loop) is refused by the open that follows.
     let file = std::fs::symlink_metadata(path).ok();
     let file_reason = file

@@ -222,7 +222,6 @@ pub const MAX_WRAPPER_BYTES: u64 = 64 * 1024;
 /// (the first [`MAX_WRAPPER_BYTES`]) holds `"$@"`. A shell running code (`sh -c ...`), an
 /// interactive shell, or a script named by a relative path is no wrapper that can be known.
 pub fn wrapper_of(words: &[OsString]) -> Option<(Wrapper, &[OsString])> {
-    use std::io::Read as _;
     let runner = words.first()?.to_str()?;
     let runner = runner.rsplit('/').next().unwrap_or(runner);
     if !WRAPPER_SHELLS.contains(&runner) {
@@ -243,12 +242,10 @@ pub fn wrapper_of(words: &[OsString]) -> Option<(Wrapper, &[OsString])> {
     if !path.is_absolute() || script.chars().any(char::is_control) {
         return None;
     }
-    let file = std::fs::File::open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = Vec::new();
-    file.take(MAX_WRAPPER_BYTES).read_to_end(&mut text).ok()?;
+    // Through safe-open: a FIFO or a device there is no script, and is never waited on.
+    let text = safe_open::read_head(path, safe_open::Symlinks::Follow, MAX_WRAPPER_BYTES)
+        .ok()?
+        .bytes;
     let passes_args = text.windows(4).any(|window| window == b"\"$@\"");
     Some((
         Wrapper {

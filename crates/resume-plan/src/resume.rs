@@ -134,18 +134,20 @@ pub fn relaunch(entry: &Entry) -> Option<Relaunch> {
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     let wrapper = launch.wrapper.as_ref().map(|wrapper| {
-        let why = match (
-            wrapper.passes_args,
-            std::path::Path::new(&wrapper.path).is_file(),
-        ) {
-            (_, false) => Some("is gone"),
-            (false, true) => Some("does not pass its arguments on (its text holds no \"$@\")"),
-            (true, true) => None,
+        let why = if !std::path::Path::new(&wrapper.path).is_file() {
+            Some("is gone".to_string())
+        } else if let Some(reason) = index_store::untrusted_path(Utf8Path::new(&wrapper.path)) {
+            // Another user could change what it runs: never started on a restore.
+            Some(format!("is not safe to run: {reason}"))
+        } else if !wrapper.passes_args {
+            Some("does not pass its arguments on (its text holds no \"$@\")".to_string())
+        } else {
+            None
         };
         WrapperUse {
             path: wrapper.path.clone(),
             used: why.is_none(),
-            why: why.map(str::to_string),
+            why,
         }
     });
     Some(Relaunch {

@@ -557,6 +557,41 @@ fn a_wrapper_that_does_not_pass_its_arguments_on_is_not_run_and_the_plan_says_so
     );
 }
 
+/// A recorded wrapper that another user could change since (writable by others) is never run
+/// on a restore: the agent is started itself, and `resume-cmd` says why.
+#[test]
+fn a_wrapper_others_can_write_is_not_run() {
+    let env = Sandbox::default();
+    let work = fs::canonicalize(make_dir(&env.root().join("work"))).unwrap();
+    let bin = make_dir(&env.root().join("user bin"));
+    let wrapper = script(&bin, "cl", "claude \"$@\"");
+    let entry = start_through(&env, &wrapper, &["--model", "opus"], &work);
+    assert_eq!(entry["launch"]["wrapper"]["passes_args"], true, "{entry}");
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o777)).unwrap();
+    write_transcript(
+        &claude_dir(&env),
+        &work,
+        &uuid(1),
+        Duration::from_secs(3600),
+    );
+    let ran = crash_resume_agent(&env)
+        .args(["--json", "resume-cmd", "tmux:launch:0.0"])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let json: Value = serde_json::from_slice(&ran.stdout).unwrap();
+    assert_eq!(json["launch"]["wrapper"]["used"], false, "{json}");
+    let why = json["launch"]["wrapper"]["why"].as_str().unwrap();
+    assert!(
+        why.contains("is not safe to run") && why.contains("written by others"),
+        "{why}"
+    );
+    let command = json["command"].as_str().unwrap();
+    assert!(!command.contains(wrapper.to_str().unwrap()), "{command}");
+    let (argv, _) = started_by(&env, command);
+    assert_eq!(argv, ["--resume", &uuid(1), "--model", "opus"]);
+}
+
 /// Qwen Code's `QWEN_RUNTIME_DIR`, set only in the environment it ran with: recorded with its
 /// launch (the hook no longer warns that a restore will not find the session), the session is
 /// looked for there, and the resume command sets it again.
