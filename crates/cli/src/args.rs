@@ -302,6 +302,23 @@ pub struct RestoreArgs {
     /// The address kitty listens on for remote control, such as unix:/tmp/kitty
     #[arg(long, value_name = "ADDR", env = "KITTY_LISTEN_ON")]
     pub kitty_socket: Option<String>,
+    /// With --apply: restore once per boot into this instance; a second run in the same boot
+    /// restores nothing and says when the first ran (a ledger beside the index). Staggered
+    /// and verified
+    #[arg(long, requires = "apply")]
+    pub once_per_boot: bool,
+    /// With --apply: at most N agents starting at once; each counts as started once its own
+    /// hook bound it to its surface again (staggered and verified; the default with
+    /// --once-per-boot) [default: 3]
+    #[arg(long, value_name = "N", requires = "apply", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_starting: Option<u32>,
+    /// With --apply: how long each agent has to bind itself (milliseconds, or 90s, 2m)
+    /// [default: 30s]
+    #[arg(long, value_name = "DURATION", requires = "apply")]
+    pub start_timeout: Option<String>,
+    /// With --apply: stop after K failed starts in a row, leaving the rest planned [default: 3]
+    #[arg(long, value_name = "K", requires = "apply", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_failures: Option<u32>,
 }
 
 /// The multiplexers `restore --apply` takes: those with a backend (`mux::APPLICABLE`).

@@ -65,6 +65,9 @@ pub struct Entry {
     /// writes it (tmux's `#{window_layout}`: the window's size, then how its panes split it),
     /// when recorded; a restore lays out a window it re-creates with it.
     pub window_layout: Option<String>,
+    /// The boot the surface's agent last recorded itself in (`/proc/sys/kernel/random/boot_id`
+    /// on Linux), when known: tells a reboot from a crash in this boot.
+    pub boot_id: Option<String>,
     /// Fields of the stored entry this version does not know, kept for the next write.
     pub unknown_fields: Map<String, Value>,
 }
@@ -153,6 +156,8 @@ pub struct Record {
     pub config_dir: Option<String>,
     /// The layout of the surface's window, if recorded ([`Entry::window_layout`]).
     pub window_layout: Option<String>,
+    /// The boot the record is made in, if known ([`Entry::boot_id`]).
+    pub boot_id: Option<String>,
 }
 
 impl Record {
@@ -167,6 +172,7 @@ impl Record {
             cwd: None,
             config_dir: None,
             window_layout: None,
+            boot_id: None,
         }
     }
 }
@@ -308,6 +314,7 @@ impl Index {
                 entry.cwd = record.cwd.or(entry.cwd);
                 entry.config_dir = record.config_dir.or(entry.config_dir);
                 entry.window_layout = record.window_layout.or(entry.window_layout);
+                entry.boot_id = record.boot_id.or(entry.boot_id);
                 entry.last_active = Some(now);
                 entry.ended_at = None;
                 entry
@@ -329,6 +336,7 @@ impl Index {
                     restore_claimed_at: None,
                     restore_claimed_by: None,
                     window_layout: record.window_layout,
+                    boot_id: record.boot_id,
                     unknown_fields: Map::new(),
                 }
             }

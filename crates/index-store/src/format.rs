@@ -55,9 +55,11 @@ pub mod field {
     pub const RESTORE_CLAIMED_BY: &str = "restore_claimed_by";
     /// The layout of the surface's multiplexer window.
     pub const WINDOW_LAYOUT: &str = "window_layout";
+    /// The boot the surface's agent last recorded itself in.
+    pub const BOOT_ID: &str = "boot_id";
 
     /// Every field this version knows.
-    pub const KNOWN: [&str; 14] = [
+    pub const KNOWN: [&str; 15] = [
         SURFACE,
         SESSION,
         REPO,
@@ -72,6 +74,7 @@ pub mod field {
         RESTORE_CLAIMED_AT,
         RESTORE_CLAIMED_BY,
         WINDOW_LAYOUT,
+        BOOT_ID,
     ];
 }
 
@@ -536,6 +539,7 @@ fn read_fields(surface: &str, object: &Map<String, Value>) -> Result<Entry, Stri
             .and_then(|value| ClaimantV1::deserialize(value).ok())
             .map(Claimant::from),
         window_layout: optional_str(object, field::WINDOW_LAYOUT)?.map(str::to_string),
+        boot_id: optional_str(object, field::BOOT_ID)?.map(str::to_string),
         unknown_fields: Map::new(),
     })
 }
@@ -636,6 +640,9 @@ pub struct EntryV1<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     /// The layout of the surface's multiplexer window, if recorded.
     pub window_layout: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The boot the surface's agent last recorded itself in, if known.
+    pub boot_id: Option<&'a str>,
     #[serde(flatten)]
     /// Fields this version does not know, written back as they were.
     pub unknown_fields: &'a Map<String, Value>,
@@ -662,6 +669,7 @@ impl<'a> From<&'a Entry> for EntryV1<'a> {
             restore_claimed_at: entry.restore_claimed_at,
             restore_claimed_by: entry.restore_claimed_by.as_ref(),
             window_layout: entry.window_layout.as_deref(),
+            boot_id: entry.boot_id.as_deref(),
             unknown_fields: &entry.unknown_fields,
         }
     }
@@ -791,6 +799,8 @@ mod fast {
         restore_claimed_by: Option<super::ClaimantV1>,
         #[serde(default)]
         window_layout: Option<String>,
+        #[serde(default)]
+        boot_id: Option<String>,
     }
 
     impl KnownEntry {
@@ -822,6 +832,7 @@ mod fast {
                 restore_claimed_at: self.restore_claimed_at,
                 restore_claimed_by: self.restore_claimed_by.map(Claimant::from),
                 window_layout: self.window_layout,
+                boot_id: self.boot_id,
                 unknown_fields: Map::new(),
             })
         }

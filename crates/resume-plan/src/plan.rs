@@ -75,6 +75,9 @@ pub struct PlanItem {
     /// The layout of the surface's window when it was last recorded (the index entry's
     /// `window_layout`): applying lays out a window it re-creates with the newest one.
     pub window_layout: Option<String>,
+    /// Why the surface's pane died, from evidence ([`crate::boot::say_why_died`]); `None` for
+    /// one whose session ended cleanly, or before it was said.
+    pub died: Option<crate::boot::Died>,
 }
 
 impl PlanItem {
@@ -235,6 +238,7 @@ impl<'a> Planner<'a> {
             last_activity,
             outcome: None,
             window_layout: entry.window_layout.clone(),
+            died: None,
         };
         Ok(item)
     }

@@ -52,6 +52,8 @@ pub(crate) struct PlanItemV1 {
     refusal: Option<Refusal>,
     #[serde(default)]
     end_evidence: Option<EndEvidence>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    died: Option<crate::boot::Died>,
 }
 
 impl From<PlanItem> for PlanItemV1 {
@@ -77,6 +79,7 @@ impl From<PlanItem> for PlanItemV1 {
             last_activity,
             outcome,
             window_layout,
+            died,
         } = item;
         PlanItemV1 {
             surface,
@@ -99,6 +102,7 @@ impl From<PlanItem> for PlanItemV1 {
             last_activity,
             outcome,
             window_layout,
+            died,
             held_by: held_elsewhere,
             refusal: refused,
             end_evidence: why,
@@ -129,6 +133,7 @@ impl From<PlanItemV1> for PlanItem {
             last_activity,
             outcome,
             window_layout,
+            died,
             held_by,
             refusal,
             end_evidence,
@@ -154,6 +159,7 @@ impl From<PlanItemV1> for PlanItem {
             last_activity,
             outcome,
             window_layout,
+            died,
         }
     }
 }

@@ -293,6 +293,7 @@ fn capture(
     let surface = named.surface;
     let mut record = build_record(cx, agent, &surface, &payload)?;
     record.window_layout = named.window_layout;
+    record.boot_id = context::boot_id();
     let setting = lock_timeout_setting(cx);
     let lock_timeout = match is_retry {
         true => setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT)),

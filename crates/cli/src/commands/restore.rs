@@ -40,6 +40,9 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let index = context::load(cx)?;
     let now = context::now();
     let mut plan = build_plan(cx, &index, args.all, max_age, now)?;
+    if args.apply.is_none() {
+        resume_plan::boot::say_why_died(&mut plan, &index, context::boot_id().as_deref());
+    }
     for (cwd, surfaces) in resume_plan::plan::shared_cleanup_dirs(&plan) {
         output::print_message(&format!(
             "warning: {} resumes {} Gemini sessions in {} ({}) while Gemini's start-up cleanup \
@@ -99,22 +102,83 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         // on a terminal, where a person runs it, and never under `--json`.
         let start_here =
             !cx.json && crate::table::stdout_is_terminal() && std::io::stdin().is_terminal();
-        let options = resume_plan::apply::ApplyOptions { start_here };
-        summary = resume_plan::apply::apply_with(
-            store,
-            backend.as_ref(),
-            &mut plan,
-            &context::now,
-            options,
-        )
-        .map_err(|error| match error {
-                index_store::StoreError::LockTimeout { path, holder, waited } => {
-                    Failure::Failed(anyhow!(
-                        "another restore is applying ({holder}, lock {path}); gave up after {waited:.1?}. Nothing was opened; try again once it finishes"
-                    ))
-                }
-                other => other.into(),
+        let stagger = stagger(args)?;
+        let options = resume_plan::apply::ApplyOptions {
+            start_here: start_here && stagger.is_none(),
+            stagger,
+        };
+        let lock_error = |error| match error {
+            index_store::StoreError::LockTimeout { path, holder, waited } => {
+                Failure::Failed(anyhow!(
+                    "another restore is applying ({holder}, lock {path}); gave up after {waited:.1?}. Nothing was opened; try again once it finishes"
+                ))
+            }
+            other => other.into(),
+        };
+        let boot = context::boot_id();
+        if args.once_per_boot {
+            let boot = boot.clone().ok_or_else(|| {
+                Failure::Failed(anyhow!(
+                    "cannot read this boot's id (/proc/sys/kernel/random/boot_id, or kern.boottime on macOS), so cannot restore once per boot; run restore --apply without --once-per-boot"
+                ))
             })?;
+            let once = resume_plan::boot::apply_once_per_boot(
+                store,
+                backend.as_ref(),
+                &mut plan,
+                &index,
+                &boot,
+                &context::now,
+                options,
+            )
+            .map_err(|error| match error {
+                resume_plan::boot::LedgerError::Store(error) => lock_error(error),
+                other => Failure::Failed(other.into()),
+            })?;
+            match once {
+                resume_plan::boot::Once::AlreadyRan(run) => {
+                    let ago = output::format_age(context::now().saturating_sub(run.at));
+                    output::print_message(&format!(
+                        "already restored into {} in this boot, {ago} ago: nothing to do (the ledger is {})",
+                        escape(&run.instance),
+                        store.sidecar_path(resume_plan::boot::LEDGER_NAME)
+                    ));
+                    if cx.json {
+                        for item in &mut plan {
+                            item.outcome = None;
+                        }
+                        output::print_json(&Plan {
+                            version: OUTPUT_VERSION,
+                            surfaces: Vec::new(),
+                            restored_into: None,
+                        })?;
+                    }
+                    return Ok(());
+                }
+                resume_plan::boot::Once::Applied {
+                    summary: applied,
+                    not_recorded,
+                    ..
+                } => {
+                    if let Some(error) = not_recorded {
+                        output::print_message(&format!(
+                            "warning: this restore is not in the ledger, so the next --once-per-boot run of this boot restores again: {error}"
+                        ));
+                    }
+                    summary = applied;
+                }
+            }
+        } else {
+            summary = resume_plan::apply::apply_with(
+                store,
+                backend.as_ref(),
+                &mut plan,
+                &context::now,
+                options,
+            )
+            .map_err(lock_error)?;
+            resume_plan::boot::say_why_died(&mut plan, &index, boot.as_deref());
+        }
         check_command = backend.check_command();
     }
     for (surface, why) in &summary.not_laid_out {
@@ -129,8 +193,14 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         unanswered,
         starts_here,
         here_surface,
+        stopped,
         ..
     } = summary;
+    if let Some(failures) = stopped {
+        output::print_message(&format!(
+            "warning: {failures} starts failed in a row, so the restore stopped; the surfaces marked `not tried` are left planned: run restore again once the cause is fixed"
+        ));
+    }
     let outcome = match (failed, &unanswered) {
         (_, Some(unanswered)) => Err(Failure::Failed(anyhow!(
             "{unanswered}: the server may be stopped or hung; {failed} surface(s) failed and {not_tried} \
@@ -258,6 +328,31 @@ fn build_plan(
     )
 }
 
+/// How the restore starts agents: staggered and verified with `--once-per-boot` or any of
+/// `--max-starting`, `--start-timeout`, `--max-failures` (each defaulting to
+/// [`resume_plan::apply::Stagger::default`]); all at once, unchecked, otherwise.
+fn stagger(args: &RestoreArgs) -> Result<Option<resume_plan::apply::Stagger>, Failure> {
+    if !args.once_per_boot
+        && args.max_starting.is_none()
+        && args.start_timeout.is_none()
+        && args.max_failures.is_none()
+    {
+        return Ok(None);
+    }
+    let mut stagger = resume_plan::apply::Stagger::default();
+    if let Some(max_starting) = args.max_starting {
+        stagger.max_starting = max_starting as usize;
+    }
+    if let Some(max_failures) = args.max_failures {
+        stagger.max_failures = max_failures as usize;
+    }
+    if let Some(timeout) = args.start_timeout.as_deref() {
+        let millis = context::parse_max_age(timeout, "start timeout").map(context::millis)?;
+        stagger.start_timeout = std::time::Duration::from_millis(millis);
+    }
+    Ok(Some(stagger))
+}
+
 /// A max age as typed, a plain number with its unit (`90` is `90ms`).
 fn with_unit(max_age: &str) -> String {
     let max_age = max_age.trim();
@@ -272,7 +367,7 @@ fn with_unit(max_age: &str) -> String {
 /// tab-separated line per surface (surface, verdict, session, how long ago it was last active,
 /// command or what happens, then each note as a field of its own).
 fn plan_text(plan: &[PlanItem], now: u64) -> String {
-    let cells: Vec<(Vec<String>, Vec<String>)> = plan
+    let cells: Vec<(Vec<String>, Vec<String>, String)> = plan
         .iter()
         .map(|item| {
             let session = escape(item.session_id.as_deref().unwrap_or("-")).into_owned();
@@ -336,23 +431,25 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
                 active,
                 what,
             ];
-            (fields, notes)
+            let died = item.died.map_or_else(|| "-".to_string(), |died| died.to_string());
+            (fields, notes, died)
         })
         .collect();
     if crate::table::stdout_is_terminal() {
-        let joined: Vec<String> = cells.iter().map(|(_, notes)| notes.join(" ")).collect();
+        let joined: Vec<String> = cells.iter().map(|(_, notes, _)| notes.join(" ")).collect();
         let rows: Vec<Vec<&str>> = cells
             .iter()
             .zip(&joined)
-            .map(|((fields, _), notes)| {
+            .map(|((fields, _, died), notes)| {
                 let mut row: Vec<&str> = fields.iter().map(String::as_str).collect();
+                row.push(died);
                 row.push(notes);
                 row
             })
             .collect();
         crate::table::aligned(
             &[
-                "SURFACE", "VERDICT", "SESSION", "ACTIVE", "COMMAND", "NOTES",
+                "SURFACE", "VERDICT", "SESSION", "ACTIVE", "COMMAND", "DIED", "NOTES",
             ],
             &rows,
         )
@@ -361,7 +458,7 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
         // by position.
         let rows: Vec<Vec<&str>> = cells
             .iter()
-            .map(|(fields, notes)| {
+            .map(|(fields, notes, _)| {
                 let [surface, verdict, session, active, what] = &fields[..] else {
                     unreachable!("a plan row has five fields");
                 };
