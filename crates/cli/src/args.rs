@@ -141,6 +141,9 @@ Exit codes: 0 resume, recover or unknown (nothing to check against); 4 fresh or 
     /// An agent's hook (reads its JSON on stdin; always exits 0), or install the hook
     #[command(subcommand)]
     Hook(HookCommand),
+    /// Restore on its own at login, once per boot: a systemd user unit (a launchd agent on macOS)
+    #[command(subcommand)]
+    Service(ServiceCommand),
     /// Print shell completions
     Completions {
         /// The shell to complete for
@@ -395,4 +398,56 @@ impl Agent {
     pub fn name(self) -> &'static str {
         self.agent().name()
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServiceCommand {
+    /// Write and enable the login service that runs `restore --apply MUX --once-per-boot`
+    Install {
+        /// auto restores once per boot; ask restores nothing, notifies and names the command
+        #[arg(long, value_enum, default_value = "auto")]
+        policy: ServicePolicy,
+        /// The multiplexer to restore into (tmux and zellij sessions are created by the
+        /// restore; kitty must be running, listening on --kitty-socket)
+        #[arg(long = "mux", value_enum, default_value = "tmux")]
+        multiplexer: ServiceMux,
+        /// kitty's remote-control address (unix:PATH), for --mux kitty
+        #[arg(long, value_name = "ADDR")]
+        kitty_socket: Option<String>,
+        /// The service manager [default: launchd on macOS, else systemd]
+        #[arg(long, value_enum)]
+        manager: Option<ServiceManager>,
+    },
+    /// Disable and remove the login service (only a file of ours)
+    Uninstall {
+        /// The service manager [default: launchd on macOS, else systemd]
+        #[arg(long, value_enum)]
+        manager: Option<ServiceManager>,
+    },
+    /// Whether the service is installed, what the last restore did and when, and why the panes
+    /// of the last boot died
+    Status {
+        /// The service manager [default: launchd on macOS, else systemd]
+        #[arg(long, value_enum)]
+        manager: Option<ServiceManager>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServicePolicy {
+    Auto,
+    Ask,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServiceMux {
+    Tmux,
+    Zellij,
+    Kitty,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServiceManager {
+    Systemd,
+    Launchd,
 }

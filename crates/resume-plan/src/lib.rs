@@ -13,6 +13,7 @@
 //!   the busy check, the restore lock, releasing what was not started; [`outcome`]: what it
 //!   did to each surface, typed; with a [`apply::Stagger`], a few agents start at a time and
 //!   each is verified (its own hook bound it to its surface again).
+//! - [`service`]: the text of the login service (a systemd user unit, a launchd agent).
 //! - [`boot`]: the boot id, the ledger of restores per boot (`--once-per-boot`), and why each
 //!   pane died.
 //!
@@ -44,6 +45,7 @@ pub mod outcome;
 pub mod plan;
 pub mod reasons;
 pub mod resume;
+pub mod service;
 mod wire;
 
 pub use environment::{Environment, LocationError, Placed, hook_log_path};

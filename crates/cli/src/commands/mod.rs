@@ -12,6 +12,7 @@ mod preflight;
 mod prune;
 mod record;
 mod restore;
+mod service;
 mod resume_cmd;
 mod tmux_start;
 mod touch;
@@ -50,6 +51,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Preflight(args) => preflight::run(cx, args),
         Command::Path => path::run(cx),
         Command::Restore(args) => restore::run(cx, &args),
+        Command::Service(command) => service::run(cx, command),
         Command::Hook(HookCommand::Claude { payload }) => {
             hook::run(cx, Agent::Claude, payload.as_deref());
             Ok(())

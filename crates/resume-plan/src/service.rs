@@ -1,0 +1,164 @@
+//! The login service that restores once per boot: the text of its systemd user unit (Linux) and
+//! launchd agent (macOS), and how a file is told to be ours ([`MARKER`]: its first line).
+//!
+//! The unit runs `crash-resume restore --apply MUX --once-per-boot` at login (policy `auto`):
+//! the tmux and zellij backends create (or resurrect) the sessions they restore into, so a
+//! server that is not running yet is started by the restore itself; kitty must be running
+//! already (the user starts it, listening on the address given). Policy `ask` restores nothing:
+//! it prints the plan to the log, notifies (`notify-send`, where it exists) and names the
+//! command to run.
+
+use serde::{Deserialize, Serialize};
+
+/// The first line of every file this module writes: a file without it is not ours, and is
+/// never replaced or removed.
+pub const MARKER: &str = "crash-resume: restore after a reboot or a login";
+
+/// The systemd user unit's file name (in `$XDG_CONFIG_HOME/systemd/user/`).
+pub const SYSTEMD_UNIT: &str = "crash-resume-restore.service";
+
+/// The launchd agent's label, and its file name with `.plist` (in `~/Library/LaunchAgents/`).
+pub const LAUNCHD_LABEL: &str = "dev.crash-resume.restore";
+
+/// What the service does at login.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    /// Restore once per boot.
+    Auto,
+    /// Restore nothing: say what would be restored, and the command that does it.
+    Ask,
+}
+
+/// What the unit runs: the program and the words before `restore` (the global options), the
+/// multiplexer, its extra restore words (kitty's `--kitty-socket ADDR`), the policy and the log.
+/// Every word must be plain ([`is_plain`]): the caller refuses others.
+#[derive(Debug, Clone)]
+pub struct Service<'a> {
+    /// The program and its global options, each a plain word.
+    pub program: &'a [String],
+    /// `tmux`, `zellij` or `kitty`.
+    pub multiplexer: &'a str,
+    /// Words added to the restore (each plain).
+    pub restore_words: &'a [String],
+    /// What it does at login.
+    pub policy: Policy,
+    /// The log the restore's output is appended to.
+    pub log: &'a str,
+}
+
+/// Whether `word` holds only characters that neither systemd, launchd's XML nor a shell
+/// interprets.
+pub fn is_plain(word: &str) -> bool {
+    !word.is_empty()
+        && word
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || "/._+-@%=,:".contains(character))
+}
+
+impl Service<'_> {
+    /// The restore command's words: `--once-per-boot` with policy `auto`, the plan only with
+    /// `ask`.
+    fn restore(&self) -> Vec<String> {
+        let mut words: Vec<String> = self.program.to_vec();
+        words.push("restore".to_string());
+        if self.policy == Policy::Auto {
+            words.extend(["--apply", self.multiplexer, "--once-per-boot"].map(str::to_string));
+            words.extend(self.restore_words.iter().cloned());
+        }
+        words
+    }
+
+    /// The command a person runs to restore, for the `ask` notification.
+    pub fn command_to_run(&self) -> String {
+        let mut words: Vec<String> = self.program.to_vec();
+        words.extend(["restore", "--apply", self.multiplexer, "--once-per-boot"].map(str::to_string));
+        words.extend(self.restore_words.iter().cloned());
+        words.join(" ")
+    }
+
+    /// The shell line that notifies (policy `ask`): always a line in the log, and a desktop
+    /// notification where `notify-send` exists.
+    fn notify(&self) -> String {
+        let said = format!(
+            "crash-resume: sessions may need restoring; run {}",
+            self.command_to_run()
+        );
+        format!(
+            "echo '{said}'; if command -v notify-send >/dev/null 2>&1; then notify-send crash-resume '{said}'; fi"
+        )
+    }
+
+    /// The systemd user unit's text.
+    pub fn systemd_unit(&self) -> String {
+        let mut text = format!(
+            "# {MARKER} (`crash-resume service uninstall` removes it)\n\
+             [Unit]\n\
+             Description=crash-resume: restore agent sessions once per boot ({multiplexer})\n\
+             After=default.target\n\
+             \n\
+             [Service]\n\
+             Type=oneshot\n\
+             ExecStart={restore}\n",
+            multiplexer = self.multiplexer,
+            restore = self.restore().join(" "),
+        );
+        if self.policy == Policy::Ask {
+            text.push_str(&format!("ExecStartPost=/bin/sh -c \"{}\"\n", self.notify()));
+        }
+        text.push_str(&format!(
+            "StandardOutput=append:{log}\n\
+             StandardError=append:{log}\n\
+             TimeoutStartSec=15min\n\
+             \n\
+             [Install]\n\
+             WantedBy=default.target\n",
+            log = self.log
+        ));
+        text
+    }
+
+    /// The launchd agent's text (a property list run at load, that is at login).
+    pub fn launchd_plist(&self) -> String {
+        let arguments: Vec<String> = match self.policy {
+            Policy::Auto => self.restore(),
+            Policy::Ask => vec![
+                "/bin/sh".to_string(),
+                "-c".to_string(),
+                format!("{}; {}", self.restore().join(" "), self.notify()),
+            ],
+        };
+        let arguments: String = arguments
+            .iter()
+            .map(|word| format!("    <string>{}</string>\n", xml_text(word)))
+            .collect();
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+             <!-- {MARKER} (`crash-resume service uninstall` removes it) -->\n\
+             <!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n\
+             <plist version=\"1.0\">\n\
+             <dict>\n  \
+             <key>Label</key>\n  <string>{LAUNCHD_LABEL}</string>\n  \
+             <key>ProgramArguments</key>\n  <array>\n{arguments}  </array>\n  \
+             <key>RunAtLoad</key>\n  <true/>\n  \
+             <key>StandardOutPath</key>\n  <string>{log}</string>\n  \
+             <key>StandardErrorPath</key>\n  <string>{log}</string>\n\
+             </dict>\n\
+             </plist>\n",
+            log = xml_text(self.log)
+        )
+    }
+}
+
+/// Whether a file's text is ours: its first lines carry [`MARKER`].
+pub fn is_ours(text: &str) -> bool {
+    text.lines().take(2).any(|line| line.contains(MARKER))
+}
+
+/// `text` with XML's special characters escaped.
+fn xml_text(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
