@@ -110,8 +110,8 @@ pub struct ApplyOptions {
 /// How a staggered restore starts agents: at most [`Stagger::max_starting`] are starting at
 /// once; an agent counts as started when its own hook has bound it to its surface again (the
 /// index shows a record of the surface made after the restore claimed it), within
-/// [`Stagger::start_timeout`]; one that exits (or never shows in the process table within
-/// [`EXIT_GRACE`]) without binding failed. After [`Stagger::max_failures`] failures in a row
+/// [`Stagger::start_timeout`]; one not bound and not in the process table for [`EXIT_GRACE`]
+/// (or the start timeout, when shorter) has exited, or never ran: it failed. After [`Stagger::max_failures`] failures in a row
 /// (a start that failed, an agent that exited, or one not bound in time) the restore stops
 /// and leaves the rest planned, unclaimed ([`Applied::Stopped`]). A failed start never
 /// removes or changes the recorded session: its claim is taken back.
@@ -233,7 +233,7 @@ pub(crate) fn apply_locked(
                     surface: own_surface(backend, item).unwrap_or_else(|| item.surface.clone()),
                     started_at: before,
                     started: Instant::now(),
-                    seen_running: false,
+                    last_seen: Instant::now(),
                 });
             } else if failed {
                 starting.failed(stagger);
@@ -280,8 +280,8 @@ struct Pending {
     started_at: Millis,
     /// When it was started.
     started: Instant,
-    /// Whether it was seen in the process table.
-    seen_running: bool,
+    /// When it was last seen in the process table (when it was started, before).
+    last_seen: Instant,
 }
 
 /// The agents a staggered restore is starting, and the failures in a row so far.
@@ -315,7 +315,14 @@ impl Starting {
             let resolved = self.look(store, plan, stagger);
             if !resolved.is_empty() {
                 for (pending, verdict) in resolved {
-                    self.settle(store, &mut plan[pending.position], pending, verdict, stagger, summary);
+                    self.settle(
+                        store,
+                        &mut plan[pending.position],
+                        pending,
+                        verdict,
+                        stagger,
+                        summary,
+                    );
                 }
                 return;
             }
@@ -355,12 +362,16 @@ impl Starting {
             let running = processes
                 .carrying(SURFACE_VARIABLE, &pending.surface, &item.agent)
                 .is_some();
-            pending.seen_running |= running;
+            if running {
+                pending.last_seen = Instant::now();
+            }
             let verdict = if recorded_since(&pending.surface) || recorded_since(&item.surface) {
                 Some(Verdict::Bound {
                     after_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
                 })
-            } else if !running && (pending.seen_running || elapsed >= EXIT_GRACE) {
+            } else if !running
+                && pending.last_seen.elapsed() >= EXIT_GRACE.min(stagger.start_timeout)
+            {
                 Some(Verdict::Exited)
             } else if elapsed >= stagger.start_timeout {
                 Some(Verdict::NotInTime)

@@ -72,7 +72,9 @@ impl Service<'_> {
     /// The command a person runs to restore, for the `ask` notification.
     pub fn command_to_run(&self) -> String {
         let mut words: Vec<String> = self.program.to_vec();
-        words.extend(["restore", "--apply", self.multiplexer, "--once-per-boot"].map(str::to_string));
+        words.extend(
+            ["restore", "--apply", self.multiplexer, "--once-per-boot"].map(str::to_string),
+        );
         words.extend(self.restore_words.iter().cloned());
         words.join(" ")
     }

@@ -12,8 +12,8 @@ mod preflight;
 mod prune;
 mod record;
 mod restore;
-mod service;
 mod resume_cmd;
+mod service;
 mod tmux_start;
 mod touch;
 

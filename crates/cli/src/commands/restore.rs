@@ -108,11 +108,13 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
             stagger,
         };
         let lock_error = |error| match error {
-            index_store::StoreError::LockTimeout { path, holder, waited } => {
-                Failure::Failed(anyhow!(
-                    "another restore is applying ({holder}, lock {path}); gave up after {waited:.1?}. Nothing was opened; try again once it finishes"
-                ))
-            }
+            index_store::StoreError::LockTimeout {
+                path,
+                holder,
+                waited,
+            } => Failure::Failed(anyhow!(
+                "another restore is applying ({holder}, lock {path}); gave up after {waited:.1?}. Nothing was opened; try again once it finishes"
+            )),
             other => other.into(),
         };
         let boot = context::boot_id();
@@ -431,7 +433,9 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
                 active,
                 what,
             ];
-            let died = item.died.map_or_else(|| "-".to_string(), |died| died.to_string());
+            let died = item
+                .died
+                .map_or_else(|| "-".to_string(), |died| died.to_string());
             (fields, notes, died)
         })
         .collect();

@@ -33,7 +33,13 @@ pub fn run(cx: &Context, command: ServiceCommand) -> Result<(), Failure> {
             multiplexer,
             kitty_socket,
             manager,
-        } => install(cx, policy, multiplexer, kitty_socket, manager_or_default(manager)),
+        } => install(
+            cx,
+            policy,
+            multiplexer,
+            kitty_socket,
+            manager_or_default(manager),
+        ),
         ServiceCommand::Uninstall { manager } => uninstall(cx, manager_or_default(manager)),
         ServiceCommand::Status { manager } => status(cx, manager_or_default(manager)),
     }
@@ -50,7 +56,9 @@ fn manager_or_default(manager: Option<ServiceManager>) -> ServiceManager {
 /// Where the manager's file of ours is.
 fn unit_path(cx: &Context, manager: ServiceManager) -> Result<Utf8PathBuf, Failure> {
     let home = cx.home().ok_or_else(|| {
-        Failure::Failed(anyhow!("no home dir (HOME is not set): nowhere to install the service"))
+        Failure::Failed(anyhow!(
+            "no home dir (HOME is not set): nowhere to install the service"
+        ))
     })?;
     Ok(match manager {
         ServiceManager::Systemd => {
@@ -140,7 +148,10 @@ fn install(
     let mut restore_words = Vec::new();
     match (multiplexer, kitty_socket) {
         ("kitty", Some(address)) => {
-            restore_words.extend(["--kitty-socket".to_string(), plain(&address, "the kitty address")?]);
+            restore_words.extend([
+                "--kitty-socket".to_string(),
+                plain(&address, "the kitty address")?,
+            ]);
         }
         ("kitty", None) => {
             return Err(Failure::Usage(anyhow!(
@@ -148,7 +159,9 @@ fn install(
             )));
         }
         (_, Some(_)) => {
-            return Err(Failure::Usage(anyhow!("--kitty-socket is for --mux kitty only")));
+            return Err(Failure::Usage(anyhow!(
+                "--kitty-socket is for --mux kitty only"
+            )));
         }
         (_, None) => {}
     }
@@ -205,7 +218,10 @@ fn install(
         });
     }
     match edited.written {
-        true => output::print_line(&format!("installed the login restore as {}", escape(path.as_str())))?,
+        true => output::print_line(&format!(
+            "installed the login restore as {}",
+            escape(path.as_str())
+        ))?,
         false => output::print_line(&format!("already installed as {}", escape(path.as_str())))?,
     }
     if let Err(why) = enabled {
@@ -281,7 +297,10 @@ fn uninstall(cx: &Context, manager: ServiceManager) -> Result<(), Failure> {
         });
     }
     match removed {
-        true => output::print_line(&format!("removed the login restore {}", escape(path.as_str()))),
+        true => output::print_line(&format!(
+            "removed the login restore {}",
+            escape(path.as_str())
+        )),
         false => {
             output::print_message(&format!(
                 "no login restore of crash-resume to remove at {}",
@@ -294,8 +313,8 @@ fn uninstall(cx: &Context, manager: ServiceManager) -> Result<(), Failure> {
 
 fn status(cx: &Context, manager: ServiceManager) -> Result<(), Failure> {
     let path = unit_path(cx, manager)?;
-    let installed = std::fs::read(&path)
-        .is_ok_and(|text| service::is_ours(&String::from_utf8_lossy(&text)));
+    let installed =
+        std::fs::read(&path).is_ok_and(|text| service::is_ours(&String::from_utf8_lossy(&text)));
     let store = context::open_store(cx)?;
     let ledger = Ledger::read(&store).map_err(|error| Failure::Failed(error.into()))?;
     let last_boot = ledger.last_boot();
@@ -323,7 +342,9 @@ fn status(cx: &Context, manager: ServiceManager) -> Result<(), Failure> {
         manager: manager_name(manager),
         unit: path.to_string(),
         installed,
-        ledger: store.sidecar_path(resume_plan::boot::LEDGER_NAME).to_string(),
+        ledger: store
+            .sidecar_path(resume_plan::boot::LEDGER_NAME)
+            .to_string(),
         last_run: ledger.runs.last().cloned(),
         last_boot: summed,
     };
@@ -332,7 +353,10 @@ fn status(cx: &Context, manager: ServiceManager) -> Result<(), Failure> {
     }
     let mut lines = vec![match installed {
         true => format!("installed: {}", escape(path.as_str())),
-        false => format!("not installed ({} has no service of ours)", escape(path.as_str())),
+        false => format!(
+            "not installed ({} has no service of ours)",
+            escape(path.as_str())
+        ),
     }];
     match (&document.last_run, &document.last_boot) {
         (Some(run), Some(boot)) => {

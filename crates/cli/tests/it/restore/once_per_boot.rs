@@ -1,0 +1,123 @@
+//! `restore --apply tmux --once-per-boot` against a real, private tmux server, with a stand-in
+//! `claude` that binds itself at once, late, never, or fails: each surface is said started and
+//! verified, started but not verified, or failed (its recorded session kept); a second run in
+//! the same boot restores nothing; a changed boot id (`CRASH_RESUME_BOOT_ID`) says the panes
+//! died of a reboot; `service status` counts the last boot.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::process::Stdio;
+
+use serde_json::Value;
+
+use super::tmux::record_session;
+use crate::Sandbox;
+use crate::harness::{
+    PanePlace, TmuxServer, bin_dir, crash_resume_agent, git_work_dir,
+    install_claude_stand_in_that_stays, plan_by_surface, server_name, server_surface, uuid,
+};
+
+/// Wraps the stand-in `claude`: the session `never` stays without binding, `fail` exits at
+/// once, `late` binds after a second; any other binds at once.
+fn install_wrapping_stand_in(env: &Sandbox, never: &str, fail: &str, late: &str) {
+    install_claude_stand_in_that_stays(env);
+    let bin = bin_dir(env);
+    fs::rename(bin.join("claude"), bin.join("claude-binding")).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in\n  *{never}*) sleep 600; exit 0 ;;\n  *{fail}*) exit 3 ;;\n  *{late}*) sleep 1 ;;\nesac\nexec \"$(dirname \"$0\")/claude-binding\" \"$@\"\n"
+    );
+    let path = bin.join("claude");
+    fs::write(&path, script).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn entries(env: &Sandbox) -> Value {
+    let index: Value = serde_json::from_slice(&fs::read(env.index_path()).unwrap()).unwrap();
+    index["entries"].clone()
+}
+
+fn once_per_boot(env: &Sandbox, socket: &str, boot: &str) -> (bool, BTreeMap<String, Value>) {
+    let output = crash_resume_agent(env)
+        .env("CRASH_RESUME_BOOT_ID", boot)
+        .args([
+            "--json",
+            "restore",
+            "--apply",
+            "tmux",
+            "--once-per-boot",
+            "--start-timeout",
+            "3s",
+            "--tmux-socket",
+            socket,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (output.status.success(), plan_by_surface(&output.stdout))
+}
+
+#[test]
+fn once_per_boot_staggers_verifies_and_never_runs_twice_in_a_boot() {
+    let env = Sandbox::default();
+    let name = server_name("once");
+    let sessions: Vec<String> = (1..=5).map(uuid).collect();
+    let [bound, late, never, fail, other] = &sessions[..] else {
+        unreachable!()
+    };
+    install_wrapping_stand_in(&env, never, fail, late);
+    let mut surfaces = BTreeMap::new();
+    for (n, session) in sessions.iter().enumerate() {
+        let place = PanePlace::new("work", n as u32, 0);
+        let surface = server_surface(&env, &name, &place);
+        let cwd = git_work_dir(&env, &format!("repo-{n}"), "");
+        record_session(&env, &surface, session, &format!("repo-{n}"), &cwd);
+        surfaces.insert(session.clone(), surface);
+    }
+    // Every session was recorded in an earlier boot.
+    let mut index: Value = serde_json::from_slice(&fs::read(env.index_path()).unwrap()).unwrap();
+    for entry in index["entries"].as_object_mut().unwrap().values_mut() {
+        assert!(
+            entry["boot_id"].is_string(),
+            "the record carries the boot id"
+        );
+        entry["boot_id"] = Value::from("boot-before");
+    }
+    env.write_index_bytes(&serde_json::to_vec(&index).unwrap());
+    let index_before = entries(&env);
+    let server = TmuxServer::named(&env, &name);
+    let (_, plan) = once_per_boot(&env, &name, "boot-after");
+    let outcome = |session: &str| plan[&surfaces[session]]["outcome"].clone();
+    assert_eq!(outcome(bound)["outcome"], "started", "{plan:?}");
+    assert_eq!(outcome(bound)["verified"]["kind"], "bound");
+    assert_eq!(outcome(late)["verified"]["kind"], "bound");
+    assert_eq!(outcome(other)["verified"]["kind"], "bound");
+    assert_eq!(outcome(never)["outcome"], "started");
+    assert_eq!(outcome(never)["verified"]["kind"], "not_in_time");
+    assert_eq!(outcome(fail)["outcome"], "failed");
+    assert_eq!(outcome(fail)["reason"], "agent_exited");
+    for surface in surfaces.values() {
+        assert_eq!(plan[surface]["died"], "reboot", "{surface}");
+    }
+    // The failed start kept its recorded session.
+    let entries = entries(&env);
+    assert_eq!(
+        entries[&surfaces[fail]]["sessionId"],
+        index_before[&surfaces[fail]]["sessionId"]
+    );
+    // A second run in the same boot restores nothing.
+    let (ok, again) = once_per_boot(&env, &name, "boot-after");
+    assert!(ok);
+    assert!(again.is_empty(), "{again:?}");
+    let status = crash_resume_agent(&env)
+        .args(["--json", "service", "status"])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    let counts = &status["last_boot"]["counts"];
+    assert_eq!(counts["verified"], 3, "{status}");
+    assert_eq!(counts["not_verified"], 1);
+    assert_eq!(counts["failed"], 1);
+    assert_eq!(counts["died"]["reboot"], 5);
+    server.kill_and_wait();
+}
