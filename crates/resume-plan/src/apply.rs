@@ -318,7 +318,7 @@ impl Starting {
                     self.settle(
                         store,
                         &mut plan[pending.position],
-                        pending,
+                        &pending,
                         verdict,
                         stagger,
                         summary,
@@ -392,7 +392,7 @@ impl Starting {
         &mut self,
         store: &Store,
         item: &mut PlanItem,
-        pending: Pending,
+        pending: &Pending,
         verdict: Verdict,
         stagger: Stagger,
         summary: &mut Summary,
@@ -446,6 +446,7 @@ impl Starting {
 }
 
 /// What a look found a started agent came to.
+#[derive(Clone, Copy)]
 enum Verdict {
     /// Its hook recorded its surface this long after it was started.
     Bound { after_ms: u64 },

@@ -306,7 +306,7 @@ pub enum Once {
     /// The plan was applied and the run added to the ledger.
     Applied {
         /// What applying did, in sum.
-        summary: crate::apply::Summary,
+        summary: Box<crate::apply::Summary>,
         /// The run as the ledger holds it.
         run: Run,
         /// The ledger could not be written (the next run of this boot restores again): why.
@@ -348,7 +348,7 @@ pub fn apply_once_per_boot(
             };
             let not_recorded = Ledger::append(store, run.clone()).err();
             Ok(Once::Applied {
-                summary,
+                summary: Box::new(summary),
                 run,
                 not_recorded,
             })

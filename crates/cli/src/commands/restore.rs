@@ -119,7 +119,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         };
         let boot = context::boot_id();
         if args.once_per_boot {
-            let boot = boot.clone().ok_or_else(|| {
+            let boot = boot.ok_or_else(|| {
                 Failure::Failed(anyhow!(
                     "cannot read this boot's id (/proc/sys/kernel/random/boot_id, or kern.boottime on macOS), so cannot restore once per boot; run restore --apply without --once-per-boot"
                 ))
@@ -167,7 +167,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
                             "warning: this restore is not in the ledger, so the next --once-per-boot run of this boot restores again: {error}"
                         ));
                     }
-                    summary = applied;
+                    summary = *applied;
                 }
             }
         } else {

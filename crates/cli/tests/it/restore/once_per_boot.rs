@@ -23,7 +23,7 @@ use crate::harness::{
 fn install_wrapping_stand_in(env: &Sandbox, never: &str, fail: &str, late: &str) {
     install_claude_stand_in_that_stays(env);
     let bin = bin_dir(env);
-    fs::rename(bin.join("claude"), bin.join("claude-binding")).unwrap();
+    fs::copy(bin.join("claude"), bin.join("claude-binding")).unwrap();
     let script = format!(
         "#!/bin/sh\ncase \"$*\" in\n  *{never}*) sleep 600; exit 0 ;;\n  *{fail}*) exit 3 ;;\n  *{late}*) sleep 1 ;;\nesac\nexec \"$(dirname \"$0\")/claude-binding\" \"$@\"\n"
     );
