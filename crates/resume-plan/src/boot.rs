@@ -355,3 +355,125 @@ pub fn apply_once_per_boot(
         },
     )?
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use index_core::{Record, Repo, SessionId, SurfaceId};
+
+    fn entry(boot: Option<&str>) -> Entry {
+        let mut index = index_core::Index::default();
+        let mut record = Record::new(
+            SurfaceId::new("tmux:main:0.0").unwrap(),
+            SessionId::new("s1").unwrap(),
+            Repo::new("r").unwrap(),
+        );
+        record.boot_id = boot.map(str::to_string);
+        index.record(record, 1);
+        index.lookup("tmux:main:0.0").unwrap().clone()
+    }
+
+    fn started(created: Vec<Created>) -> Applied {
+        Applied::Started {
+            created,
+            claim_not_durable: None,
+            verified: None,
+        }
+    }
+
+    #[test]
+    fn why_a_pane_died_is_said_from_the_boot_ids_and_what_the_restore_had_to_create() {
+        let check = |recorded: Option<&str>, boot: Option<&str>, outcome: Option<Applied>, died| {
+            assert_eq!(why_died(&entry(recorded), boot, outcome.as_ref()), died);
+        };
+        check(Some("a"), Some("b"), None, Died::Reboot);
+        check(Some("a"), Some("b"), Some(started(vec![])), Died::Reboot);
+        check(Some("a"), Some("a"), None, Died::Unknown);
+        check(
+            Some("a"),
+            Some("a"),
+            Some(started(vec![Created::Session])),
+            Died::InstanceDied,
+        );
+        check(
+            Some("a"),
+            Some("a"),
+            Some(started(vec![Created::Resurrected])),
+            Died::InstanceDied,
+        );
+        check(
+            Some("a"),
+            Some("a"),
+            Some(started(vec![])),
+            Died::PaneClosed,
+        );
+        check(
+            Some("a"),
+            Some("a"),
+            Some(started(vec![Created::Window])),
+            Died::PaneClosed,
+        );
+        check(
+            None,
+            Some("a"),
+            Some(started(vec![Created::Session])),
+            Died::Unknown,
+        );
+        check(Some("a"), None, None, Died::Unknown);
+    }
+
+    #[test]
+    fn the_boot_id_is_the_replacement_when_given_else_the_system_s() {
+        assert_eq!(
+            current_boot_id(Some(" test-boot \n")).as_deref(),
+            Some("test-boot")
+        );
+        let system = current_boot_id(None);
+        assert_eq!(current_boot_id(Some("  ")), system);
+        #[cfg(target_os = "linux")]
+        assert_eq!(
+            system.as_deref(),
+            Some(std::fs::read_to_string(BOOT_ID_PATH).unwrap().trim())
+        );
+    }
+
+    #[test]
+    fn the_ledger_finds_a_run_of_the_boot_and_instance_and_keeps_the_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = camino::Utf8PathBuf::from_path_buf(dir.path().join("index.json")).unwrap();
+        let store = Store::open(
+            &path,
+            index_store::StoreOptions {
+                allow_volatile: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(Ledger::read(&store).unwrap().runs, Vec::new());
+        for n in 0..(MAX_RUNS + 2) {
+            let run = Run {
+                boot_id: format!("boot-{}", n % 3),
+                multiplexer: "tmux".into(),
+                instance: format!("/tmp/tmux-{}", n % 2),
+                at: n as u64,
+                counts: Counts::default(),
+            };
+            Ledger::append(&store, run).unwrap();
+        }
+        let ledger = Ledger::read(&store).unwrap();
+        assert_eq!(ledger.runs.len(), MAX_RUNS);
+        assert_eq!(ledger.runs.last().unwrap().at, (MAX_RUNS + 1) as u64);
+        assert!(ledger.run_in("boot-1", "/tmp/tmux-1").is_some());
+        assert!(ledger.run_in("boot-9", "/tmp/tmux-1").is_none());
+        let last = ledger.last_boot();
+        assert!(
+            last.iter()
+                .all(|run| run.boot_id == ledger.runs.last().unwrap().boot_id)
+        );
+        std::fs::write(store.sidecar_path(LEDGER_NAME), "not json").unwrap();
+        assert!(matches!(
+            Ledger::read(&store),
+            Err(LedgerError::NotALedger { .. })
+        ));
+    }
+}
