@@ -1,7 +1,7 @@
 //! Project tasks, run as `cargo xtask <task>` (the cargo-xtask pattern: plain Rust instead of
 //! shell scripts, so they work wherever cargo does).
 //!
-//! - `test`: every test of the workspace: installs the pinned Claude Code, Codex, Gemini and Copilot CLIs
+//! - `test`: every test of the workspace: installs the pinned Claude Code, Codex, Gemini, Copilot and Qwen Code CLIs
 //!   (the conformance tests run them), then nextest for unit, integration and property tests, then the doc tests
 //!   (nextest does not run those), then `resume-check`, then each criterion benchmark once.
 //! - `reboot-sim`: the whole crash-and-resume story in a sandbox (see `reboot_sim`).
@@ -15,6 +15,7 @@
 //! - `gemini-cli install`: the same for the pinned Gemini CLI (see `gemini_cli`).
 //! - `copilot-cli install`: the same for the pinned GitHub Copilot CLI, its runtime unpacked
 //!   into the build dir too (see `copilot_cli`).
+//! - `qwen-cli install`: the same for the pinned Qwen Code (see `qwen_cli`).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -25,6 +26,7 @@ mod codex_cli;
 mod copilot_cli;
 mod gemini_cli;
 mod kitty;
+mod qwen_cli;
 mod reboot_sim;
 mod resume_check;
 mod workspace;
@@ -45,6 +47,7 @@ fn main() -> Result<()> {
         "zellij" => zellij_task(&rest),
         "gemini-cli" => gemini_cli_task(&rest),
         "copilot-cli" => copilot_cli_task(&rest),
+        "qwen-cli" => qwen_cli_task(&rest),
         "reboot-sim" => reboot_sim::run(&rest),
         "bench-cli" => bench_cli::run(&rest),
         "resume-check" => resume_check::run_check(),
@@ -71,6 +74,7 @@ tasks:
   gemini-cli install    install the pinned Gemini CLI into the build dir, print its path
   copilot-cli install   install the pinned Copilot CLI (and its runtime) into the build dir,
                         print its path
+  qwen-cli install      install the pinned Qwen Code into the build dir, print its path
   zellij install        build the pinned zellij into the machine's build cache, print its path";
 
 fn claude_cli_task(args: &[String]) -> Result<()> {
@@ -143,6 +147,20 @@ fn copilot_cli_task(args: &[String]) -> Result<()> {
     }
 }
 
+fn qwen_cli_task(args: &[String]) -> Result<()> {
+    match args {
+        [command] if command == "install" => {
+            let executable = qwen_cli::install()?;
+            println!("{}", executable.display());
+            Ok(())
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            bail!("unknown qwen-cli command {args:?}")
+        }
+    }
+}
+
 fn test(extra: &[String]) -> Result<()> {
     // The conformance tests of the preflight run the real CLI (the `real-cli` feature) and fail
     // when it is missing; the live kitty tests (`live-kitty`) fail when kitty or Xvfb is.
@@ -154,6 +172,8 @@ fn test(extra: &[String]) -> Result<()> {
     eprintln!("Gemini CLI: {}", executable.display());
     let executable = copilot_cli::install()?;
     eprintln!("Copilot CLI: {}", executable.display());
+    let executable = qwen_cli::install()?;
+    eprintln!("Qwen Code: {}", executable.display());
     // The live zellij tests (the `live-zellij` feature) run this zellij, and fail without it.
     let zellij = zellij::install()?;
     eprintln!("zellij: {}", zellij.display());

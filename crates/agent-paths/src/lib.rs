@@ -22,13 +22,22 @@ pub enum Agent {
     Gemini,
     /// GitHub Copilot CLI (`copilot`).
     Copilot,
+    /// Qwen Code (`qwen`), a fork of Gemini CLI with Claude-shaped sessions.
+    Qwen,
 }
 
 impl Agent {
     /// Every agent, in [`AGENTS`]' order.
-    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Copilot];
+    pub const ALL: [Agent; 5] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Copilot,
+        Agent::Qwen,
+    ];
 
-    /// The agent the index names `name` (`claude`, `codex`, `gemini`, `copilot`), if it is one.
+    /// The agent the index names `name` (`claude`, `codex`, `gemini`, `copilot`, `qwen`), if it
+    /// is one.
     pub fn from_name(name: &str) -> Option<Agent> {
         facts_of(name).map(|facts| facts.agent)
     }
@@ -82,6 +91,10 @@ pub enum Dialect {
     /// command line carries it); every end, by `/exit` or by the pane being killed, has the
     /// reason `user_exit`; SIGKILL runs no hook.
     Copilot,
+    /// Qwen Code: Claude Code's keys (and `model`); a `/quit` and a signal both end with the
+    /// reason `prompt_input_exit`, so the reason tells nothing; its stdout is read as the hook's
+    /// JSON answer.
+    Qwen,
 }
 
 /// When a SessionEnd counts as the user ending the session on purpose (not offered after a
@@ -161,7 +174,7 @@ impl AgentFacts {
 }
 
 /// The agents crash-resume knows, in [`Agent`]'s order.
-pub const AGENTS: [AgentFacts; 4] = [
+pub const AGENTS: [AgentFacts; 5] = [
     AgentFacts {
         agent: Agent::Claude,
         name: "claude",
@@ -236,6 +249,25 @@ pub const AGENTS: [AgentFacts; 4] = [
             unreported: "",
         },
         launcher: "copilot --resume={session}",
+    },
+    AgentFacts {
+        agent: Agent::Qwen,
+        name: "qwen",
+        // The `.qwen` dir itself; its sessions may live in another dir (`QWEN_RUNTIME_DIR`).
+        config_env: "QWEN_HOME",
+        default_config_dir: "~/.qwen",
+        hook_file: "settings.json",
+        hook_shape: HookShape::CommandHooks,
+        hook_events: ["SessionStart", "SessionEnd"],
+        dialect: Dialect::Qwen,
+        clean_end: CleanEnd::FromOpenPane,
+        end_words: EndWords {
+            display: "Qwen Code",
+            quits: "a /quit, or a signal sent to Qwen Code alone",
+            file: "session file",
+            unreported: "",
+        },
+        launcher: "qwen --resume {session}",
     },
 ];
 

@@ -1,5 +1,5 @@
 //! The command-line definition (clap derive): every command, flag and environment variable of
-//! the README's Commands section, and the help text people read (with examples).
+//! the Commands section of docs/commands.md, and the help text people read (with examples).
 
 use clap::{Args, Parser, Subcommand};
 use clap_complete::Shell;
@@ -223,6 +223,11 @@ pub enum HookCommand {
         #[arg(value_name = "EVENT")]
         event: Option<String>,
     },
+    /// Qwen Code's hook (the same events; a SessionEnd counts as the end only when its pane still exists)
+    Qwen {
+        #[arg(hide = true)]
+        payload: Option<String>,
+    },
     /// Add crash-resume's SessionStart and SessionEnd hooks to the agent's settings; for tmux,
     /// a restore when a tmux server starts (once per server, in the background)
     #[command(after_help = "Examples:
@@ -352,6 +357,7 @@ pub enum HookTarget {
     Codex,
     Gemini,
     Copilot,
+    Qwen,
     Tmux,
 }
 
@@ -363,6 +369,7 @@ impl HookTarget {
             HookTarget::Codex => Some(Agent::Codex),
             HookTarget::Gemini => Some(Agent::Gemini),
             HookTarget::Copilot => Some(Agent::Copilot),
+            HookTarget::Qwen => Some(Agent::Qwen),
             HookTarget::Tmux => None,
         }
     }
@@ -376,6 +383,7 @@ pub enum Agent {
     Codex,
     Gemini,
     Copilot,
+    Qwen,
 }
 
 impl Agent {
@@ -386,6 +394,7 @@ impl Agent {
             Agent::Codex => agent_paths::Agent::Codex,
             Agent::Gemini => agent_paths::Agent::Gemini,
             Agent::Copilot => agent_paths::Agent::Copilot,
+            Agent::Qwen => agent_paths::Agent::Qwen,
         }
     }
 

@@ -1,4 +1,4 @@
-//! The binary's failures and the exit code each maps to (the README's table: 1 failed, 2 usage
+//! The binary's failures and the exit code each maps to (the table of docs/commands.md: 1 failed, 2 usage
 //! or invalid input, 4 nothing found), how an error is said on one line, and the hints a
 //! library error gets here: the libraries say what is wrong, and this binary adds what to do
 //! with its own options (`--path`, `--allow-volatile`), which they do not know.
@@ -15,7 +15,7 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// The exit code of the README's table.
+    /// The exit code of docs/commands.md's table.
     pub fn exit_code(&self) -> u8 {
         match self {
             Failure::Failed(_) => 1,

@@ -1,5 +1,5 @@
 //! The `crash-resume` binary: parses the command line, wires the library crates together,
-//! prints, and maps every outcome to the README's exit-code table.
+//! prints, and maps every outcome to the exit-code table of docs/commands.md.
 //!
 //! No rule a library user would need lives here (they are in `resume-plan`): `args` is the
 //! command line, `context` what every command works with, `commands/` one module per command,
@@ -16,6 +16,7 @@ mod error;
 mod gemini;
 mod man;
 mod output;
+mod qwen;
 mod surface;
 mod table;
 

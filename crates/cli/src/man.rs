@@ -159,7 +159,7 @@ fn closing_sections(page: &mut Roff) {
     );
     page.control("PP", []);
     page.text([roman(
-        "hook claude, codex, gemini and copilot always exit 0, whatever happens; they write problems to hook.log beside the index.",
+        "hook claude, codex, gemini, copilot and qwen always exit 0, whatever happens; they write problems to hook.log beside the index.",
     )]);
 
     page.control("SH", ["ENVIRONMENT"]);
@@ -189,7 +189,7 @@ fn closing_sections(page: &mut Roff) {
             ),
             ("CRASH_RESUME_ROLE", "the role the hook records"),
             (
-                "CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME, COPILOT_HOME",
+                "CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME, COPILOT_HOME, QWEN_HOME",
                 "the agents' config dirs, recorded with each session",
             ),
             (

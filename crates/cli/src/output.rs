@@ -478,7 +478,7 @@ pub fn print_message(text: &str) {
 static DOCUMENT_PRINTED: AtomicBool = AtomicBool::new(false);
 
 /// A failure under `--json`, when the command printed no document of its own: the message
-/// said on stderr, and the exit code of the README's table.
+/// said on stderr, and the exit code of the exit-code table of docs/commands.md.
 #[derive(Debug, Serialize)]
 pub struct ErrorDocument<'a> {
     version: u32,

@@ -18,7 +18,8 @@ pub mod title;
 use std::collections::{HashMap, HashSet};
 
 pub use ids::{
-    AgentName, IdKind, InvalidId, MAX_ID_BYTES, Repo, Role, SessionId, SurfaceId, validate_dir,
+    AgentName, IdKind, InvalidId, MAX_ID_BYTES, Repo, Role, SessionId, SurfaceId, validate,
+    validate_dir,
 };
 pub use serde_json::{Map, Value};
 

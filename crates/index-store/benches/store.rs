@@ -1,5 +1,7 @@
-//! The store at scale: parsing an index file, and the locked update (lock, parse, apply,
-//! serialize, durable write with fsyncs) at 1k, 10k and 100k entries. Throughput is in bytes of
+//! The store at scale: parsing an index file, the locked update (lock, parse, apply,
+//! serialize, durable write with fsyncs) and the scoped one of a record (lock, the skipping
+//! parse, the one entry parsed, the others copied, the same durable write) at 1k, 10k and 100k
+//! entries. Throughput is in bytes of
 //! index file, so the parse rate is visible.
 
 use std::hint::black_box;
@@ -7,7 +9,7 @@ use std::hint::black_box;
 use camino::Utf8PathBuf;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use index_core::Record;
-use index_store::{Store, StoreOptions, format};
+use index_store::{Scope, Store, StoreOptions, format};
 use test_support::records::{bench_sizes, numbered_record};
 
 /// The store refuses volatile paths: `/var/tmp/crash-resume-benches` when the build dir is one.
@@ -69,6 +71,26 @@ fn bench(c: &mut Criterion) {
                     now += 1;
                     store
                         .update(|index| index.record(record_for(size + 1), now))
+                        .unwrap()
+                })
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("scoped-update", size),
+            &store,
+            |b, store| {
+                let mut now = 1_900_000_000_000u64;
+                let record = record_for(size + 2);
+                let surface = record.surface.as_str().to_string();
+                let session = record.session.as_str().to_string();
+                let scope = Scope {
+                    surfaces: &[surface.as_str()],
+                    sessions: &[session.as_str()],
+                };
+                b.iter(|| {
+                    now += 1;
+                    store
+                        .update_entries(scope, |index| index.record(record.clone(), now))
                         .unwrap()
                 })
             },

@@ -493,7 +493,7 @@ fn duplicate_session(conflict: index_core::Conflict) -> Problem {
     }
 }
 
-fn entry_from_json(surface: &str, raw: Value) -> Result<Entry, (Value, String)> {
+pub(crate) fn entry_from_json(surface: &str, raw: Value) -> Result<Entry, (Value, String)> {
     let Value::Object(mut object) = raw else {
         return Err((raw, "the entry is not a JSON object".into()));
     };

@@ -10,6 +10,9 @@
 //!   write, fsync, a synced copy of the new generation as `<index>.bak`, rename, fsync the
 //!   directory. The backup is the latest acknowledged generation, so an index overwritten from
 //!   outside loses nothing that was acknowledged.
+//! - A change of a few entries ([`Store::update_entries`]: a record) parses only those entries
+//!   and copies every other into the new file as it was, when the file is an ordinary one; it
+//!   writes what the full read-change-write writes, by the same durable write.
 //! - Every file is opened through `safe-open`: no symlink followed at the index's own files,
 //!   no wait on a FIFO, regular files only.
 //! - A missing file is an empty index. Reads never create, move or change a file.
@@ -41,6 +44,7 @@ mod faults;
 pub mod format;
 mod location;
 mod lock;
+mod partial;
 mod removal;
 mod sync;
 
@@ -60,6 +64,7 @@ pub use format::{Document, FORMAT_VERSION, Problem};
 pub use location::{
     Durability, FILE_NAME, default_index_path, durability, durability_with, resolve as resolve_path,
 };
+pub use partial::Scope;
 pub use removal::{Forgotten, Pruned};
 
 /// The largest index (or backup) read: 256 MiB, about 700,000 entries of about 370 bytes each,
@@ -633,6 +638,69 @@ impl Store {
         self.update_document(|document| change(&mut document.index))
     }
 
+    /// [`Store::update`] of a change that reads and writes only the entries in `scope` (the
+    /// entries of its surfaces and those holding its sessions), as [`Index::record`] does: the
+    /// same locking, the same result and the same durable write, but when the file is an
+    /// ordinary one of ours only those entries are parsed, and every other entry is copied into
+    /// the new file as it was. `change` is then applied to an index of the entries in scope
+    /// alone, so it must not look at any other; should it reach beyond them (bind a session or
+    /// a surface out of scope), or the file be anything unusual, it is applied again, to the
+    /// whole index, as [`Store::update`] applies it, and that run's value is returned.
+    pub fn update_entries<T>(
+        &self,
+        scope: Scope<'_>,
+        mut change: impl FnMut(&mut Index) -> T,
+    ) -> Result<Updated<T>, StoreError> {
+        let sidecar_seen = self.has_sidecar();
+        self.refuse_foreign(sidecar_seen)?;
+        self.ensure_dir()?;
+        let lock_path = self.lock_path();
+        let shared_dir = self.shared_lock_path();
+        let mut lock = lock::Lock::open(&lock_path)?;
+        let paths = lock::Paths {
+            own: &lock_path,
+            shared_dir: Some(&shared_dir),
+            index: &self.path,
+        };
+        lock.hold(paths, self.options.lock_timeout, || {
+            self.begin_locked()?;
+            if let Some(updated) = self.update_scoped(scope, &mut change)? {
+                return Ok(updated);
+            }
+            self.update_loaded(|document| change(&mut document.index), sidecar_seen)
+        })
+    }
+
+    /// The scoped write of [`Store::update_entries`], under the lock; `None` when the full
+    /// path must do it (having changed nothing).
+    fn update_scoped<T>(
+        &self,
+        scope: Scope<'_>,
+        change: &mut impl FnMut(&mut Index) -> T,
+    ) -> Result<Option<Updated<T>>, StoreError> {
+        // Any failure to read is the full path's to report.
+        let Ok(bytes) = read_trusted(&self.path) else {
+            return Ok(None);
+        };
+        let Some(mut split) = partial::split(&bytes, scope) else {
+            return Ok(None);
+        };
+        let mut index = std::mem::take(&mut split.index);
+        let value = change(&mut index);
+        let Some(new) = partial::join(&split, &index) else {
+            return Ok(None);
+        };
+        let written = new != bytes;
+        if written {
+            self.write_durably(&new)?;
+        }
+        Ok(Some(Updated {
+            value,
+            written,
+            warnings: Vec::new(),
+        }))
+    }
+
     /// Drops the entry of `surface` under the lock: the usable one, or else one kept verbatim
     /// because it could not be used (which `resume-cmd` refuses); `None` when there is neither.
     pub fn forget(&self, surface: &str) -> Result<Updated<Option<Forgotten>>, StoreError> {
@@ -679,11 +747,26 @@ impl Store {
         change: impl FnOnce(&mut Document) -> T,
         sidecar_seen: bool,
     ) -> Result<Updated<T>, StoreError> {
+        self.begin_locked()?;
+        self.update_loaded(change, sidecar_seen)
+    }
+
+    /// What every write does first under the lock.
+    fn begin_locked(&self) -> Result<(), StoreError> {
         faults::reach(faults::Point::Locked).map_err(|source| StoreError::Write {
             path: self.path.clone(),
             cause: source,
         })?;
         self.remove_stale_temp_files();
+        Ok(())
+    }
+
+    /// The full path of a write under the lock: the whole index parsed, changed, serialized.
+    fn update_loaded<T>(
+        &self,
+        change: impl FnOnce(&mut Document) -> T,
+        sidecar_seen: bool,
+    ) -> Result<Updated<T>, StoreError> {
         let mut warnings = Vec::new();
         let (mut document, previous) = match self.read(&self.path)? {
             Read::Missing => (Document::default(), None),

@@ -9,7 +9,7 @@ use agent_paths::Agent;
 use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::claude::{self, Candidate, RetentionRisk};
-use crate::{Cache, codex, copilot, gemini};
+use crate::{Cache, codex, copilot, gemini, qwen};
 
 /// What is on disk for one session id, where the agent's CLI looks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +102,9 @@ pub enum NoRecovery {
     /// Copilot resumes the session it is given, or none.
     #[error("Copilot resumes only the id it is given: no recovery of another conversation")]
     Copilot,
+    /// Qwen Code resumes the session it is given, or none.
+    #[error("Qwen Code resumes only the id it is given: no recovery of another conversation")]
+    Qwen,
 }
 
 /// The layout of `agent`'s files in `config_dir` (`~` already expanded) for the working dir
@@ -144,6 +147,15 @@ pub fn open<'a>(
             home: config_dir,
             cache,
         }),
+        Agent::Qwen => {
+            let cwd = qwen::physical_dir(cwd.ok_or(NoLayout::NoWorkingDir)?, home);
+            let runtime = qwen::runtime_dir(&config_dir, None, Some(&cwd), home);
+            Box::new(QwenLayout {
+                chats: qwen::chats_dir(&runtime, &cwd),
+                cwd,
+                cache,
+            })
+        }
     })
 }
 
@@ -334,5 +346,32 @@ impl Layout for CopilotLayout<'_> {
 
     fn live_holders(&self) -> Vec<(String, u32)> {
         copilot::live_holders(&self.home, self.cache.processes())
+    }
+}
+
+/// Qwen Code: `<runtime dir>/projects/<UTF-16 slug of the physical cwd>/chats/<id>.jsonl`.
+struct QwenLayout<'a> {
+    cwd: Utf8PathBuf,
+    chats: Utf8PathBuf,
+    cache: &'a Cache,
+}
+
+impl Layout for QwenLayout<'_> {
+    fn describe(&self) -> String {
+        self.chats.to_string()
+    }
+
+    fn locate(&self, session: &str) -> Transcript {
+        let found = qwen::locate(&self.chats, &self.cwd, session);
+        let reachable = found.reachability.is_reachable();
+        Transcript::found(found.path, reachable, found.reachability.describe())
+    }
+
+    fn scan(&self, _skip: &dyn Fn(&str) -> bool) -> Result<Option<Candidate>, NoRecovery> {
+        Err(NoRecovery::Qwen)
+    }
+
+    fn live_holders(&self) -> Vec<(String, u32)> {
+        qwen::live_holders(&self.chats, self.cache.processes())
     }
 }

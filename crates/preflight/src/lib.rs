@@ -27,6 +27,7 @@ pub mod copilot;
 pub mod gemini;
 pub mod layout;
 pub mod paths;
+pub mod qwen;
 
 use std::collections::{BTreeSet, HashSet};
 use std::time::Instant;
@@ -53,7 +54,7 @@ pub struct Input {
     /// The session's working dir as recorded; `~` and symlinks are resolved here. `None` (or
     /// blank): not known.
     pub cwd: Option<String>,
-    /// The agent's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `COPILOT_HOME`; for Gemini the home dir
+    /// The agent's config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `COPILOT_HOME`, `QWEN_HOME`; for Gemini the home dir
     /// that holds `.gemini`, `GEMINI_CLI_HOME`). Empty: nothing to check.
     pub config_dir: Option<String>,
     /// The session whose conversation the pane shows, when no id is held.

@@ -111,6 +111,11 @@ impl Environment {
             None => None,
         };
         let home = self.home();
+        // Qwen Code takes `QWEN_HOME` from its home `.env` files when its environment lacks it.
+        if facts.agent == agent_paths::Agent::Qwen && variable.is_none() {
+            let dir = preflight::qwen::config_dir(None, None, home.as_deref());
+            return Ok(dir.map(Utf8PathBuf::into_string));
+        }
         Ok(facts
             .config_dir(variable, home.as_deref())
             .map(Utf8PathBuf::into_string))

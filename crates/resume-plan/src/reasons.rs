@@ -133,6 +133,8 @@ pub enum UnclearEnd {
     Gemini,
     /// GitHub Copilot CLI: a `/exit` and a killed tmux server both end with `user_exit`.
     Copilot,
+    /// Qwen Code: a `/quit` and a signal both end with `prompt_input_exit`.
+    Qwen,
 }
 
 impl UnclearEnd {
@@ -143,6 +145,7 @@ impl UnclearEnd {
             Agent::Codex => Some(UnclearEnd::Codex),
             Agent::Gemini => Some(UnclearEnd::Gemini),
             Agent::Copilot => Some(UnclearEnd::Copilot),
+            Agent::Qwen => Some(UnclearEnd::Qwen),
         }
     }
 
@@ -152,6 +155,7 @@ impl UnclearEnd {
             UnclearEnd::Codex => Agent::Codex,
             UnclearEnd::Gemini => Agent::Gemini,
             UnclearEnd::Copilot => Agent::Copilot,
+            UnclearEnd::Qwen => Agent::Qwen,
         }
     }
 

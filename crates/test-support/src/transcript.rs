@@ -17,6 +17,9 @@ pub const GEMINI_VERSION: &str = "0.61.0";
 /// The GitHub Copilot CLI they pin (npm `@github/copilot`).
 pub const COPILOT_VERSION: &str = "1.0.102";
 
+/// The Qwen Code they pin (npm `@qwen-code/qwen-code`).
+pub const QWEN_VERSION: &str = "0.24.4";
+
 /// The fields every line of one conversation carries.
 #[derive(Debug, Clone, Copy)]
 pub struct ClaudeLine<'a> {

@@ -1,5 +1,5 @@
 //! `cargo xtask reboot-sim [--panes N] [--real-claude | --real-codex | --real-gemini |
-//! --real-copilot] [--seed N] [--keep]`: the whole crash-and-resume story, end to end, against
+//! --real-copilot | --real-qwen] [--seed N] [--keep]`: the whole crash-and-resume story, end to end, against
 //! the release `crash-resume`.
 //!
 //! 1. A sandbox under the build dir (`sandbox`): its own `HOME`, XDG dirs, Claude config dir
@@ -23,7 +23,8 @@
 //! `--real-codex` plays the Codex story instead, with the real Codex CLI in every pane, offline
 //! in a network namespace of its own (`codex`); `--real-gemini` the Gemini story, the same way
 //! with the real Gemini CLI (`gemini`); `--real-copilot` the Copilot story, with the real GitHub
-//! Copilot CLI (`copilot`). What they share is in `offline`.
+//! Copilot CLI (`copilot`); `--real-qwen` the Qwen Code story, with the real Qwen Code (`qwen`).
+//! What they share is in `offline`.
 //! `--mux kitty` plays the story in a real kitty under Xvfb instead of tmux (`kitty`).
 //! `--mux zellij` plays it in the real, pinned zellij (`zellij`).
 
@@ -35,6 +36,7 @@ mod crash;
 mod gemini;
 mod kitty;
 mod offline;
+mod qwen;
 mod real;
 mod sandbox;
 mod zellij;
@@ -56,7 +58,8 @@ use self::checks::{Observed, PlanItem, Row};
 use self::sandbox::{Agent, Sandbox};
 
 const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N]
-                             [--real-claude | --real-codex | --real-gemini | --real-copilot]
+                             [--real-claude | --real-codex | --real-gemini | --real-copilot |
+                              --real-qwen]
                              [--mux tmux|kitty|zellij] [--seed N] [--keep] [--crash-resume FILE]
 
   --panes N            how many tmux panes to run (default 8, one per case; more are plain sessions)
@@ -67,6 +70,8 @@ const USAGE: &str = "usage: cargo xtask reboot-sim [--panes N]
                        pane, offline in a network namespace, as --real-codex
   --real-copilot       the Copilot story: the real GitHub Copilot CLI (the pinned npm package) in
                        every pane, offline in a network namespace, as --real-codex
+  --real-qwen          the Qwen Code story: the real Qwen Code (the pinned npm package) in every
+                       pane, offline in a network namespace, as --real-codex
   --mux kitty          the story in a real kitty under Xvfb (apt-get install -y kitty xvfb)
   --mux zellij         the story in the real, pinned zellij (`cargo xtask zellij install`)
   --seed N             replay the random kill moments of an earlier run
@@ -89,6 +94,7 @@ struct Options {
     real_codex: bool,
     real_gemini: bool,
     real_copilot: bool,
+    real_qwen: bool,
     kitty: bool,
     /// `--mux zellij`: the story in zellij.
     zellij: bool,
@@ -105,6 +111,7 @@ impl Options {
             real_codex: false,
             real_gemini: false,
             real_copilot: false,
+            real_qwen: false,
             kitty: false,
             zellij: false,
             seed: clock_seed(),
@@ -144,6 +151,7 @@ impl Options {
                 "--real-codex" => options.real_codex = true,
                 "--real-gemini" => options.real_gemini = true,
                 "--real-copilot" => options.real_copilot = true,
+                "--real-qwen" => options.real_qwen = true,
                 "--keep" => options.keep = true,
                 "-h" | "--help" => {
                     eprintln!("{USAGE}");
@@ -157,11 +165,12 @@ impl Options {
             options.real_codex,
             options.real_gemini,
             options.real_copilot,
+            options.real_qwen,
         ];
         if stories.iter().filter(|chosen| **chosen).count() > 1 {
             bail!(
-                "--real-claude, --real-codex, --real-gemini and --real-copilot are different \
-                 stories; run one at a time\n\n{USAGE}"
+                "--real-claude, --real-codex, --real-gemini, --real-copilot and --real-qwen are \
+                 different stories; run one at a time\n\n{USAGE}"
             );
         }
         if (options.kitty || options.zellij) && stories.contains(&true) {
@@ -195,6 +204,10 @@ pub fn run(args: &[String]) -> Result<()> {
         .real_copilot
         .then(crate::copilot_cli::install)
         .transpose()?;
+    let qwen_cli = options
+        .real_qwen
+        .then(crate::qwen_cli::install)
+        .transpose()?;
     let zellij = options.zellij.then(crate::zellij::install).transpose()?;
 
     let started = Instant::now();
@@ -211,6 +224,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let outcome = {
         let _shut_down = ShutDown(&sandbox);
         match (&codex_cli, &gemini_cli, &copilot_cli, &zellij) {
+            _ if qwen_cli.is_some() => {
+                qwen::simulate(&sandbox, qwen_cli.as_deref().expect("checked just above"))
+            }
             (Some(cli), _, _, _) => codex::simulate(&sandbox, cli),
             (None, Some(cli), _, _) => gemini::simulate(&sandbox, cli),
             (None, None, Some(cli), _) => copilot::simulate(&sandbox, cli),
@@ -237,6 +253,8 @@ pub fn run(args: &[String]) -> Result<()> {
         gemini::PANES
     } else if options.real_copilot {
         copilot::PANES
+    } else if options.real_qwen {
+        qwen::PANES
     } else if options.kitty {
         kitty::WINDOWS
     } else if options.zellij {
@@ -258,6 +276,8 @@ pub fn run(args: &[String]) -> Result<()> {
             ", real Gemini CLI"
         } else if options.real_copilot {
             ", real GitHub Copilot CLI"
+        } else if options.real_qwen {
+            ", real Qwen Code"
         } else if options.zellij {
             ", zellij"
         } else {

@@ -246,6 +246,11 @@ fn capture(
             ),
         );
     }
+    if dialect == Dialect::Qwen
+        && let Some(warning) = crate::qwen::unrecorded_runtime_dir(cx, payload.cwd.as_deref())
+    {
+        log(cx, &format!("hook qwen: warning: {warning}"));
+    }
     let read = started.elapsed();
     let found = match daemon {
         Some(daemon) => {
@@ -307,7 +312,14 @@ fn capture(
     let now = context::now();
     let session = payload.session.clone();
     let legacy = crate::surface::legacy_alias(&surface);
-    let updated = match store.update(|index| {
+    let scoped_surfaces: Vec<&str> = std::iter::once(surface.as_str())
+        .chain(legacy.as_deref())
+        .collect();
+    let scope = index_store::Scope {
+        surfaces: &scoped_surfaces,
+        sessions: &[session.as_str()],
+    };
+    let updated = match store.update_entries(scope, |index| {
         locked.set(Some(started.elapsed()));
         // The pane's entry from before surfaces named their server is the same pane's: it moves
         // to the new form with its session and chain (a new session then supersedes it there),
@@ -315,7 +327,13 @@ fn capture(
         if let Some(legacy) = &legacy {
             index.rename(legacy, record.surface.clone());
         }
-        let done = resume_plan::hook::apply_event(index, agent.name(), &payload.event, record, now);
+        let done = resume_plan::hook::apply_event(
+            index,
+            agent.name(),
+            &payload.event,
+            record.clone(),
+            now,
+        );
         if let (resume_plan::hook::Done::Recorded, Some(legacy)) = (done, &legacy) {
             index.forget(legacy);
         }
@@ -554,6 +572,13 @@ fn build_record(
     {
         true => cwd.join(&config_dir).into_string(),
         false => config_dir,
+    };
+    // Qwen Code resolves its `QWEN_HOME` itself (`~`, `.` and `..`): the dir it uses is recorded.
+    let config_dir = match agent.agent() {
+        agent_paths::Agent::Qwen => {
+            preflight::qwen::resolve(&config_dir, Some(&cwd), cx.home().as_deref()).into_string()
+        }
+        _ => config_dir,
     };
     Ok(resume_plan::hook::record(
         agent.name(),

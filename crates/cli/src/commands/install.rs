@@ -1,6 +1,7 @@
-//! `crash-resume hook install claude|codex|gemini|copilot`: adds the session start and end
+//! `crash-resume hook install claude|codex|gemini|copilot|qwen`: adds the session start and end
 //! command hooks to the agent's hook file (the agent registry's: Claude Code's `settings.json`,
-//! Codex's `hooks.json`, Gemini CLI's `.gemini/settings.json`, all of one shape; Copilot CLI's
+//! Codex's `hooks.json`, Gemini CLI's `.gemini/settings.json`, Qwen Code's `settings.json`, all
+//! of one shape; Copilot CLI's
 //! `hooks/crash-resume.json`, a file of our own in its shape), keeping every other setting,
 //! idempotently, written atomically; a hook of ours that another binary path installed is
 //! replaced, not doubled. `hook uninstall` removes every hook of ours, whichever binary path
@@ -99,6 +100,14 @@ fn next_steps(
                  {path}. {cleanup}"
             ))
         }
+        agent_paths::Dialect::Qwen => Some(
+            "next: start Qwen Code (`qwen`) in a terminal pane; its SessionStart hook records the \
+             session at start-up, and `crash-resume list` shows it. Qwen Code writes a session's \
+             file only at its first prompt: a session that never had one has nothing to resume. \
+             A /quit and a crash end alike for Qwen Code: a session counts as ended only when its \
+             end came from a pane that still exists"
+                .to_string(),
+        ),
         agent_paths::Dialect::Codex => Some(format!(
             "Codex runs a new hook only once it is trusted: start `codex`, and at \"Hooks need \
              review\" choose \"Trust all and continue\" (Codex saves the trust in config.toml \

@@ -64,6 +64,10 @@ pub fn run(cli: Cli) -> Outcome {
             hook::run(cx, Agent::Gemini, payload.as_deref());
             Ok(())
         }
+        Command::Hook(HookCommand::Qwen { payload }) => {
+            hook::run(cx, Agent::Qwen, payload.as_deref());
+            Ok(())
+        }
         Command::Hook(HookCommand::Copilot { event }) => {
             hook::run_for_event(cx, Agent::Copilot, event.as_deref());
             Ok(())

@@ -37,8 +37,14 @@ pub fn run(cx: &Context, args: RecordArgs) -> Outcome {
     record.boot_id = context::boot_id();
     let store = context::open_store(cx)?;
     let surface = record.surface.clone();
-    let updated = store.update(|index| {
-        let recorded = index.record(record, context::now());
+    let session = record.session.clone();
+    let scope = index_store::Scope {
+        surfaces: &[surface.as_str()],
+        sessions: &[session.as_str()],
+    };
+    let now = context::now();
+    let updated = store.update_entries(scope, |index| {
+        let recorded = index.record(record.clone(), now);
         (recorded, index.lookup(surface.as_str()).cloned())
     })?;
     context::report(&updated.warnings);

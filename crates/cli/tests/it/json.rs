@@ -361,6 +361,7 @@ fn every_command_and_subcommand_prints_one_json_document_or_says_it_has_none() {
         (&["hook", "codex"], 0, Nothing),
         (&["hook", "gemini"], 0, Nothing),
         (&["hook", "copilot", "sessionStart"], 0, Nothing),
+        (&["hook", "qwen"], 0, Nothing),
     ]
     .into_iter()
     .map(|(args, code, form)| (args.iter().map(|arg| arg.to_string()).collect(), code, form))

@@ -5,6 +5,7 @@
 mod crash_states;
 mod format;
 mod fuzz;
+mod scoped;
 mod store;
 
 use camino::{Utf8Path, Utf8PathBuf};

@@ -382,3 +382,28 @@ fn the_builtin_registry_is_the_default_one() {
     );
     assert_eq!(Registry::builtin().profile(), None);
 }
+
+#[test]
+fn qwen_defaults() {
+    let qwen = Target {
+        agent: Some("qwen"),
+        cwd: Some("/w"),
+        ..S
+    };
+    check(qwen, "cd /w && qwen --resume s1");
+    // `QWEN_HOME` names the `.qwen` dir itself, rendered when it is not `~/.qwen`.
+    check(
+        Target {
+            config_dir: Some("/srv/qwen home"),
+            ..qwen
+        },
+        "cd /w && QWEN_HOME='/srv/qwen home' qwen --resume s1",
+    );
+    check(
+        Target {
+            config_dir: Some("/home/u/.qwen/"),
+            ..qwen
+        },
+        "cd /w && qwen --resume s1",
+    );
+}

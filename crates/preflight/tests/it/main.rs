@@ -11,6 +11,8 @@ mod copilot_cli;
 mod folder_names;
 #[cfg(feature = "real-cli")]
 mod gemini_cli;
+#[cfg(feature = "real-cli")]
+mod qwen_cli;
 mod reachability;
 #[cfg(feature = "real-cli")]
 mod real_cli;

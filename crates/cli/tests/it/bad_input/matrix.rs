@@ -1,5 +1,5 @@
 //! The bad-input matrix: every command against every bad input, as data. Each case states the
-//! exit code (the README's table: 0 done, 1 failed, 2 usage or invalid input, 4 nothing
+//! exit code (docs/commands.md's table: 0 done, 1 failed, 2 usage or invalid input, 4 nothing
 //! found), what the command prints, the message, and what may happen to the index, which is
 //! checked byte for byte.
 //!

@@ -17,6 +17,9 @@ mod gemini;
 #[cfg(feature = "real-cli")]
 mod gemini_tui;
 mod log;
+mod qwen;
+#[cfg(feature = "real-cli")]
+mod qwen_tui;
 
 use std::fs;
 use std::io::Write;

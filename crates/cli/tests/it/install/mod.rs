@@ -7,6 +7,7 @@
 
 mod copilot;
 mod gemini;
+mod qwen;
 mod tmux;
 
 use std::fs;
