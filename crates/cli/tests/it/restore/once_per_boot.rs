@@ -20,7 +20,7 @@ use crate::harness::{
 
 /// Wraps the stand-in `claude`: the session `never` stays without binding, `fail` exits at
 /// once, `late` binds after a second; any other binds at once.
-fn install_wrapping_stand_in(env: &Sandbox, never: &str, fail: &str, late: &str) {
+pub(super) fn install_wrapping_stand_in(env: &Sandbox, never: &str, fail: &str, late: &str) {
     install_claude_stand_in_that_stays(env);
     let bin = bin_dir(env);
     fs::copy(bin.join("claude"), bin.join("claude-binding")).unwrap();
