@@ -45,15 +45,19 @@ pub struct Service<'a> {
     pub policy: Policy,
     /// The log the restore's output is appended to.
     pub log: &'a str,
+    /// The `PATH` the restore and the agents it starts get (the installer's, its plain
+    /// entries): a service manager starts units with a short `PATH` of its own, on which an
+    /// agent installed under the home dir is not found.
+    pub path: Option<&'a str>,
 }
 
-/// Whether `word` holds only characters that neither systemd, launchd's XML nor a shell
-/// interprets.
+/// Whether `word` holds only characters that neither systemd (which expands `%` and `$`),
+/// launchd's XML nor a shell interprets.
 pub fn is_plain(word: &str) -> bool {
     !word.is_empty()
         && word
             .chars()
-            .all(|character| character.is_ascii_alphanumeric() || "/._+-@%=,:".contains(character))
+            .all(|character| character.is_ascii_alphanumeric() || "/._+-@=,:".contains(character))
 }
 
 impl Service<'_> {
@@ -91,7 +95,9 @@ impl Service<'_> {
         )
     }
 
-    /// The systemd user unit's text.
+    /// The systemd user unit's text. `KillMode=process`: the tmux server or zellij session
+    /// the restore starts, and the agents in it, outlive the unit (by default systemd ends
+    /// every process of a oneshot unit once it has run).
     pub fn systemd_unit(&self) -> String {
         let mut text = format!(
             "# {MARKER} (`crash-resume service uninstall` removes it)\n\
@@ -101,10 +107,14 @@ impl Service<'_> {
              \n\
              [Service]\n\
              Type=oneshot\n\
-             ExecStart={restore}\n",
+             ExecStart={restore}\n\
+             KillMode=process\n",
             multiplexer = self.multiplexer,
             restore = self.restore().join(" "),
         );
+        if let Some(path) = self.path {
+            text.push_str(&format!("Environment=PATH={path}\n"));
+        }
         if self.policy == Policy::Ask {
             text.push_str(&format!("ExecStartPost=/bin/sh -c \"{}\"\n", self.notify()));
         }
@@ -120,7 +130,8 @@ impl Service<'_> {
         text
     }
 
-    /// The launchd agent's text (a property list run at load, that is at login).
+    /// The launchd agent's text (a property list run at load, that is at login);
+    /// `AbandonProcessGroup` keeps what the restore started once it has run.
     pub fn launchd_plist(&self) -> String {
         let arguments: Vec<String> = match self.policy {
             Policy::Auto => self.restore(),
@@ -143,11 +154,19 @@ impl Service<'_> {
              <key>Label</key>\n  <string>{LAUNCHD_LABEL}</string>\n  \
              <key>ProgramArguments</key>\n  <array>\n{arguments}  </array>\n  \
              <key>RunAtLoad</key>\n  <true/>\n  \
+             <key>AbandonProcessGroup</key>\n  <true/>\n{environment}  \
              <key>StandardOutPath</key>\n  <string>{log}</string>\n  \
              <key>StandardErrorPath</key>\n  <string>{log}</string>\n\
              </dict>\n\
              </plist>\n",
-            log = xml_text(self.log)
+            log = xml_text(self.log),
+            environment = match self.path {
+                Some(path) => format!(
+                    "  <key>EnvironmentVariables</key>\n  <dict>\n    <key>PATH</key>\n    <string>{}</string>\n  </dict>\n",
+                    xml_text(path)
+                ),
+                None => String::new(),
+            },
         )
     }
 }
@@ -163,4 +182,49 @@ fn xml_text(text: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+/// The `PATH` a service is given from the installer's `path`: its absolute entries that are
+/// plain ([`is_plain`]), in order, each once; and the entries left out (relative, or holding a
+/// character the unit cannot carry plainly). `None` when no entry is left.
+pub fn service_path(path: &str) -> (Option<String>, Vec<String>) {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut left_out = Vec::new();
+    for entry in path.split(':').filter(|entry| !entry.is_empty()) {
+        if entry.starts_with('/') && is_plain(entry) {
+            if !kept.contains(&entry) {
+                kept.push(entry);
+            }
+        } else {
+            left_out.push(entry.to_string());
+        }
+    }
+    ((!kept.is_empty()).then(|| kept.join(":")), left_out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_service_path_keeps_the_plain_absolute_entries_once() {
+        assert_eq!(
+            service_path("/home/me/.local/bin:/usr/bin::bin:/opt/my tools:/usr/bin:/a%b"),
+            (
+                Some("/home/me/.local/bin:/usr/bin".to_string()),
+                vec![
+                    "bin".to_string(),
+                    "/opt/my tools".to_string(),
+                    "/a%b".to_string()
+                ]
+            )
+        );
+        assert_eq!(service_path(""), (None, Vec::new()));
+    }
+
+    #[test]
+    fn a_percent_sign_is_not_plain_for_systemd_expands_it() {
+        assert!(!is_plain("/home/me/100%"));
+        assert!(is_plain("/home/me/.cargo/bin/crash-resume"));
+    }
 }

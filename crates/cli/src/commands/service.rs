@@ -173,6 +173,19 @@ fn install(
         .and_then(|path| path.parent().map(|dir| dir.join(LOG)))
         .ok_or_else(|| Failure::Failed(anyhow!("cannot tell where the index is")))?;
     let log = plain(log.as_str(), "the log path")?;
+    // The unit gets this shell's PATH, so that the agents it starts are found where the user's
+    // shell finds them.
+    let (path, left_out) = service::service_path(&std::env::var("PATH").unwrap_or_default());
+    if !left_out.is_empty() {
+        let left_out: Vec<String> = left_out
+            .iter()
+            .map(|entry| escape(entry).into_owned())
+            .collect();
+        output::print_message(&format!(
+            "warning: the service's PATH leaves out {} (relative, or a character the unit cannot carry plainly); an agent installed only there will not be found",
+            left_out.join(", ")
+        ));
+    }
     let service = Service {
         program: &program,
         multiplexer,
@@ -182,6 +195,7 @@ fn install(
             ServicePolicy::Ask => Policy::Ask,
         },
         log: &log,
+        path: path.as_deref(),
     };
     let text = match manager {
         ServiceManager::Systemd => service.systemd_unit(),

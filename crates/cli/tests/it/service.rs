@@ -227,3 +227,146 @@ fn the_launchd_agent_is_a_property_list_that_runs_the_restore_at_load() {
     assert_eq!(removed["removed"], true);
     assert!(!plist.exists());
 }
+
+/// The script that runs a real `systemd --user` for [`a_real_user_manager_runs_the_unit_at_login_and_it_restores_into_tmux`],
+/// inside `unshare -m` (a private mount namespace): `/run` is a fresh tmpfs holding
+/// `/run/systemd/system` (the manager starts only where systemd booted the machine), `/root`
+/// (the home the manager gives its units, from the password database) is the sandbox's home,
+/// and the manager runs in a cgroup of its own in the unified hierarchy (which holds no
+/// controller here), remade and removed by the script, so that it moves no other process of
+/// the machine. It starts the manager, installs the service with the real `systemctl`, stops the
+/// manager (a logout), starts it again (a login: `default.target` wants the unit) and waits for
+/// the unit to have run. The manager's `PATH` is the short one of a real user manager, so the
+/// stand-in agent is found only through the `PATH` the unit carries. `$1` is the crash-resume binary, `$2` the sandbox's home, `$3` where
+/// the manager's log and what `systemctl` said go.
+const USER_MANAGER_SCRIPT: &str = r#"
+set -eu
+bin=$1 home=$2 out=$3
+if [ -d /sys/fs/cgroup/unified ]; then root=/sys/fs/cgroup/unified; else root=/sys/fs/cgroup; fi
+cg=$root/crash-resume-test-$$
+mkdir "$cg"
+echo $$ > "$cg/cgroup.procs"
+manager=
+stop() {
+    if [ -n "$manager" ]; then kill "$manager" 2>/dev/null || true; wait "$manager" 2>/dev/null || true; fi
+    manager=
+}
+finish() {
+    stop
+    # What the unit left running (the tmux server and its agents, which outlive it) moves out
+    # with this shell, so that the cgroups can be removed.
+    for procs in $(find "$cg" -name cgroup.procs); do
+        for pid in $(cat "$procs"); do echo "$pid" > "$root/cgroup.procs" 2>/dev/null || true; done
+    done
+    echo $$ > "$root/cgroup.procs"
+    find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+}
+trap finish EXIT
+mount -t tmpfs tmpfs /run
+mkdir -p /run/systemd/system
+mount --bind "$home" /root
+if [ "$root" = /sys/fs/cgroup/unified ]; then
+    mount -t cgroup2 none /sys/fs/cgroup
+    root=/sys/fs/cgroup cg=/sys/fs/cgroup/crash-resume-test-$$
+fi
+start() {
+    # The PATH a user manager has: the stand-in agent is found only through the unit's own.
+    PATH=/usr/local/bin:/usr/bin:/bin /usr/lib/systemd/systemd --user --log-target=console \
+        >> "$out/manager.log" 2>&1 &
+    manager=$!
+    n=0
+    until systemctl --user show-environment > /dev/null 2>&1; do
+        n=$((n + 1)); [ $n -lt 200 ] || { echo "the user manager did not answer" >&2; exit 1; }
+        sleep 0.1
+    done
+}
+start
+systemctl --user show-environment > "$out/environment.txt"
+"$bin" --json service install --mux tmux > "$out/install.json"
+stop
+start
+n=0
+until [ "$(systemctl --user show -p ActiveState --value crash-resume-restore.service)" = inactive ] \
+    && [ -n "$(systemctl --user show -p ExecMainExitTimestamp --value crash-resume-restore.service)" ]; do
+    n=$((n + 1)); [ $n -lt 600 ] || { echo "the unit did not run" >&2; break; }
+    sleep 0.1
+done
+systemctl --user show -p Result -p ExecMainStatus -p UnitFileState crash-resume-restore.service > "$out/show.txt"
+"$bin" --json service status > "$out/status.json"
+"#;
+
+/// A real `systemd --user` (systemd 252 here) runs the unit `service install` wrote and
+/// enabled, at the manager's next start (a login): the restore resumes the recorded tmux pane,
+/// its agent binds itself again, the ledger holds the run, and `service status` says so.
+#[test]
+fn a_real_user_manager_runs_the_unit_at_login_and_it_restores_into_tmux() {
+    let env = Sandbox::default();
+    crate::harness::install_claude_stand_in_that_stays(&env);
+    let place = crate::harness::PanePlace::new("work", 0, 0);
+    let surface =
+        crate::harness::server_surface(&env, &crate::harness::server_name("login"), &place);
+    let session = crate::harness::uuid(7);
+    let cwd = crate::harness::git_work_dir(&env, "repo-login", "");
+    crate::restore::tmux::record_session(&env, &surface, &session, "repo-login", &cwd);
+    let out = env.root().join("user-manager");
+    fs::create_dir_all(&out).unwrap();
+    let ran = crate::harness::agent_command(&env, "unshare")
+        .args([
+            "-m",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            USER_MANAGER_SCRIPT,
+            "sh",
+        ])
+        .arg(crate::BIN)
+        .arg(env.home())
+        .arg(&out)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("unshare runs");
+    let said = |name: &str| fs::read_to_string(out.join(name)).unwrap_or_default();
+    let story = format!(
+        "{ran:?}\nmanager: {}\nits environment: {}\nservice.log: {}",
+        said("manager.log"),
+        said("environment.txt"),
+        fs::read_to_string(env.index_path().with_file_name("service.log")).unwrap_or_default()
+    );
+    assert!(ran.status.success(), "{story}");
+    let installed: Value = serde_json::from_str(&said("install.json")).expect("install said");
+    assert_eq!(
+        installed["enabled"], true,
+        "the real systemctl enabled it: {installed}"
+    );
+    let unit = fs::read_to_string(unit_path(&env)).unwrap();
+    let path_line = format!("Environment=PATH={}:", bin_dir(&env).display());
+    assert!(
+        unit.lines().any(|line| line.starts_with(&path_line)),
+        "the unit carries the installer's PATH: {unit}"
+    );
+    let show = said("show.txt");
+    for line in [
+        "Result=success",
+        "ExecMainStatus=0",
+        "UnitFileState=enabled",
+    ] {
+        assert!(
+            show.lines().any(|shown| shown == line),
+            "{line}: {show}\n{story}"
+        );
+    }
+    // The restore resumed the pane, and its agent bound itself there again.
+    let runs = crate::harness::claude_runs(&env);
+    assert_eq!(runs.len(), 1, "{runs:?}\n{story}");
+    assert!(runs[0].contains(&session), "{runs:?}");
+    let status: Value = serde_json::from_str(&said("status.json")).expect("status said");
+    assert_eq!(status["installed"], true, "{status}");
+    assert_eq!(status["last_run"]["multiplexer"], "tmux", "{status}");
+    assert_eq!(
+        status["last_boot"]["counts"]["verified"], 1,
+        "{status}\n{story}"
+    );
+    let server = crate::harness::TmuxServer::named(&env, &crate::harness::server_name("login"));
+    server.kill_and_wait();
+}
