@@ -84,14 +84,15 @@ impl Service<'_> {
     }
 
     /// The shell line that notifies (policy `ask`): always a line in the log, and a desktop
-    /// notification where `notify-send` exists.
+    /// notification where `notify-send` exists (one that cannot reach a desktop fails
+    /// nothing).
     fn notify(&self) -> String {
         let said = format!(
             "crash-resume: sessions may need restoring; run {}",
             self.command_to_run()
         );
         format!(
-            "echo '{said}'; if command -v notify-send >/dev/null 2>&1; then notify-send crash-resume '{said}'; fi"
+            "echo '{said}'; if command -v notify-send >/dev/null 2>&1; then notify-send crash-resume '{said}' || true; fi"
         )
     }
 
