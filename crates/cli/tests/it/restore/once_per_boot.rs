@@ -121,3 +121,58 @@ fn once_per_boot_staggers_verifies_and_never_runs_twice_in_a_boot() {
     assert_eq!(counts["died"]["reboot"], 5);
     server.kill_and_wait();
 }
+
+/// Twelve panes restored with the default stagger (3 starting at once, 30 s each): every agent
+/// verified; with agents that bind a second after they start, the restore takes at least four
+/// waves of a second (so no more than 3 were starting at once). The times are printed (run
+/// with `--no-capture` to read them).
+#[test]
+fn twelve_panes_with_the_default_stagger_are_all_verified_three_starting_at_once() {
+    for (late, waves) in [("none-late", 0), ("7e57-4c1a", 4)] {
+        let env = Sandbox::default();
+        let name = server_name("twelve");
+        install_wrapping_stand_in(&env, "none-never", "none-fail", late);
+        let mut surfaces = Vec::new();
+        for n in 0..12 {
+            let place = PanePlace::new("work", n, 0);
+            let surface = server_surface(&env, &name, &place);
+            let cwd = git_work_dir(&env, &format!("repo-{n}"), "");
+            record_session(&env, &surface, &uuid(n + 1), &format!("repo-{n}"), &cwd);
+            surfaces.push(surface);
+        }
+        let server = TmuxServer::named(&env, &name);
+        let started = std::time::Instant::now();
+        let output = crash_resume_agent(&env)
+            .env("CRASH_RESUME_BOOT_ID", "boot-of-twelve")
+            .args([
+                "--json",
+                "restore",
+                "--apply",
+                "tmux",
+                "--once-per-boot",
+                "--tmux-socket",
+            ])
+            .arg(&name)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let took = started.elapsed();
+        eprintln!(
+            "12 panes, default stagger, agents binding {}: restore took {took:.2?}",
+            if waves == 0 { "at once" } else { "after 1 s" }
+        );
+        assert!(output.status.success(), "{output:?}");
+        let plan = plan_by_surface(&output.stdout);
+        for surface in &surfaces {
+            assert_eq!(
+                plan[surface]["outcome"]["verified"]["kind"], "bound",
+                "{surface}: {plan:#?}"
+            );
+        }
+        assert!(
+            took >= std::time::Duration::from_secs(waves),
+            "{took:?}: at most 3 agents start at once, each binding after a second"
+        );
+        server.kill_and_wait();
+    }
+}
