@@ -111,6 +111,14 @@ pub struct Plan {
     /// (`mux::Backend::location`: for tmux, the server's socket path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restored_into: Option<String>,
+    /// With `--once-per-boot`, when a restore of this boot into this instance had run: that
+    /// run, as the ledger holds it (nothing was done, `surfaces` is empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub already_ran: Option<crate::boot::Run>,
+    /// A staggered restore stopped after this many failed starts in a row, leaving the
+    /// surfaces after them planned (`outcome` `stopped`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<usize>,
 }
 
 /// Why a plan could not be made.

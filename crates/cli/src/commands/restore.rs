@@ -143,16 +143,15 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
                     output::print_message(&format!(
                         "already restored into {} in this boot, {ago} ago: nothing to do (the ledger is {})",
                         escape(&run.instance),
-                        store.sidecar_path(resume_plan::boot::LEDGER_NAME)
+                        escape(store.sidecar_path(resume_plan::boot::LEDGER_NAME).as_str())
                     ));
                     if cx.json {
-                        for item in &mut plan {
-                            item.outcome = None;
-                        }
                         output::print_json(&Plan {
                             version: OUTPUT_VERSION,
                             surfaces: Vec::new(),
                             restored_into: None,
+                            already_ran: Some(run),
+                            stopped: None,
                         })?;
                     }
                     return Ok(());
@@ -220,6 +219,8 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
             version: OUTPUT_VERSION,
             surfaces: plan,
             restored_into,
+            already_ran: None,
+            stopped,
         })?;
         return outcome;
     }

@@ -37,7 +37,11 @@ fn entries(env: &Sandbox) -> Value {
     index["entries"].clone()
 }
 
-fn once_per_boot(env: &Sandbox, socket: &str, boot: &str) -> (bool, BTreeMap<String, Value>) {
+fn once_per_boot(
+    env: &Sandbox,
+    socket: &str,
+    boot: &str,
+) -> (bool, BTreeMap<String, Value>, Value) {
     let output = crash_resume_agent(env)
         .env("CRASH_RESUME_BOOT_ID", boot)
         .args([
@@ -54,7 +58,12 @@ fn once_per_boot(env: &Sandbox, socket: &str, boot: &str) -> (bool, BTreeMap<Str
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    (output.status.success(), plan_by_surface(&output.stdout))
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    (
+        output.status.success(),
+        plan_by_surface(&output.stdout),
+        document,
+    )
 }
 
 #[test]
@@ -86,7 +95,8 @@ fn once_per_boot_staggers_verifies_and_never_runs_twice_in_a_boot() {
     env.write_index_bytes(&serde_json::to_vec(&index).unwrap());
     let index_before = entries(&env);
     let server = TmuxServer::named(&env, &name);
-    let (_, plan) = once_per_boot(&env, &name, "boot-after");
+    let (_, plan, document) = once_per_boot(&env, &name, "boot-after");
+    assert_eq!(document.get("already_ran"), None, "{document}");
     let outcome = |session: &str| plan[&surfaces[session]]["outcome"].clone();
     assert_eq!(outcome(bound)["outcome"], "started", "{plan:?}");
     assert_eq!(outcome(bound)["verified"]["kind"], "bound");
@@ -106,9 +116,13 @@ fn once_per_boot_staggers_verifies_and_never_runs_twice_in_a_boot() {
         index_before[&surfaces[fail]]["sessionId"]
     );
     // A second run in the same boot restores nothing.
-    let (ok, again) = once_per_boot(&env, &name, "boot-after");
+    let (ok, again, document) = once_per_boot(&env, &name, "boot-after");
     assert!(ok);
     assert!(again.is_empty(), "{again:?}");
+    let first = &document["already_ran"];
+    assert_eq!(first["boot_id"], "boot-after", "{document}");
+    assert_eq!(first["multiplexer"], "tmux", "{document}");
+    assert_eq!(first["counts"]["verified"], 3, "{document}");
     let status = crash_resume_agent(&env)
         .args(["--json", "service", "status"])
         .output()
@@ -119,6 +133,10 @@ fn once_per_boot_staggers_verifies_and_never_runs_twice_in_a_boot() {
     assert_eq!(counts["not_verified"], 1);
     assert_eq!(counts["failed"], 1);
     assert_eq!(counts["died"]["reboot"], 5);
+    // The next boot restores again (what still runs is skipped as running).
+    let (_, next_boot, document) = once_per_boot(&env, &name, "boot-after-another");
+    assert_eq!(document.get("already_ran"), None, "{document}");
+    assert!(!next_boot.is_empty(), "{document}");
     server.kill_and_wait();
 }
 
