@@ -309,15 +309,33 @@ pub enum Once {
         summary: Box<crate::apply::Summary>,
         /// The run as the ledger holds it.
         run: Run,
-        /// The ledger could not be written (the next run of this boot restores again): why.
-        not_recorded: Option<LedgerError>,
+        /// The run is not in the ledger, so the next run of this boot restores again: why.
+        not_recorded: Option<NotRecorded>,
     },
+}
+
+/// Why an applied run was not added to the ledger.
+#[derive(Debug, thiserror::Error)]
+pub enum NotRecorded {
+    /// It started no agent and some surface failed or was not tried (the multiplexer not
+    /// running yet, not answering): it restored nothing that a second run could start twice.
+    #[error("it started nothing and {failed} surface(s) failed or were not tried")]
+    RestoredNothing {
+        /// The surfaces that failed or were not tried.
+        failed: usize,
+    },
+    /// The ledger could not be written.
+    #[error("the ledger could not be written: {0}")]
+    Ledger(#[from] LedgerError),
 }
 
 /// Applies `plan` (made from `index`) through `backend` once per boot: under the restore lock,
 /// the ledger is read first, and a run of `boot` into the backend's instance means nothing is
 /// done; otherwise the plan is applied ([`crate::apply::apply_with`]), each item says why its
-/// pane died ([`say_why_died`]), and the run is added to the ledger. Fails only when the
+/// pane died ([`say_why_died`]), and the run is added to the ledger, unless it started no agent
+/// while some surface failed or was not tried ([`NotRecorded::RestoredNothing`]: kitty not
+/// started yet at login, a multiplexer that did not answer), so that a later run of the boot
+/// restores then. Fails only when the
 /// restore lock cannot be had, or the ledger cannot be read.
 pub fn apply_once_per_boot(
     store: &Store,
@@ -346,7 +364,14 @@ pub fn apply_once_per_boot(
                 at: now(),
                 counts: Counts::of(plan),
             };
-            let not_recorded = Ledger::append(store, run.clone()).err();
+            let counts = &run.counts;
+            let started = counts.verified + counts.not_verified + counts.started;
+            let not_recorded = match (started, counts.failed + counts.left) {
+                (0, failed) if failed > 0 => Some(NotRecorded::RestoredNothing { failed }),
+                _ => Ledger::append(store, run.clone())
+                    .err()
+                    .map(NotRecorded::Ledger),
+            };
             Ok(Once::Applied {
                 summary: Box::new(summary),
                 run,

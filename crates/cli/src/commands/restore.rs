@@ -161,10 +161,16 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
                     not_recorded,
                     ..
                 } => {
-                    if let Some(error) = not_recorded {
-                        output::print_message(&format!(
-                            "warning: this restore is not in the ledger, so the next --once-per-boot run of this boot restores again: {error}"
-                        ));
+                    match not_recorded {
+                        Some(why @ resume_plan::boot::NotRecorded::RestoredNothing { .. }) => {
+                            output::print_message(&format!(
+                                "this restore is not counted as the boot's: {why}; the next --once-per-boot run of this boot tries again"
+                            ));
+                        }
+                        Some(why) => output::print_message(&format!(
+                            "warning: this restore is not in the ledger, so the next --once-per-boot run of this boot restores again: {why}"
+                        )),
+                        None => {}
                     }
                     summary = *applied;
                 }

@@ -194,3 +194,53 @@ fn twelve_panes_with_the_default_stagger_are_all_verified_three_starting_at_once
         server.kill_and_wait();
     }
 }
+
+/// At login before kitty runs, `restore --apply kitty --once-per-boot` cannot reach it: every
+/// surface fails, nothing started, and the run is not counted as the boot's, so the run the user
+/// makes once kitty is up restores (here: tries again, as kitty is still not there).
+#[test]
+fn a_run_that_started_nothing_because_the_multiplexer_is_not_there_is_not_the_boots_run() {
+    let env = Sandbox::default();
+    install_wrapping_stand_in(&env, "none-never", "none-fail", "none-late");
+    let cwd = git_work_dir(&env, "repo-kitty", "");
+    record_session(&env, "kitty:4242:1", &uuid(1), "repo-kitty", &cwd);
+    let address = format!("unix:{}", env.root().join("no-kitty.sock").display());
+    for _ in 0..2 {
+        let output = crash_resume_agent(&env)
+            .args([
+                "--json",
+                "restore",
+                "--apply",
+                "kitty",
+                "--once-per-boot",
+                "--kitty-socket",
+            ])
+            .arg(&address)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr
+                .contains("not counted as the boot's: it started nothing and 1 surface(s) failed"),
+            "{stderr}"
+        );
+        let plan = plan_by_surface(&output.stdout);
+        assert_eq!(
+            plan["kitty:4242:1"]["outcome"]["outcome"], "failed",
+            "{plan:#?}"
+        );
+    }
+    let status = crash_resume_agent(&env)
+        .args(["--json", "service", "status"])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["last_run"], Value::Null, "{status}");
+    assert_eq!(
+        env.entry("kitty:4242:1").unwrap()["sessionId"],
+        uuid(1).as_str(),
+        "the session is kept"
+    );
+}
