@@ -9,7 +9,7 @@ use std::fmt;
 
 use index_core::{Entry, Millis};
 use index_store::{Store, StoreError};
-use mux::Created;
+use mux::{Created, InstanceRun};
 use serde::{Deserialize, Serialize};
 
 use crate::PlanItem;
@@ -174,6 +174,11 @@ pub struct Run {
     pub multiplexer: String,
     /// That multiplexer's instance (`mux::Backend::location`).
     pub instance: String,
+    /// Which run of the instance it restored into, once it had (`mux::Backend::instance_run`:
+    /// the tmux server's pid and start time); absent where the backend does not tell runs
+    /// apart, or nothing ran there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_run: Option<String>,
     /// When it ran, in epoch milliseconds.
     pub at: Millis,
     /// What it did, counted.
@@ -265,11 +270,20 @@ impl Ledger {
         })
     }
 
-    /// The first run of `boot` into `instance`, if any.
-    pub fn run_in(&self, boot: &str, instance: &str) -> Option<&Run> {
-        self.runs
-            .iter()
-            .find(|run| run.boot_id == boot && run.instance == instance)
+    /// The first run of `boot` into `instance` as it runs now (`now`), if any: for a backend
+    /// that tells runs apart, only a run into the same run of the instance counts (a tmux
+    /// server started again after a crash is restored again; nothing running there, no run
+    /// counts).
+    pub fn run_in(&self, boot: &str, instance: &str, now: &InstanceRun) -> Option<&Run> {
+        self.runs.iter().find(|run| {
+            run.boot_id == boot
+                && run.instance == instance
+                && match now {
+                    InstanceRun::Untold => true,
+                    InstanceRun::NotRunning => false,
+                    InstanceRun::Running(now) => run.instance_run.as_deref() == Some(now),
+                }
+        })
     }
 
     /// The runs of the boot of the newest run.
@@ -352,7 +366,7 @@ pub fn apply_once_per_boot(
         crate::apply::RESTORE_LOCK_TIMEOUT,
         || {
             let ledger = Ledger::read(store)?;
-            if let Some(run) = ledger.run_in(boot, &instance) {
+            if let Some(run) = ledger.run_in(boot, &instance, &backend.instance_run()) {
                 return Ok(Once::AlreadyRan(run.clone()));
             }
             let summary = crate::apply::apply_locked(store, backend, plan, now, options);
@@ -361,6 +375,10 @@ pub fn apply_once_per_boot(
                 boot_id: boot.to_string(),
                 multiplexer: backend.multiplexer().to_string(),
                 instance: instance.clone(),
+                instance_run: match backend.instance_run() {
+                    InstanceRun::Running(run) => Some(run),
+                    InstanceRun::NotRunning | InstanceRun::Untold => None,
+                },
                 at: now(),
                 counts: Counts::of(plan),
             };
@@ -480,6 +498,7 @@ mod tests {
                 boot_id: format!("boot-{}", n % 3),
                 multiplexer: "tmux".into(),
                 instance: format!("/tmp/tmux-{}", n % 2),
+                instance_run: Some(format!("run-{}", n % 2)),
                 at: n as u64,
                 counts: Counts::default(),
             };
@@ -488,8 +507,18 @@ mod tests {
         let ledger = Ledger::read(&store).unwrap();
         assert_eq!(ledger.runs.len(), MAX_RUNS);
         assert_eq!(ledger.runs.last().unwrap().at, (MAX_RUNS + 1) as u64);
-        assert!(ledger.run_in("boot-1", "/tmp/tmux-1").is_some());
-        assert!(ledger.run_in("boot-9", "/tmp/tmux-1").is_none());
+        let untold = InstanceRun::Untold;
+        assert!(ledger.run_in("boot-1", "/tmp/tmux-1", &untold).is_some());
+        assert!(ledger.run_in("boot-9", "/tmp/tmux-1", &untold).is_none());
+        let same = InstanceRun::Running("run-1".into());
+        let again = InstanceRun::Running("run-started-again".into());
+        assert!(ledger.run_in("boot-1", "/tmp/tmux-1", &same).is_some());
+        assert!(ledger.run_in("boot-1", "/tmp/tmux-1", &again).is_none());
+        assert!(
+            ledger
+                .run_in("boot-1", "/tmp/tmux-1", &InstanceRun::NotRunning)
+                .is_none()
+        );
         let last = ledger.last_boot();
         assert!(
             last.iter()

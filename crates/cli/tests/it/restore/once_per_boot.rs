@@ -137,6 +137,17 @@ fn once_per_boot_staggers_verifies_and_never_runs_twice_in_a_boot() {
     let (_, next_boot, document) = once_per_boot(&env, &name, "boot-after-another");
     assert_eq!(document.get("already_ran"), None, "{document}");
     assert!(!next_boot.is_empty(), "{document}");
+    // The server crashes in this boot and is started again at the same socket path: another
+    // run of the instance, which is restored again; a second run into it restores nothing.
+    server.kill_and_wait();
+    let server = TmuxServer::named(&env, &name);
+    let (_, after_the_crash, document) = once_per_boot(&env, &name, "boot-after-another");
+    assert_eq!(document.get("already_ran"), None, "{document}");
+    let verified = &after_the_crash[&surfaces[bound]]["outcome"]["verified"]["kind"];
+    assert_eq!(verified, "bound", "{after_the_crash:#?}");
+    let (_, again, document) = once_per_boot(&env, &name, "boot-after-another");
+    assert!(again.is_empty(), "{document}");
+    assert_ne!(document["already_ran"], Value::Null, "{document}");
     server.kill_and_wait();
 }
 
