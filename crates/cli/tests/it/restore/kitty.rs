@@ -587,7 +587,8 @@ fn once_per_boot_in_kitty_verifies_each_start_and_runs_once_per_boot() {
     drop(first);
     let second = Kitty::start(&env, &socket(&env));
     super::once_per_boot::install_wrapping_stand_in(&env, &agents[1].2, &agents[2].2, "none-late");
-    let once = |boot: &str| {
+    let address = second.address().to_owned();
+    let once_into = |kitty: &Kitty, boot: &str| {
         let output = crash_resume_agent(&env)
             .env("CRASH_RESUME_BOOT_ID", boot)
             .args([
@@ -600,12 +601,13 @@ fn once_per_boot_in_kitty_verifies_each_start_and_runs_once_per_boot() {
                 "3s",
                 "--kitty-socket",
             ])
-            .arg(second.address())
+            .arg(kitty.address())
             .stdin(Stdio::null())
             .output()
             .unwrap();
         (output.status.code(), plan_by_surface(&output.stdout))
     };
+    let once = |boot: &str| once_into(&second, boot);
     let (code, plan) = once("boot-after-the-crash");
     assert_eq!(code, Some(1), "one start failed: {plan:#?}");
     let outcome = |n: usize| plan[&agents[n].0]["outcome"].clone();
@@ -625,4 +627,15 @@ fn once_per_boot_in_kitty_verifies_each_start_and_runs_once_per_boot() {
     let (code, again) = once("boot-after-the-crash");
     assert_eq!(code, Some(0));
     assert!(again.is_empty(), "{again:#?}");
+    // kitty crashes in this boot and is started again at the same address: another run of it,
+    // which is restored again.
+    second.kill_kitty();
+    drop(second);
+    let third = Kitty::start(&env, &socket(&env));
+    assert_eq!(third.address(), address, "the same address");
+    let (_, after_the_crash) = once_into(&third, "boot-after-the-crash");
+    assert_eq!(
+        after_the_crash[&agents[0].0]["outcome"]["verified"]["kind"], "bound",
+        "{after_the_crash:#?}"
+    );
 }
