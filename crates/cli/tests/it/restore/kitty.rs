@@ -587,7 +587,7 @@ fn once_per_boot_in_kitty_verifies_each_start_and_runs_once_per_boot() {
     drop(first);
     let second = Kitty::start(&env, &socket(&env));
     super::once_per_boot::install_wrapping_stand_in(&env, &agents[1].2, &agents[2].2, "none-late");
-    let address = second.address().to_owned();
+    let address = second.address();
     let once_into = |kitty: &Kitty, boot: &str| {
         let output = crash_resume_agent(&env)
             .env("CRASH_RESUME_BOOT_ID", boot)

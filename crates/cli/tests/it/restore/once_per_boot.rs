@@ -156,6 +156,7 @@ fn once_per_boot_staggers_verifies_and_never_runs_twice_in_a_boot() {
 /// waves of a second (so no more than 3 were starting at once). The times are printed (run
 /// with `--no-capture` to read them).
 #[test]
+#[allow(clippy::print_stderr)]
 fn twelve_panes_with_the_default_stagger_are_all_verified_three_starting_at_once() {
     for (late, waves) in [("none-late", 0), ("7e57-4c1a", 4)] {
         let env = Sandbox::default();
