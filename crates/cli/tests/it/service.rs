@@ -228,18 +228,24 @@ fn the_launchd_agent_is_a_property_list_that_runs_the_restore_at_load() {
     assert!(!plist.exists());
 }
 
-/// The script that runs a real `systemd --user` for [`a_real_user_manager_runs_the_unit_at_login_and_it_restores_into_tmux`],
-/// inside `unshare -m` (a private mount namespace): `/run` is a fresh tmpfs holding
-/// `/run/systemd/system` (the manager starts only where systemd booted the machine), `/root`
-/// (the home the manager gives its units, from the password database) is the sandbox's home,
-/// and the manager runs in a cgroup of its own in the unified hierarchy (which holds no
-/// controller here), remade and removed by the script, so that it moves no other process of
-/// the machine. It starts the manager, installs the service with the real `systemctl`, stops the
-/// manager (a logout), starts it again (a login: `default.target` wants the unit) and waits for
-/// the unit to have run; the words after `$3` are `service install`'s. The manager's `PATH` is the short one of a real user manager, so the
-/// stand-in agent is found only through the `PATH` the unit carries. `$1` is the crash-resume binary, `$2` the sandbox's home, `$3` where
-/// the manager's log and what `systemctl` said go.
-const USER_MANAGER_SCRIPT: &str = r#"
+/// A real `systemd --user` runs the unit (the `live-systemd` feature: root, `unshare` and
+/// systemd's own programs; `cargo xtask test` enables it).
+#[cfg(feature = "live-systemd")]
+mod user_manager {
+    use super::*;
+
+    /// The script that runs a real `systemd --user` for [`a_real_user_manager_runs_the_unit_at_login_and_it_restores_into_tmux`],
+    /// inside `unshare -m` (a private mount namespace): `/run` is a fresh tmpfs holding
+    /// `/run/systemd/system` (the manager starts only where systemd booted the machine), `/root`
+    /// (the home the manager gives its units, from the password database) is the sandbox's home,
+    /// and the manager runs in a cgroup of its own in the unified hierarchy (which holds no
+    /// controller here), remade and removed by the script, so that it moves no other process of
+    /// the machine. It starts the manager, installs the service with the real `systemctl`, stops the
+    /// manager (a logout), starts it again (a login: `default.target` wants the unit) and waits for
+    /// the unit to have run; the words after `$3` are `service install`'s. The manager's `PATH` is the short one of a real user manager, so the
+    /// stand-in agent is found only through the `PATH` the unit carries. `$1` is the crash-resume binary, `$2` the sandbox's home, `$3` where
+    /// the manager's log and what `systemctl` said go.
+    const USER_MANAGER_SCRIPT: &str = r#"
 set -eu
 bin=$1 home=$2 out=$3
 shift 3
@@ -296,137 +302,139 @@ systemctl --user show -p Result -p ExecMainStatus -p UnitFileState crash-resume-
 "$bin" --json service status > "$out/status.json"
 "#;
 
-/// Runs [`USER_MANAGER_SCRIPT`] with `install` as `service install`'s words; the dir of what
-/// it wrote, and the story for a failure message (the run, the manager's log and environment,
-/// the service's log). Fails the test when the script failed.
-fn run_user_manager(env: &Sandbox, install: &[&str]) -> (PathBuf, String) {
-    let out = env.root().join("user-manager");
-    fs::create_dir_all(&out).unwrap();
-    let ran = crate::harness::agent_command(env, "unshare")
-        .args([
-            "-m",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            USER_MANAGER_SCRIPT,
-            "sh",
-        ])
-        .arg(crate::BIN)
-        .arg(env.home())
-        .arg(&out)
-        .args(install)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("unshare runs");
-    let said = |name: &str| fs::read_to_string(out.join(name)).unwrap_or_default();
-    let story = format!(
-        "{ran:?}\nmanager: {}\nits environment: {}\nservice.log: {}",
-        said("manager.log"),
-        said("environment.txt"),
-        fs::read_to_string(env.index_path().with_file_name("service.log")).unwrap_or_default()
-    );
-    assert!(ran.status.success(), "{story}");
-    (out, story)
-}
-
-/// A real `systemd --user` (systemd 252 here) runs the unit `service install` wrote and
-/// enabled, at the manager's next start (a login): the restore resumes the recorded tmux pane,
-/// its agent binds itself again, the ledger holds the run, and `service status` says so.
-#[test]
-fn a_real_user_manager_runs_the_unit_at_login_and_it_restores_into_tmux() {
-    let env = Sandbox::default();
-    crate::harness::install_claude_stand_in_that_stays(&env);
-    let place = crate::harness::PanePlace::new("work", 0, 0);
-    let surface =
-        crate::harness::server_surface(&env, &crate::harness::server_name("login"), &place);
-    let session = crate::harness::uuid(7);
-    let cwd = crate::harness::git_work_dir(&env, "repo-login", "");
-    crate::restore::tmux::record_session(&env, &surface, &session, "repo-login", &cwd);
-    let (out, story) = run_user_manager(&env, &["--mux", "tmux"]);
-    let said = |name: &str| fs::read_to_string(out.join(name)).unwrap_or_default();
-    let installed: Value = serde_json::from_str(&said("install.json")).expect("install said");
-    assert_eq!(
-        installed["enabled"], true,
-        "the real systemctl enabled it: {installed}"
-    );
-    let unit = fs::read_to_string(unit_path(&env)).unwrap();
-    let path_line = format!("Environment=PATH={}:", bin_dir(&env).display());
-    assert!(
-        unit.lines().any(|line| line.starts_with(&path_line)),
-        "the unit carries the installer's PATH: {unit}"
-    );
-    let show = said("show.txt");
-    for line in [
-        "Result=success",
-        "ExecMainStatus=0",
-        "UnitFileState=enabled",
-    ] {
-        assert!(
-            show.lines().any(|shown| shown == line),
-            "{line}: {show}\n{story}"
+    /// Runs [`USER_MANAGER_SCRIPT`] with `install` as `service install`'s words; the dir of what
+    /// it wrote, and the story for a failure message (the run, the manager's log and environment,
+    /// the service's log). Fails the test when the script failed.
+    fn run_user_manager(env: &Sandbox, install: &[&str]) -> (PathBuf, String) {
+        let out = env.root().join("user-manager");
+        fs::create_dir_all(&out).unwrap();
+        let ran = crate::harness::agent_command(env, "unshare")
+            .args([
+                "-m",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                USER_MANAGER_SCRIPT,
+                "sh",
+            ])
+            .arg(crate::BIN)
+            .arg(env.home())
+            .arg(&out)
+            .args(install)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("unshare runs");
+        let said = |name: &str| fs::read_to_string(out.join(name)).unwrap_or_default();
+        let story = format!(
+            "{ran:?}\nmanager: {}\nits environment: {}\nservice.log: {}",
+            said("manager.log"),
+            said("environment.txt"),
+            fs::read_to_string(env.index_path().with_file_name("service.log")).unwrap_or_default()
         );
+        assert!(ran.status.success(), "{story}");
+        (out, story)
     }
-    // The restore resumed the pane, and its agent bound itself there again.
-    let runs = crate::harness::claude_runs(&env);
-    assert_eq!(runs.len(), 1, "{runs:?}\n{story}");
-    assert!(runs[0].contains(&session), "{runs:?}");
-    let status: Value = serde_json::from_str(&said("status.json")).expect("status said");
-    assert_eq!(status["installed"], true, "{status}");
-    assert_eq!(status["last_run"]["multiplexer"], "tmux", "{status}");
-    assert_eq!(
-        status["last_boot"]["counts"]["verified"], 1,
-        "{status}\n{story}"
-    );
-    let server = crate::harness::TmuxServer::named(&env, &crate::harness::server_name("login"));
-    server.kill_and_wait();
-}
 
-/// With `--policy ask`, the unit a real `systemd --user` runs at login restores nothing: the
-/// plan and the command to run are in the service's log, and `notify-send` (a stand-in that
-/// writes down its words) is called with that command.
-#[test]
-fn a_real_user_manager_runs_the_ask_unit_which_restores_nothing_and_notifies() {
-    let env = Sandbox::default();
-    crate::harness::install_claude_stand_in_that_stays(&env);
-    let notified = env.root().join("notified.txt");
-    let notify_send = bin_dir(&env).join("notify-send");
-    fs::write(
-        &notify_send,
-        format!("#!/bin/sh\necho \"$*\" >> '{}'\n", notified.display()),
-    )
-    .unwrap();
-    fs::set_permissions(&notify_send, fs::Permissions::from_mode(0o755)).unwrap();
-    let place = crate::harness::PanePlace::new("work", 0, 0);
-    let surface = crate::harness::server_surface(&env, &crate::harness::server_name("ask"), &place);
-    let session = crate::harness::uuid(8);
-    let cwd = crate::harness::git_work_dir(&env, "repo-ask", "");
-    crate::restore::tmux::record_session(&env, &surface, &session, "repo-ask", &cwd);
-    let (out, story) = run_user_manager(&env, &["--mux", "tmux", "--policy", "ask"]);
-    let show = fs::read_to_string(out.join("show.txt")).unwrap();
-    assert!(
-        show.lines().any(|line| line == "Result=success"),
-        "{show}\n{story}"
-    );
-    assert!(
-        crate::harness::claude_runs(&env).is_empty(),
-        "nothing started: {story}"
-    );
-    let log = fs::read_to_string(env.index_path().with_file_name("service.log")).unwrap();
-    assert!(log.contains(&surface), "the plan is in the log: {log}");
-    let command = " restore --apply tmux --once-per-boot";
-    assert!(
-        log.lines()
-            .any(|line| line.starts_with("crash-resume: ") && line.ends_with(command)),
-        "the log names the command: {log}"
-    );
-    let notified = fs::read_to_string(&notified).unwrap_or_default();
-    assert!(
-        notified.starts_with("crash-resume crash-resume: ")
-            && notified.trim_end().ends_with(command),
-        "{notified}\n{story}"
-    );
-    let status: Value =
-        serde_json::from_str(&fs::read_to_string(out.join("status.json")).unwrap()).unwrap();
-    assert_eq!(status["last_run"], Value::Null, "no restore ran: {status}");
+    /// A real `systemd --user` (systemd 252 here) runs the unit `service install` wrote and
+    /// enabled, at the manager's next start (a login): the restore resumes the recorded tmux pane,
+    /// its agent binds itself again, the ledger holds the run, and `service status` says so.
+    #[test]
+    fn a_real_user_manager_runs_the_unit_at_login_and_it_restores_into_tmux() {
+        let env = Sandbox::default();
+        crate::harness::install_claude_stand_in_that_stays(&env);
+        let place = crate::harness::PanePlace::new("work", 0, 0);
+        let surface =
+            crate::harness::server_surface(&env, &crate::harness::server_name("login"), &place);
+        let session = crate::harness::uuid(7);
+        let cwd = crate::harness::git_work_dir(&env, "repo-login", "");
+        crate::restore::tmux::record_session(&env, &surface, &session, "repo-login", &cwd);
+        let (out, story) = run_user_manager(&env, &["--mux", "tmux"]);
+        let said = |name: &str| fs::read_to_string(out.join(name)).unwrap_or_default();
+        let installed: Value = serde_json::from_str(&said("install.json")).expect("install said");
+        assert_eq!(
+            installed["enabled"], true,
+            "the real systemctl enabled it: {installed}"
+        );
+        let unit = fs::read_to_string(unit_path(&env)).unwrap();
+        let path_line = format!("Environment=PATH={}:", bin_dir(&env).display());
+        assert!(
+            unit.lines().any(|line| line.starts_with(&path_line)),
+            "the unit carries the installer's PATH: {unit}"
+        );
+        let show = said("show.txt");
+        for line in [
+            "Result=success",
+            "ExecMainStatus=0",
+            "UnitFileState=enabled",
+        ] {
+            assert!(
+                show.lines().any(|shown| shown == line),
+                "{line}: {show}\n{story}"
+            );
+        }
+        // The restore resumed the pane, and its agent bound itself there again.
+        let runs = crate::harness::claude_runs(&env);
+        assert_eq!(runs.len(), 1, "{runs:?}\n{story}");
+        assert!(runs[0].contains(&session), "{runs:?}");
+        let status: Value = serde_json::from_str(&said("status.json")).expect("status said");
+        assert_eq!(status["installed"], true, "{status}");
+        assert_eq!(status["last_run"]["multiplexer"], "tmux", "{status}");
+        assert_eq!(
+            status["last_boot"]["counts"]["verified"], 1,
+            "{status}\n{story}"
+        );
+        let server = crate::harness::TmuxServer::named(&env, &crate::harness::server_name("login"));
+        server.kill_and_wait();
+    }
+
+    /// With `--policy ask`, the unit a real `systemd --user` runs at login restores nothing: the
+    /// plan and the command to run are in the service's log, and `notify-send` (a stand-in that
+    /// writes down its words) is called with that command.
+    #[test]
+    fn a_real_user_manager_runs_the_ask_unit_which_restores_nothing_and_notifies() {
+        let env = Sandbox::default();
+        crate::harness::install_claude_stand_in_that_stays(&env);
+        let notified = env.root().join("notified.txt");
+        let notify_send = bin_dir(&env).join("notify-send");
+        fs::write(
+            &notify_send,
+            format!("#!/bin/sh\necho \"$*\" >> '{}'\n", notified.display()),
+        )
+        .unwrap();
+        fs::set_permissions(&notify_send, fs::Permissions::from_mode(0o755)).unwrap();
+        let place = crate::harness::PanePlace::new("work", 0, 0);
+        let surface =
+            crate::harness::server_surface(&env, &crate::harness::server_name("ask"), &place);
+        let session = crate::harness::uuid(8);
+        let cwd = crate::harness::git_work_dir(&env, "repo-ask", "");
+        crate::restore::tmux::record_session(&env, &surface, &session, "repo-ask", &cwd);
+        let (out, story) = run_user_manager(&env, &["--mux", "tmux", "--policy", "ask"]);
+        let show = fs::read_to_string(out.join("show.txt")).unwrap();
+        assert!(
+            show.lines().any(|line| line == "Result=success"),
+            "{show}\n{story}"
+        );
+        assert!(
+            crate::harness::claude_runs(&env).is_empty(),
+            "nothing started: {story}"
+        );
+        let log = fs::read_to_string(env.index_path().with_file_name("service.log")).unwrap();
+        assert!(log.contains(&surface), "the plan is in the log: {log}");
+        let command = " restore --apply tmux --once-per-boot";
+        assert!(
+            log.lines()
+                .any(|line| line.starts_with("crash-resume: ") && line.ends_with(command)),
+            "the log names the command: {log}"
+        );
+        let notified = fs::read_to_string(&notified).unwrap_or_default();
+        assert!(
+            notified.starts_with("crash-resume crash-resume: ")
+                && notified.trim_end().ends_with(command),
+            "{notified}\n{story}"
+        );
+        let status: Value =
+            serde_json::from_str(&fs::read_to_string(out.join("status.json")).unwrap()).unwrap();
+        assert_eq!(status["last_run"], Value::Null, "no restore ran: {status}");
+    }
 }
