@@ -327,6 +327,12 @@ pub struct RestoreArgs {
     /// With --apply: stop after K failed starts in a row, leaving the rest planned [default: 3]
     #[arg(long, value_name = "K", requires = "apply", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_failures: Option<u32>,
+    /// Without --apply: when a surface could be resumed, say so with the command that
+    /// restores it into MULTIPLEXER (`restore --apply MULTIPLEXER --once-per-boot`), on
+    /// stderr and as a desktop notification where notify-send exists (what the login service
+    /// of policy ask runs)
+    #[arg(long, value_name = "MULTIPLEXER", value_parser = applicable(), conflicts_with = "apply")]
+    pub notify: Option<mux::Multiplexer>,
 }
 
 /// The multiplexers `restore --apply` takes: those with a backend (`mux::APPLICABLE`).

@@ -5,8 +5,9 @@
 //! the tmux and zellij backends create (or resurrect) the sessions they restore into, so a
 //! server that is not running yet is started by the restore itself; kitty must be running
 //! already (the user starts it, listening on the address given). Policy `ask` restores nothing:
-//! it prints the plan to the log, notifies (`notify-send`, where it exists) and names the
-//! command to run.
+//! it runs `restore --notify MUX`, which prints the plan to the log and, when a surface could
+//! be resumed, says so with the command to run ([`ask_message`]), also as a desktop
+//! notification where `notify-send` exists.
 
 use serde::{Deserialize, Serialize};
 
@@ -61,39 +62,19 @@ pub fn is_plain(word: &str) -> bool {
 }
 
 impl Service<'_> {
-    /// The restore command's words: `--once-per-boot` with policy `auto`, the plan only with
-    /// `ask`.
+    /// The restore command's words: `--apply MUX --once-per-boot` with policy `auto`, the
+    /// plan and `--notify MUX` with `ask`.
     fn restore(&self) -> Vec<String> {
         let mut words: Vec<String> = self.program.to_vec();
         words.push("restore".to_string());
-        if self.policy == Policy::Auto {
-            words.extend(["--apply", self.multiplexer, "--once-per-boot"].map(str::to_string));
-            words.extend(self.restore_words.iter().cloned());
+        match self.policy {
+            Policy::Auto => {
+                words.extend(["--apply", self.multiplexer, "--once-per-boot"].map(str::to_string))
+            }
+            Policy::Ask => words.extend(["--notify", self.multiplexer].map(str::to_string)),
         }
-        words
-    }
-
-    /// The command a person runs to restore, for the `ask` notification.
-    pub fn command_to_run(&self) -> String {
-        let mut words: Vec<String> = self.program.to_vec();
-        words.extend(
-            ["restore", "--apply", self.multiplexer, "--once-per-boot"].map(str::to_string),
-        );
         words.extend(self.restore_words.iter().cloned());
-        words.join(" ")
-    }
-
-    /// The shell line that notifies (policy `ask`): always a line in the log, and a desktop
-    /// notification where `notify-send` exists (one that cannot reach a desktop fails
-    /// nothing).
-    fn notify(&self) -> String {
-        let said = format!(
-            "crash-resume: sessions may need restoring; run {}",
-            self.command_to_run()
-        );
-        format!(
-            "echo '{said}'; if command -v notify-send >/dev/null 2>&1; then notify-send crash-resume '{said}' || true; fi"
-        )
+        words
     }
 
     /// The systemd user unit's text. `KillMode=process`: the tmux server or zellij session
@@ -116,9 +97,6 @@ impl Service<'_> {
         if let Some(path) = self.path {
             text.push_str(&format!("Environment=PATH={path}\n"));
         }
-        if self.policy == Policy::Ask {
-            text.push_str(&format!("ExecStartPost=/bin/sh -c \"{}\"\n", self.notify()));
-        }
         text.push_str(&format!(
             "StandardOutput=append:{log}\n\
              StandardError=append:{log}\n\
@@ -134,14 +112,7 @@ impl Service<'_> {
     /// The launchd agent's text (a property list run at load, that is at login);
     /// `AbandonProcessGroup` keeps what the restore started once it has run.
     pub fn launchd_plist(&self) -> String {
-        let arguments: Vec<String> = match self.policy {
-            Policy::Auto => self.restore(),
-            Policy::Ask => vec![
-                "/bin/sh".to_string(),
-                "-c".to_string(),
-                format!("{}; {}", self.restore().join(" "), self.notify()),
-            ],
-        };
+        let arguments = self.restore();
         let arguments: String = arguments
             .iter()
             .map(|word| format!("    <string>{}</string>\n", xml_text(word)))
@@ -203,6 +174,26 @@ pub fn service_path(path: &str) -> (Option<String>, Vec<String>) {
     ((!kept.is_empty()).then(|| kept.join(":")), left_out)
 }
 
+/// The command that restores into `multiplexer` once per boot: `program` (with its global
+/// options), `restore --apply MUX --once-per-boot`, then `restore_words` (kitty's address).
+pub fn restore_command(program: &[String], multiplexer: &str, restore_words: &[String]) -> String {
+    let mut words: Vec<String> = program.to_vec();
+    words.extend(["restore", "--apply", multiplexer, "--once-per-boot"].map(str::to_string));
+    words.extend(restore_words.iter().cloned());
+    words.join(" ")
+}
+
+/// What `restore --notify` says when `resumable` surfaces could be resumed: one line, naming
+/// `command` (the restore into the multiplexer); `None` when there is nothing to resume.
+pub fn ask_message(resumable: usize, command: &str) -> Option<String> {
+    (resumable > 0).then(|| {
+        format!(
+            "crash-resume: {resumable} session{} may need restoring; run {command}",
+            if resumable == 1 { "" } else { "s" }
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +212,17 @@ mod tests {
             )
         );
         assert_eq!(service_path(""), (None, Vec::new()));
+    }
+
+    #[test]
+    fn the_ask_message_names_the_command_and_is_none_with_nothing_to_resume() {
+        let command = "crash-resume restore --apply tmux --once-per-boot";
+        assert_eq!(ask_message(0, command), None);
+        assert_eq!(
+            ask_message(1, command).unwrap(),
+            format!("crash-resume: 1 session may need restoring; run {command}")
+        );
+        assert!(ask_message(3, command).unwrap().contains("3 sessions"));
     }
 
     #[test]

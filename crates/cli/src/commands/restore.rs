@@ -43,6 +43,9 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     if args.apply.is_none() {
         resume_plan::boot::say_why_died(&mut plan, &index, context::boot_id().as_deref());
     }
+    if let Some(multiplexer) = args.notify {
+        notify(cx, args, multiplexer, &plan)?;
+    }
     for (cwd, surfaces) in resume_plan::plan::shared_cleanup_dirs(&plan) {
         output::print_message(&format!(
             "warning: {} resumes {} Gemini sessions in {} ({}) while Gemini's start-up cleanup \
@@ -335,6 +338,34 @@ fn build_plan(
             PlanError::Render(error) => Failure::Failed(error.into()),
         },
     )
+}
+
+/// `restore --notify MUX`: when a surface of the plan could be resumed, the line that says so
+/// with the command restoring into MUX, on stderr and through `notify-send` where it exists
+/// (5 s at most; one that fails or is missing changes nothing).
+fn notify(
+    cx: &Context,
+    args: &RestoreArgs,
+    multiplexer: mux::Multiplexer,
+    plan: &[PlanItem],
+) -> Result<(), Failure> {
+    let mut program = vec![super::ours::program()?];
+    program.extend(super::ours::global_words(cx)?);
+    let mut restore_words = Vec::new();
+    if let (mux::Multiplexer::Kitty, Some(address)) = (multiplexer, &args.kitty_socket) {
+        restore_words.extend(["--kitty-socket".to_string(), address.clone()]);
+    }
+    let command =
+        resume_plan::service::restore_command(&program, multiplexer.name(), &restore_words);
+    let resumable = plan.iter().filter(|item| item.resumable()).count();
+    if let Some(line) = resume_plan::service::ask_message(resumable, &command) {
+        output::print_message(&escape(&line));
+        let _ = bounded_run::output(
+            std::process::Command::new("notify-send").args(["crash-resume", line.as_str()]),
+            std::time::Duration::from_secs(5),
+        );
+    }
+    Ok(())
 }
 
 /// How the restore starts agents: staggered and verified with `--once-per-boot` or any of

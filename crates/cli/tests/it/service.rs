@@ -144,12 +144,8 @@ fn policy_ask_restores_nothing_and_names_the_command_and_kitty_needs_its_address
         .lines()
         .find(|line| line.starts_with("ExecStart="))
         .unwrap();
-    assert!(exec.ends_with(" restore"), "{text}");
-    assert!(text.contains("notify-send"), "{text}");
-    assert!(
-        text.contains("restore --apply zellij --once-per-boot"),
-        "{text}"
-    );
+    assert!(exec.ends_with(" restore --notify zellij"), "{text}");
+    assert!(!text.contains("--apply"), "{text}");
     let verified = verify(&env, &unit);
     assert!(
         verified.status.success(),
@@ -226,6 +222,74 @@ fn the_launchd_agent_is_a_property_list_that_runs_the_restore_at_load() {
     let removed = document(&service(&env, &["uninstall", "--manager", "launchd"]));
     assert_eq!(removed["removed"], true);
     assert!(!plist.exists());
+}
+
+/// A stand-in `notify-send` in the sandbox's `bin` that appends its words to a file, whose
+/// path it returns.
+fn install_notify_send(env: &Sandbox) -> PathBuf {
+    let notified = env.root().join("notified.txt");
+    fs::create_dir_all(bin_dir(env)).unwrap();
+    let notify_send = bin_dir(env).join("notify-send");
+    fs::write(
+        &notify_send,
+        format!("#!/bin/sh\necho \"$*\" >> '{}'\n", notified.display()),
+    )
+    .unwrap();
+    fs::set_permissions(&notify_send, fs::Permissions::from_mode(0o755)).unwrap();
+    notified
+}
+
+/// `restore --notify MUX` (what the unit of policy ask runs) restores nothing; with a session
+/// to resume it says so on stderr with the command that restores it, and calls `notify-send`
+/// with that line; with nothing to resume it says nothing and calls nothing.
+#[test]
+fn restore_notify_names_the_command_only_when_something_can_be_resumed() {
+    let env = Sandbox::default();
+    crate::harness::install_claude_stand_in_that_stays(&env);
+    let notified = install_notify_send(&env);
+    let notify = |multiplexer: &[&str]| {
+        crash_resume_agent(&env)
+            .args(["restore", "--notify"])
+            .args(multiplexer)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let nothing = notify(&["tmux"]);
+    assert!(nothing.status.success(), "{nothing:?}");
+    assert!(!String::from_utf8_lossy(&nothing.stderr).contains("may need restoring"));
+    assert!(!notified.exists());
+    let cwd = crate::harness::git_work_dir(&env, "repo-notify", "");
+    crate::restore::tmux::record_session(
+        &env,
+        "kitty:77:1",
+        &crate::harness::uuid(9),
+        "repo-notify",
+        &cwd,
+    );
+    let said = notify(&["kitty", "--kitty-socket", "unix:/tmp/kitty-main"]);
+    assert!(said.status.success(), "{said:?}");
+    let stderr = String::from_utf8_lossy(&said.stderr);
+    let line = stderr
+        .lines()
+        .find(|line| line.starts_with("crash-resume: 1 session may need restoring; run /"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        line.ends_with(
+            " restore --apply kitty --once-per-boot --kitty-socket unix:/tmp/kitty-main"
+        ),
+        "{line}"
+    );
+    assert_eq!(
+        fs::read_to_string(&notified).unwrap(),
+        format!("crash-resume {line}\n")
+    );
+    assert!(
+        crate::harness::claude_runs(&env).is_empty(),
+        "nothing started"
+    );
+    let both = notify(&["tmux", "--apply", "tmux"]);
+    assert_eq!(both.status.code(), Some(2), "{both:?}");
 }
 
 /// A real `systemd --user` runs the unit (the `live-systemd` feature: root, `unshare` and
@@ -395,20 +459,25 @@ systemctl --user show -p Result -p ExecMainStatus -p UnitFileState crash-resume-
     fn a_real_user_manager_runs_the_ask_unit_which_restores_nothing_and_notifies() {
         let env = Sandbox::default();
         crate::harness::install_claude_stand_in_that_stays(&env);
-        let notified = env.root().join("notified.txt");
-        let notify_send = bin_dir(&env).join("notify-send");
-        fs::write(
-            &notify_send,
-            format!("#!/bin/sh\necho \"$*\" >> '{}'\n", notified.display()),
-        )
-        .unwrap();
-        fs::set_permissions(&notify_send, fs::Permissions::from_mode(0o755)).unwrap();
+        let notified = install_notify_send(&env);
+        // A login with nothing to restore says nothing.
+        let (out, story) = run_user_manager(&env, &["--mux", "tmux", "--policy", "ask"]);
+        let show = fs::read_to_string(out.join("show.txt")).unwrap();
+        assert!(
+            show.lines().any(|line| line == "Result=success"),
+            "{show}\n{story}"
+        );
+        assert!(
+            !notified.exists(),
+            "nothing to restore, no notification: {story}"
+        );
         let place = crate::harness::PanePlace::new("work", 0, 0);
         let surface =
             crate::harness::server_surface(&env, &crate::harness::server_name("ask"), &place);
         let session = crate::harness::uuid(8);
         let cwd = crate::harness::git_work_dir(&env, "repo-ask", "");
         crate::restore::tmux::record_session(&env, &surface, &session, "repo-ask", &cwd);
+        // A login with a session to restore: the plan, the line and the notification.
         let (out, story) = run_user_manager(&env, &["--mux", "tmux", "--policy", "ask"]);
         let show = fs::read_to_string(out.join("show.txt")).unwrap();
         assert!(
@@ -421,15 +490,16 @@ systemctl --user show -p Result -p ExecMainStatus -p UnitFileState crash-resume-
         );
         let log = fs::read_to_string(env.index_path().with_file_name("service.log")).unwrap();
         assert!(log.contains(&surface), "the plan is in the log: {log}");
+        let said = "crash-resume: 1 session may need restoring; run ";
         let command = " restore --apply tmux --once-per-boot";
         assert!(
             log.lines()
-                .any(|line| line.starts_with("crash-resume: ") && line.ends_with(command)),
+                .any(|line| line.starts_with(said) && line.ends_with(command)),
             "the log names the command: {log}"
         );
         let notified = fs::read_to_string(&notified).unwrap_or_default();
         assert!(
-            notified.starts_with("crash-resume crash-resume: ")
+            notified.starts_with(&format!("crash-resume {said}"))
                 && notified.trim_end().ends_with(command),
             "{notified}\n{story}"
         );
