@@ -1,7 +1,9 @@
 //! Project tasks, run as `cargo xtask <task>` (the cargo-xtask pattern: plain Rust instead of
 //! shell scripts, so they work wherever cargo does).
 //!
-//! - `test`: every test of the workspace: installs the pinned Claude Code, Codex, Gemini, Copilot and Qwen Code CLIs
+//! - `test`: every test of the workspace: first checks what it needs (cargo-nextest, npm, tmux,
+//!   kitty, Xvfb) and says what is missing before building anything; then installs the pinned
+//!   Claude Code, Codex, Gemini, Copilot and Qwen Code CLIs
 //!   (the conformance tests run them), then nextest for unit, integration and property tests, then the doc tests
 //!   (nextest does not run those), then `resume-check`, then each criterion benchmark once.
 //! - `reboot-sim`: the whole crash-and-resume story in a sandbox (see `reboot_sim`).
@@ -147,6 +149,70 @@ fn copilot_cli_task(args: &[String]) -> Result<()> {
     }
 }
 
+/// What `cargo xtask test` needs besides cargo, each with how to get it, checked before any
+/// long build or install: the tests' programs on `PATH` and cargo-nextest.
+fn check_prerequisites() -> Result<()> {
+    let search_path = std::env::var_os("PATH");
+    let on_path = |name: &str| setup_check::programs::find(name, search_path.as_deref()).is_some();
+    let mut missing = Vec::new();
+    let nextest = bounded_run::output(
+        cargo().args(["nextest", "--version"]),
+        std::time::Duration::from_secs(60),
+    );
+    if !nextest.is_ok_and(|output| output.status.success()) {
+        missing.push("cargo-nextest, which runs the tests: `cargo install --locked cargo-nextest`");
+    }
+    for (program, what) in [
+        (
+            "npm",
+            "npm (Node.js 22 or later) with access to the npm registry, which installs the pinned \
+             agent CLIs into the build dir",
+        ),
+        (
+            "tmux",
+            "tmux 3.3a, which the restore tests run: `apt-get install -y tmux`",
+        ),
+        (
+            "kitty",
+            "kitty, which the live kitty tests run: `apt-get install -y kitty`",
+        ),
+        (
+            "Xvfb",
+            "Xvfb, the display the live kitty tests run kitty on: `apt-get install -y xvfb`",
+        ),
+    ] {
+        if !on_path(program) {
+            missing.push(what);
+        }
+    }
+    let node = bounded_run::output(
+        std::process::Command::new("node").arg("--version"),
+        std::time::Duration::from_secs(10),
+    );
+    if let Ok(output) = node {
+        let version = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        let major = version
+            .trim_start_matches('v')
+            .split('.')
+            .next()
+            .and_then(|major| major.parse::<u32>().ok());
+        if major.is_some_and(|major| major < 22) {
+            eprintln!(
+                "warning: node {version}: the pinned Claude Code CLI asks for node 22 or later \
+                 (it warns, and its tests still run)"
+            );
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    bail!(
+        "cargo xtask test needs what is not here; nothing was built or installed:\n  - {}\n\
+         (`cargo test --workspace` runs the tests that need none of it)",
+        missing.join("\n  - ")
+    )
+}
+
 fn qwen_cli_task(args: &[String]) -> Result<()> {
     match args {
         [command] if command == "install" => {
@@ -162,6 +228,7 @@ fn qwen_cli_task(args: &[String]) -> Result<()> {
 }
 
 fn test(extra: &[String]) -> Result<()> {
+    check_prerequisites()?;
     // The conformance tests of the preflight run the real CLI (the `real-cli` feature) and fail
     // when it is missing; the live kitty tests (`live-kitty`) fail when kitty or Xvfb is.
     let executable = claude_cli::install()?;

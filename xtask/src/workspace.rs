@@ -33,7 +33,8 @@ pub fn root() -> Result<camino::Utf8PathBuf> {
 }
 
 /// Where a task keeps its sandbox: `<build dir>/<name>`, unless the build dir is on a volatile
-/// path (a clone under `/tmp`), which the index refuses; then `/var/tmp/crash-resume-<name>`.
+/// path (a clone under `/tmp`), which the index refuses; then `/var/tmp/crash-resume-<name>-<checkout>`
+/// (`test_support::sandbox::checkout_mark` of the build dir), one per checkout.
 pub fn sandbox_base(name: &str) -> Result<std::path::PathBuf> {
     Ok(test_support::sandbox::durable_or_var_tmp(
         &target_dir()?.join(name),

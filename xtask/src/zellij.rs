@@ -17,7 +17,7 @@ use crate::workspace::{cargo, run};
 const CRATE: &str = "zellij";
 
 /// The one pinned version: the zellij backend's behaviour was measured against it.
-pub const VERSION: &str = "0.45.1";
+pub const VERSION: &str = setup_check::programs::ZELLIJ_VERSION;
 
 /// The dir of the build cache shared by the clones of this machine.
 fn cache_dir() -> Result<PathBuf> {

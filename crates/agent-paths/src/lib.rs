@@ -312,6 +312,77 @@ pub fn expand_home(path: &str, home: Option<&Utf8Path>) -> Utf8PathBuf {
     }
 }
 
+/// The Claude Code CLI the tests and the reboot simulation pin (npm `@anthropic-ai/claude-code`).
+pub const CLAUDE_CODE_VERSION: &str = "2.1.328";
+
+/// The Codex CLI they pin (npm `@openai/codex`).
+pub const CODEX_VERSION: &str = "0.171.0";
+
+/// The Gemini CLI they pin (npm `@google/gemini-cli`).
+pub const GEMINI_VERSION: &str = "0.61.0";
+
+/// The GitHub Copilot CLI they pin (npm `@github/copilot`).
+pub const COPILOT_VERSION: &str = "1.0.102";
+
+/// The Qwen Code they pin (npm `@qwen-code/qwen-code`).
+pub const QWEN_VERSION: &str = "0.24.4";
+
+/// The version of an agent CLI that the tests pin and crash-resume's rules were measured
+/// against (the xtask installers install it; `crash-resume doctor` compares the one on `PATH`
+/// with it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pinned {
+    /// The agent.
+    pub agent: Agent,
+    /// The program people run, looked for on `PATH`.
+    pub program: &'static str,
+    /// The npm package it comes in.
+    pub package: &'static str,
+    /// The version.
+    pub version: &'static str,
+}
+
+/// The pinned version of every agent that has one.
+pub const PINNED: [Pinned; 5] = [
+    Pinned {
+        agent: Agent::Claude,
+        program: "claude",
+        package: "@anthropic-ai/claude-code",
+        version: CLAUDE_CODE_VERSION,
+    },
+    Pinned {
+        agent: Agent::Codex,
+        program: "codex",
+        package: "@openai/codex",
+        version: CODEX_VERSION,
+    },
+    Pinned {
+        agent: Agent::Gemini,
+        program: "gemini",
+        package: "@google/gemini-cli",
+        version: GEMINI_VERSION,
+    },
+    Pinned {
+        agent: Agent::Copilot,
+        program: "copilot",
+        package: "@github/copilot",
+        version: COPILOT_VERSION,
+    },
+    Pinned {
+        agent: Agent::Qwen,
+        program: "qwen",
+        package: "@qwen-code/qwen-code",
+        version: QWEN_VERSION,
+    },
+];
+
+impl Agent {
+    /// Its pinned version, when it has one ([`PINNED`]).
+    pub fn pinned(self) -> Option<&'static Pinned> {
+        PINNED.iter().find(|pinned| pinned.agent == self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -129,6 +129,19 @@ Exit codes: 0 resume, recover or unknown (nothing to check against); 4 fresh or 
     Preflight(PreflightArgs),
     /// The index path in use, and whether it survives a reboot
     Path,
+    /// Check the setup: hooks, the index's place, the agents and multiplexers, the hook's errors
+    ///
+    /// Says which hooks are installed for which agents (and tmux's restore at server start)
+    /// and whether each runs this binary, whether the index survives a reboot and its dir can
+    /// be written, which agents and multiplexers are on PATH and their versions against the
+    /// ones crash-resume is tested with, and the last errors of hook.log; for each problem, the
+    /// command that fixes it. Reads only: nothing is written.
+    #[command(after_help = "Examples:
+  crash-resume doctor
+  crash-resume --json doctor | jq '.problems[].fix'
+
+Exit codes: 0 all is well; 1 something needs doing (each problem is listed with its fix).")]
+    Doctor,
     /// After a reboot: every surface whose session did not end cleanly, its verdict and resume command
     ///
     /// A table on a terminal, tab-separated values when piped (surface, verdict, session,
@@ -266,7 +279,7 @@ pub enum HookCommand {
   crash-resume hook uninstall tmux
 
 Everything else in the file is kept as written; the previous version is kept beside it as
-<file>.crash-resume-<ms>.bak. Running it again changes nothing.")]
+<file>.crash-resume-<UTC time>.bak. Running it again changes nothing.")]
     Uninstall {
         #[arg(value_enum, value_name = "AGENT")]
         target: HookTarget,

@@ -229,7 +229,7 @@ fn closing_sections(page: &mut Roff) {
             ),
             (
                 "~/.claude/settings.json, ~/.codex/hooks.json",
-                "where hook install adds the hooks and hook uninstall removes them (under $CLAUDE_CONFIG_DIR or $CODEX_HOME when set), each change backed up beside it as <file>.crash-resume-<ms>.bak",
+                "where hook install adds the hooks and hook uninstall removes them (under $CLAUDE_CONFIG_DIR or $CODEX_HOME when set), each change backed up beside it as <file>.crash-resume-<UTC time>.bak",
             ),
         ],
     );

@@ -533,3 +533,22 @@ pub struct Removed {
     pub event: String,
     pub command: String,
 }
+
+/// `crash-resume doctor`: every check, what needs doing with its fix, and whether all is well.
+#[derive(Debug, Serialize)]
+pub struct Doctor<'a> {
+    version: u32,
+    all_well: bool,
+    #[serde(flatten)]
+    report: &'a setup_check::Report,
+}
+
+impl<'a> Doctor<'a> {
+    pub fn new(report: &'a setup_check::Report) -> Self {
+        Doctor {
+            version: OUTPUT_VERSION,
+            all_well: report.all_well(),
+            report,
+        }
+    }
+}

@@ -12,7 +12,7 @@ use index_core::Record;
 use index_store::{Scope, Store, StoreOptions, format};
 use test_support::records::{bench_sizes, numbered_record};
 
-/// The store refuses volatile paths: `/var/tmp/crash-resume-benches` when the build dir is one.
+/// The store refuses volatile paths: `/var/tmp/crash-resume-benches-<checkout>` when the build dir is one.
 fn durable_base() -> std::path::PathBuf {
     let base =
         test_support::sandbox::durable_or_var_tmp(env!("CARGO_TARGET_TMPDIR").as_ref(), "benches");

@@ -9,7 +9,7 @@
 //!   write that lands between that last read and the rename, microseconds, can still be lost.
 //! - Temp files a killed edit of ours left beside the file (named as ours are, nothing else)
 //!   are removed under the lock.
-//! - The previous content is kept in a new file `<path>.crash-resume-<epoch ms>[-n].bak`, which
+//! - The previous content is kept in a new file `<path>.crash-resume-<UTC time>[-n].bak`, which
 //!   appears whole or not at all (written to a temp file, synced, then given its name, never
 //!   over an existing file), and is removed again when the edit fails before the rename: a
 //!   failure leaves the file as it was and no backup.
@@ -18,7 +18,7 @@
 
 use std::fs;
 use std::io;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use safe_open::Symlinks;
@@ -255,14 +255,11 @@ fn replace(
     }))
 }
 
-/// Keeps `content` in a new file `<path>.crash-resume-<ms>[-n].bak`: written to a temp file,
-/// synced, then linked to its name (never over an existing file), so it appears whole or not at
-/// all.
+/// Keeps `content` in a new file `<path>.crash-resume-<UTC time>[-n].bak` (the time as
+/// `20261202T213645Z`, [`backup_stamp`]): written to a temp file, synced, then linked to its
+/// name (never over an existing file), so it appears whole or not at all.
 fn keep_previous(path: &Utf8Path, content: &[u8]) -> Result<Utf8PathBuf, StoreError> {
-    let stamp = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_millis())
-        .unwrap_or_default();
+    let stamp = backup_stamp(SystemTime::now());
     let mut temp = write_temp(path, content, None)?;
     for attempt in 0..1000u32 {
         let backup = match attempt {
@@ -288,6 +285,16 @@ fn keep_previous(path: &Utf8Path, content: &[u8]) -> Result<Utf8PathBuf, StoreEr
     })
 }
 
+/// A backup's time: UTC, to the second, in ISO 8601's basic form (`20261202T213645Z`), which
+/// sorts as the times do and holds no `:` (which some tools take for a host name).
+fn backup_stamp(time: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(time)
+        .to_string()
+        .chars()
+        .filter(|character| !matches!(character, '-' | ':'))
+        .collect()
+}
+
 /// An error of the index's write path, said of `path`, a file that is not the index.
 fn as_file_error(path: &Utf8Path, error: StoreError) -> StoreError {
     match error {
@@ -305,5 +312,18 @@ fn as_file_error(path: &Utf8Path, error: StoreError) -> StoreError {
             waited,
         },
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::UNIX_EPOCH;
+
+    use super::*;
+
+    #[test]
+    fn a_backup_is_named_by_its_utc_time_to_the_second() {
+        let time = UNIX_EPOCH + Duration::from_millis(1_796_333_805_123);
+        assert_eq!(backup_stamp(time), "20261203T213645Z");
     }
 }

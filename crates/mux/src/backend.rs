@@ -164,6 +164,13 @@ pub trait Backend: fmt::Debug {
     /// list-sessions`), when it did not answer.
     fn check_command(&self) -> String;
 
+    /// The command a user runs to see a session this backend created for `surface` (`tmux -L
+    /// NAME attach -t SESSION`), for multiplexers whose sessions run with no client attached;
+    /// `None` for the others.
+    fn attach_command(&self, _surface: &Surface) -> Option<String> {
+        None
+    }
+
     /// Which instance of the multiplexer this backend opens surfaces in, for people and for the
     /// `--json` plan: the tmux server's socket path, cmux's socket, the WezTerm program.
     fn location(&self) -> String;

@@ -37,7 +37,8 @@ pub const REMOVED_VARIABLES: [&str; 18] = [
 /// runs), unless that is on a volatile path (a clone under `/tmp`), which the store refuses,
 /// or, when the tests run as root, sits under a dir that other users cannot traverse (a
 /// checkout under `/root`, mode 0700), where the tests that run the binary as nobody could not
-/// reach it; then `/var/tmp/crash-resume-tests`, which survives reboots.
+/// reach it; then `/var/tmp/crash-resume-tests-<checkout>`, which survives reboots, one per
+/// checkout ([`checkout_mark`]).
 pub fn scratch_base() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     // <build dir>/<profile>/deps/<test binary>
@@ -51,7 +52,7 @@ pub fn scratch_base() -> PathBuf {
         && rustix::process::geteuid().is_root()
         && !traversable_by_others(&preferred)
     {
-        var_tmp("tests")
+        var_tmp("tests", &preferred)
     } else {
         base
     };
@@ -61,20 +62,38 @@ pub fn scratch_base() -> PathBuf {
 }
 
 /// `preferred` when it is on a durable filesystem (the store accepts it), else
-/// `/var/tmp/crash-resume-<name>`: what the tests and the xtask's sandboxes fall back to when
-/// the build dir is on a volatile path.
+/// `/var/tmp/crash-resume-<name>-<checkout>`: what the tests and the xtask's sandboxes fall
+/// back to when the build dir is on a volatile path. `<checkout>` names the build dir
+/// ([`checkout_mark`]), so two clones testing at once each have their own.
 pub fn durable_or_var_tmp(preferred: &Path, name: &str) -> PathBuf {
     let durable = camino::Utf8Path::from_path(preferred)
         .is_some_and(|path| index_store::durability(path) == index_store::Durability::Durable);
     if durable {
         preferred.to_path_buf()
     } else {
-        var_tmp(name)
+        var_tmp(name, preferred)
     }
 }
 
-fn var_tmp(name: &str) -> PathBuf {
-    PathBuf::from(format!("/var/tmp/crash-resume-{name}"))
+fn var_tmp(name: &str, preferred: &Path) -> PathBuf {
+    PathBuf::from(format!(
+        "/var/tmp/crash-resume-{name}-{}",
+        checkout_mark(preferred)
+    ))
+}
+
+/// Eight hex digits that stand for `path` (FNV-1a of its bytes): the same for one checkout's
+/// build dir every run, another for another checkout's.
+pub fn checkout_mark(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    let hash = path
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .fold(0x811c_9dc5_u32, |hash, byte| {
+            (hash ^ u32::from(*byte)).wrapping_mul(0x0100_0193)
+        });
+    format!("{hash:08x}")
 }
 
 /// `path` and every dir above it let other users through (`o+x`); the nearest existing dir
@@ -338,10 +357,22 @@ mod tests {
     }
 
     #[test]
-    fn a_volatile_build_dir_falls_back_to_var_tmp() {
+    fn a_volatile_build_dir_falls_back_to_var_tmp_a_dir_per_checkout() {
+        let first = durable_or_var_tmp(Path::new("/tmp/clone/target"), "x");
+        assert_eq!(
+            first,
+            PathBuf::from(format!(
+                "/var/tmp/crash-resume-x-{}",
+                checkout_mark(Path::new("/tmp/clone/target"))
+            ))
+        );
         assert_eq!(
             durable_or_var_tmp(Path::new("/tmp/clone/target"), "x"),
-            PathBuf::from("/var/tmp/crash-resume-x")
+            first
+        );
+        assert_ne!(
+            durable_or_var_tmp(Path::new("/tmp/other/target"), "x"),
+            first
         );
     }
 }

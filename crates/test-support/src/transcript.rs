@@ -5,20 +5,11 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-/// The Claude Code CLI the tests and the reboot simulation pin (npm `@anthropic-ai/claude-code`).
-pub const CLAUDE_CODE_VERSION: &str = "2.1.328";
-
-/// The Codex CLI they pin (npm `@openai/codex`).
-pub const CODEX_VERSION: &str = "0.171.0";
-
-/// The Gemini CLI they pin (npm `@google/gemini-cli`).
-pub const GEMINI_VERSION: &str = "0.61.0";
-
-/// The GitHub Copilot CLI they pin (npm `@github/copilot`).
-pub const COPILOT_VERSION: &str = "1.0.102";
-
-/// The Qwen Code they pin (npm `@qwen-code/qwen-code`).
-pub const QWEN_VERSION: &str = "0.24.4";
+/// The pinned agent versions: the agent registry's (`agent_paths::PINNED`), which the binary's
+/// `doctor` reads too.
+pub use agent_paths::{
+    CLAUDE_CODE_VERSION, CODEX_VERSION, COPILOT_VERSION, GEMINI_VERSION, QWEN_VERSION,
+};
 
 /// The fields every line of one conversation carries.
 #[derive(Debug, Clone, Copy)]

@@ -14,7 +14,7 @@
 //! - a file with a duplicate key anywhere is refused (keeping one of them would silently drop
 //!   the other), as is a file that does not parse (a byte-order mark or a comment named), is
 //!   not an object, is read-only, belongs to another user or is larger than 16 MiB;
-//! - the previous version is kept in a new file of its own, `<file>.crash-resume-<ms>.bak`,
+//! - the previous version is kept in a new file of its own, `<file>.crash-resume-<UTC time>.bak`,
 //!   never over a file that is already there;
 //! - only the exact command it installs counts as installed; a hook "of ours" is one whose
 //!   command has the shape `hook install` writes (`<program> [--path FILE] hook <agent>`),

@@ -5,6 +5,16 @@ use crate::output;
 use index_core::Role;
 use index_core::text::escape;
 
+use crate::table::Clip;
+
+/// What gives way, in this order, when the table is wider than the terminal: the session id
+/// (to a short id), the repo, then the surface (its start).
+const SHRINK: &[(&str, usize, Clip)] = &[
+    ("SESSION", 8, Clip::End),
+    ("REPO", 12, Clip::End),
+    ("SURFACE", 16, Clip::Start),
+];
+
 pub fn run(cx: &Context) -> Outcome {
     let index = context::load(cx)?;
     let entries = index.entries();
@@ -36,14 +46,17 @@ pub fn run(cx: &Context) -> Outcome {
         })
         .collect();
     if cells.is_empty() {
+        super::hints::empty_list(cx);
         return Ok(());
     }
     let rows: Vec<Vec<&str>> = cells
         .iter()
         .map(|row| row.iter().map(String::as_str).collect())
         .collect();
-    output::print_line(&crate::table::render(
+    let layout = crate::table::for_terminal(SHRINK, None);
+    output::print_line(&crate::table::render_with(
         &["SURFACE", "SESSION", "REPO", "ROLE", "ACTIVE", "ENDED"],
         &rows,
+        &layout,
     ))
 }

@@ -1,7 +1,9 @@
 //! One module per command; `run` dispatches to them. Each command validates its input at the
 //! edge, calls the library crates, and prints.
 
+mod doctor;
 mod forget;
+mod hints;
 mod hook;
 mod install;
 mod list;
@@ -50,6 +52,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::List => list::run(cx),
         Command::Preflight(args) => preflight::run(cx, args),
         Command::Path => path::run(cx),
+        Command::Doctor => doctor::run(cx),
         Command::Restore(args) => restore::run(cx, &args),
         Command::Service(command) => service::run(cx, command),
         Command::Hook(HookCommand::Claude { payload }) => {

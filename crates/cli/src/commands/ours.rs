@@ -4,24 +4,15 @@
 //!
 //! A hook command of ours has the shape `hook install` writes, `<program> [--path FILE]
 //! [--allow-volatile] hook <agent> [EVENT]`, and is recognised by that shape alone, whatever
-//! the program is called (`crash-resume`, Nix's `.crash-resume-wrapped`, a renamed copy) and
-//! wherever it lives, so that uninstall finds every one of ours and an install from another
-//! path replaces one instead of adding a second. What does not have the shape is not ours,
-//! even when it holds the words `hook claude`: a program named by a bare word other than
-//! `crash-resume` (install always writes an absolute path), any word before `hook` but our
-//! global options as install writes them, an agent the registry does not know, an event after
-//! an agent whose payload names its own, anything after that (another argument, `&&`, a pipe).
+//! the program is called and wherever it lives, so that uninstall finds every one of ours and
+//! an install from another path replaces one instead of adding a second; the rule is written
+//! once, in `setup_check::ours`, which `doctor` reads the hooks with too.
 
 use anyhow::anyhow;
-
-use agent_paths::HookShape;
 
 use crate::args::Agent;
 use crate::context::Context;
 use crate::error::Failure;
-
-/// The program name people type, found on `PATH`: a hook written by hand with it is ours too.
-const PROGRAM_NAME: &str = "crash-resume";
 
 /// This program's path, absolute, as the hooks name it.
 pub fn program() -> Result<String, Failure> {
@@ -78,42 +69,9 @@ pub fn hook_command(cx: &Context, agent: Agent) -> Result<String, Failure> {
 }
 
 /// Whether a hook command is one `hook install` writes (of any version, from any binary path
-/// or name): the shape in this module's comment.
+/// or name): the shape `setup_check::ours` recognises.
 pub fn is_ours(command: &str) -> bool {
-    let Some(words) = shlex::split(command) else {
-        return false;
-    };
-    let Some((program, mut rest)) = words.split_first() else {
-        return false;
-    };
-    let program_is_ours = program.starts_with('/') || program == PROGRAM_NAME;
-    loop {
-        rest = match rest {
-            [flag, file, rest @ ..] if flag == "--path" && !file.is_empty() => rest,
-            [flag, rest @ ..] if flag == "--allow-volatile" => rest,
-            _ => break,
-        };
-    }
-    let Some((hook, rest)) = rest.split_first() else {
-        return false;
-    };
-    let Some((agent, rest)) = rest.split_first() else {
-        return false;
-    };
-    let Some(agent) = agent_paths::Agent::from_name(agent) else {
-        return false;
-    };
-    let event_is_ours = match (agent.facts().hook_shape, rest) {
-        (HookShape::CommandHooks, []) => true,
-        (HookShape::BashHooks, [event]) => {
-            !event.is_empty()
-                && event
-                    .chars()
-                    .all(|character| character.is_ascii_alphabetic())
-        }
-        _ => false,
-    };
-    program_is_ours && hook == "hook" && event_is_ours
+    setup_check::ours::parse(command).is_some()
 }
 
 #[cfg(test)]

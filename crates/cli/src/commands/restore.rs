@@ -70,6 +70,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let mut summary = resume_plan::apply::Summary::default();
     let mut check_command = String::new();
     let mut restored_into = None;
+    let mut attach = Vec::new();
     let mut store = None;
     if let Some(multiplexer) = args.apply {
         if multiplexer == mux::Multiplexer::Kitty
@@ -190,6 +191,7 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
             resume_plan::boot::say_why_died(&mut plan, &index, boot.as_deref());
         }
         check_command = backend.check_command();
+        attach = super::hints::attach_commands(backend.as_ref(), &plan);
     }
     for (surface, why) in &summary.not_laid_out {
         output::print_message(&format!(
@@ -266,7 +268,9 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         _ => {
             if args.apply.is_none() {
                 say_if_here(&plan);
+                super::hints::how_to_apply(cx, &plan);
             }
+            super::hints::attach(cx, &attach);
             outcome
         }
     }
@@ -489,11 +493,12 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
                 row
             })
             .collect();
-        crate::table::aligned(
+        crate::table::aligned_with(
             &[
                 "SURFACE", "VERDICT", "SESSION", "ACTIVE", "COMMAND", "DIED", "NOTES",
             ],
             &rows,
+            &crate::table::for_terminal(PLAN_SHRINK, Some(paint_plan)),
         )
     } else {
         // Piped, the command stays the 4th field, as it was before the age came: scripts cut
@@ -513,4 +518,26 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
             .collect();
         crate::table::tsv(&rows)
     }
+}
+
+/// What gives way, in this order, when the plan's table is wider than the terminal: the session
+/// id (to a short id), the command, the notes, then the surface (its start). `--json` and the
+/// piped form keep every value whole.
+const PLAN_SHRINK: &[(&str, usize, crate::table::Clip)] = &[
+    ("SESSION", 8, crate::table::Clip::End),
+    ("COMMAND", 24, crate::table::Clip::End),
+    ("NOTES", 16, crate::table::Clip::End),
+    ("SURFACE", 16, crate::table::Clip::Start),
+];
+
+/// The colour of a plan cell on a terminal: the verdict by what it means.
+fn paint_plan(column: &str, cell: &str) -> Option<anstyle::Style> {
+    use anstyle::AnsiColor;
+    let colour = match (column, cell) {
+        ("VERDICT", "resume") => AnsiColor::Green,
+        ("VERDICT", "recover") => AnsiColor::Yellow,
+        ("VERDICT", "fresh" | "unknown") => AnsiColor::BrightBlack,
+        _ => return None,
+    };
+    Some(anstyle::Style::new().fg_color(Some(colour.into())))
 }

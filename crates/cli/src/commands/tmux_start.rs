@@ -16,14 +16,12 @@
 use anyhow::anyhow;
 use camino::{Utf8Path, Utf8PathBuf};
 
+// The block's first and last lines are `setup_check::tmux_block`'s, which `doctor` reads.
+use setup_check::tmux_block::{BEGIN, END, is_begin};
+
 use crate::context::{self, Context};
 use crate::error::Failure;
 use crate::output;
-
-/// The first line of the block (its start; what follows on the line is for people).
-const BEGIN: &str = "# >>> crash-resume";
-/// The last line of the block.
-const END: &str = "# <<< crash-resume";
 /// The server option that marks a server as restored once.
 const GUARD: &str = "@crash-resume-restored";
 /// The log the restore writes to, beside the index.
@@ -163,7 +161,8 @@ pub fn run(
                 "next: the next tmux server that starts (after a reboot or a crash) restores the \
                  recorded panes into itself, once, in the background; it writes what it did to \
                  {}. A server already running is not restored: run `crash-resume restore \
-                 --apply tmux` there. `crash-resume hook uninstall tmux` removes it",
+                 --apply tmux` there (`--tmux-socket NAME` for a server started with `tmux -L \
+                 NAME`). `crash-resume hook uninstall tmux` removes it",
                 index_core::text::escape(log_path(cx)?.as_str())
             ));
         }
@@ -228,16 +227,10 @@ fn default_config(cx: &Context) -> Result<Utf8PathBuf, Failure> {
             "no home dir (HOME is not set); give the tmux config file with --settings"
         ))
     })?;
-    let dotfile = home.join(".tmux.conf");
-    let xdg = std::env::var("XDG_CONFIG_HOME")
-        .ok()
-        .filter(|dir| dir.starts_with('/'))
-        .map_or_else(|| home.join(".config"), Utf8PathBuf::from)
-        .join("tmux/tmux.conf");
-    Ok(match (dotfile.exists(), xdg.exists()) {
-        (false, true) => xdg,
-        _ => dotfile,
-    })
+    Ok(setup_check::tmux_block::config_path(
+        &home,
+        std::env::var("XDG_CONFIG_HOME").ok().as_deref(),
+    ))
 }
 
 /// The restore's log, beside the index.
@@ -317,13 +310,6 @@ struct Edited {
     text: String,
     /// How many blocks of ours it took out (an install that leaves the text as it is takes none).
     removed: usize,
-}
-
-/// Whether a line is our block's first: the marker, alone or followed by `:` and words for
-/// people (a line of the user's that merely begins with the same characters is theirs).
-fn is_begin(line: &str) -> bool {
-    line.strip_prefix(BEGIN)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
 }
 
 /// `text` with every block of ours taken out, then `block` added at the end (when given): an

@@ -8,6 +8,7 @@
 
 mod bad_input;
 mod crash_points;
+mod doctor;
 mod forget;
 mod harness;
 mod hook;
@@ -17,6 +18,7 @@ mod list;
 mod lookup;
 mod man;
 mod messages;
+mod next_steps;
 mod path;
 mod preflight;
 mod prune;

@@ -14,7 +14,7 @@ use index_store::{Store, StoreOptions, Warning};
 use test_support::sandbox::durable_or_var_tmp;
 
 /// A throwaway directory under the build dir (not `/tmp`, which the store refuses; when the
-/// build dir itself is on a volatile path, under `/var/tmp/crash-resume-tests`).
+/// build dir itself is on a volatile path, under `/var/tmp/crash-resume-tests-<checkout>`).
 pub fn temp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
     let base = durable_or_var_tmp(env!("CARGO_TARGET_TMPDIR").as_ref(), "tests");
     std::fs::create_dir_all(&base).unwrap();

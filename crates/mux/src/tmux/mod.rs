@@ -577,6 +577,17 @@ impl Backend for Server {
         }
     }
 
+    fn attach_command(&self, surface: &Surface) -> Option<String> {
+        match surface {
+            Surface::Tmux(pane) => Some(format!(
+                "{} attach -t {}",
+                self.command_line(),
+                quote(&pane.session)
+            )),
+            _ => None,
+        }
+    }
+
     fn open_shell(
         &self,
         surface: &Surface,

@@ -57,7 +57,7 @@ fn install(env: &Sandbox, args: &[&str]) -> assert_cmd::assert::Assert {
         .assert()
 }
 
-/// The backups install made of `path`: `<name>.crash-resume-<ms>.bak` beside it.
+/// The backups install made of `path`: `<name>.crash-resume-<UTC time>.bak` beside it.
 fn backups_of(path: &Path) -> Vec<PathBuf> {
     let prefix = format!(
         "{}.crash-resume-",
@@ -72,7 +72,40 @@ fn backups_of(path: &Path) -> Vec<PathBuf> {
         })
         .collect();
     found.sort();
+    for backup in &found {
+        let name = backup.file_name().unwrap().to_str().unwrap();
+        let stamp = &name[prefix.len()..name.len() - ".bak".len()];
+        assert!(is_backup_stamp(stamp), "{name}: not named by its UTC time");
+    }
     found
+}
+
+/// `20261202T213645Z`, or `20261202T213645Z-2` for a second backup in the same second: a UTC
+/// time to the second, within a few minutes of now.
+fn is_backup_stamp(stamp: &str) -> bool {
+    let time = stamp.split('-').next().unwrap_or_default();
+    let Some(time) = time
+        .strip_suffix('Z')
+        .filter(|time| time.len() == 15 && time.as_bytes()[8] == b'T')
+    else {
+        return false;
+    };
+    let rfc3339 = format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        &time[0..4],
+        &time[4..6],
+        &time[6..8],
+        &time[9..11],
+        &time[11..13],
+        &time[13..15]
+    );
+    humantime::parse_rfc3339(&rfc3339).is_ok_and(|time| {
+        let now = std::time::SystemTime::now();
+        let age = now
+            .duration_since(time)
+            .unwrap_or_else(|error| error.duration());
+        age < std::time::Duration::from_secs(600)
+    })
 }
 
 /// The one backup install made of `path`.
@@ -1301,7 +1334,10 @@ fn uninstall_leaves_nothing_the_install_made() {
     };
     for (target, name) in [
         ("claude", "created.json"),
+        ("codex", "hooks.json"),
+        ("gemini", "gemini.json"),
         ("copilot", "copilot.json"),
+        ("qwen", "qwen.json"),
         ("tmux", "tmux.conf"),
     ] {
         let file = env.root().join(name);
