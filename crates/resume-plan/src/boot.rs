@@ -123,7 +123,7 @@ impl fmt::Display for Died {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str(match self {
             Died::Reboot => "reboot",
-            Died::InstanceDied => "multiplexer died",
+            Died::InstanceDied => "mux died",
             Died::PaneClosed => "pane closed",
             Died::Unknown => "unknown",
         })

@@ -521,13 +521,14 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
 }
 
 /// What gives way, in this order, when the plan's table is wider than the terminal: the session
-/// id (to a short id), the command, the notes, then the surface (its start). `--json` and the
-/// piped form keep every value whole.
+/// id (to a short id), the command, the notes, the surface (its start), then why it died.
+/// `--json` and the piped form keep every value whole.
 const PLAN_SHRINK: &[(&str, usize, crate::table::Clip)] = &[
     ("SESSION", 8, crate::table::Clip::End),
-    ("COMMAND", 24, crate::table::Clip::End),
+    ("COMMAND", 18, crate::table::Clip::End),
     ("NOTES", 16, crate::table::Clip::End),
     ("SURFACE", 16, crate::table::Clip::Start),
+    ("DIED", 7, crate::table::Clip::End),
 ];
 
 /// The colour of a plan cell on a terminal: the verdict by what it means.
