@@ -26,7 +26,7 @@ use index_store::{Store, StoreOptions};
 use test_support::sandbox::Sandbox;
 use test_support::world::{PanePlace, TmuxServer};
 
-const USAGE: &str = "usage: cargo xtask bench-cli [--runs N] [--binary PATH] [--plan | --check | --picture | --only tmux-hook | --only kitty-restore | --only zellij-restore]";
+const USAGE: &str = "usage: cargo xtask bench-cli [--runs N] [--binary PATH] [--plan | --check | --picture | --record-floor [--against PATH] | --only tmux-hook | --only kitty-restore | --only zellij-restore]";
 
 pub fn run(args: &[String]) -> Result<()> {
     // The floor `--check` times `record` against, run by it as a process of its own.
@@ -39,6 +39,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut plan_only = false;
     let mut check = false;
     let mut picture = false;
+    let mut record_floor = false;
+    // With `--record-floor`: a build timed beside the other, in the same run.
+    let mut against = None;
     // Another build to time instead of this tree's (an earlier commit's, for a before and after).
     let mut other_binary = None;
     let mut only_tmux_hook = false;
@@ -58,6 +61,11 @@ pub fn run(args: &[String]) -> Result<()> {
             ("--plan", _) => plan_only = true,
             ("--check", _) => check = true,
             ("--picture", _) => picture = true,
+            ("--record-floor", _) => record_floor = true,
+            ("--against", Some(path)) => {
+                against = Some(Utf8PathBuf::from(path));
+                words.next();
+            }
             ("--only", Some(what)) if what == "tmux-hook" => {
                 only_tmux_hook = true;
                 words.next();
@@ -86,6 +94,11 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     if check {
         return growth::check(&binary, runs.clamp(1, 5));
+    }
+    if record_floor {
+        let mut binaries = vec![binary];
+        binaries.extend(against);
+        return growth::record_floor(&binaries, runs.clamp(1, 10));
     }
     if picture {
         let out = crate::workspace::root()?.join("docs/growth.svg");

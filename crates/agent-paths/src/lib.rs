@@ -10,6 +10,10 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 
+pub mod launch;
+
+pub use launch::{Flag, Kept, LaunchFacts, Takes};
+
 /// An agent CLI crash-resume knows: the one typed list every crate matches on, so that adding
 /// an agent is one variant and one [`AgentFacts`] in [`AGENTS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -151,6 +155,9 @@ pub struct AgentFacts {
     pub end_words: EndWords,
     /// Its built-in launcher: the command that resumes `{session}`.
     pub launcher: &'static str,
+    /// How its start is read: the flags a restore passes again, the variables that choose its
+    /// model and provider ([`launch`]).
+    pub launch: &'static LaunchFacts,
 }
 
 impl AgentFacts {
@@ -192,6 +199,7 @@ pub const AGENTS: [AgentFacts; 5] = [
             unreported: "",
         },
         launcher: "claude --resume {session}",
+        launch: &launch::CLAUDE,
     },
     AgentFacts {
         agent: Agent::Codex,
@@ -211,6 +219,7 @@ pub const AGENTS: [AgentFacts; 5] = [
             unreported: " (Codex in its shared daemon reports none)",
         },
         launcher: "codex resume {session}",
+        launch: &launch::CODEX,
     },
     AgentFacts {
         agent: Agent::Gemini,
@@ -230,6 +239,7 @@ pub const AGENTS: [AgentFacts; 5] = [
             unreported: "",
         },
         launcher: "gemini --resume {session}",
+        launch: &launch::GEMINI,
     },
     AgentFacts {
         agent: Agent::Copilot,
@@ -249,6 +259,7 @@ pub const AGENTS: [AgentFacts; 5] = [
             unreported: "",
         },
         launcher: "copilot --resume={session}",
+        launch: &launch::COPILOT,
     },
     AgentFacts {
         agent: Agent::Qwen,
@@ -268,6 +279,7 @@ pub const AGENTS: [AgentFacts; 5] = [
             unreported: "",
         },
         launcher: "qwen --resume {session}",
+        launch: &launch::QWEN,
     },
 ];
 

@@ -209,7 +209,7 @@ fn closing_sections(page: &mut Roff) {
         &[
             (
                 "$XDG_STATE_HOME/crash-resume/index.json",
-                "the index (else ~/.local/state/crash-resume/index.json). Beside it: index.json.bak (a copy of the latest generation), index.json.flock (the write lock), index.json.restore.lock (held while restore --apply runs), index.json.boots.json (the ledger of restores per boot that restore --once-per-boot keeps, and service status reads), index.json.lock (the JavaScript crash-resume-index's lock dir, there only during a write), and index.json.corrupt-<time> (a damaged index kept aside by a repair)",
+                "the index (else ~/.local/state/crash-resume/index.json). Beside it: index.json.bak (a copy of a recent generation) and index.json.bak.journal (the records since it: with it, the latest generation), index.json.flock (the write lock), index.json.restore.lock (held while restore --apply runs), index.json.boots.json (the ledger of restores per boot that restore --once-per-boot keeps, and service status reads), index.json.lock (the JavaScript crash-resume-index's lock dir, there only during a write), and index.json.corrupt-<time> (a damaged index kept aside by a repair)",
             ),
             (
                 "$XDG_STATE_HOME/crash-resume/hook.log",

@@ -71,6 +71,10 @@ pub struct ResumeCmd<'a> {
     held_elsewhere: Option<String>,
     /// The same, typed.
     held_by: Option<&'a resume_plan::reasons::HeldElsewhere>,
+    /// How the command starts the agent again (kept flags, variables, flags left out), when
+    /// its hook recorded it and there is a command.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    launch: Option<&'a resume_plan::resume::Relaunch>,
 }
 
 impl<'a> ResumeCmd<'a> {
@@ -92,6 +96,7 @@ impl<'a> ResumeCmd<'a> {
                 .and_then(|item| item.held_elsewhere.as_ref())
                 .map(ToString::to_string),
             held_by: item.and_then(|item| item.held_elsewhere.as_ref()),
+            launch: command.and(item).and_then(|item| item.launch.as_ref()),
         }
     }
 }

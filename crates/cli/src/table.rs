@@ -89,7 +89,7 @@ pub fn colour_wanted() -> bool {
         && std::env::var_os("TERM").is_some_and(|term| !term.is_empty() && term != "dumb")
 }
 
-/// [`aligned`], laid out as `layout` says: clipped to its width, coloured.
+/// The table `aligned` makes, laid out as `layout` says: clipped to its width, coloured.
 pub fn aligned_with(header: &[&str], rows: &[Vec<&str>], layout: &Layout<'_>) -> String {
     let mut widths: Vec<usize> = header.iter().map(|cell| cell.width()).collect();
     for row in rows {

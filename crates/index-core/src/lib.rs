@@ -69,8 +69,56 @@ pub struct Entry {
     /// The boot the surface's agent last recorded itself in (`/proc/sys/kernel/random/boot_id`
     /// on Linux), when known: tells a reboot from a crash in this boot.
     pub boot_id: Option<String>,
+    /// How the agent was started ([`Launch`]), when its hook read it.
+    pub launch: Option<Launch>,
     /// Fields of the stored entry this version does not know, kept for the next write.
     pub unknown_fields: Map<String, Value>,
+}
+
+/// How an agent was started, as far as a restore starts it again: the session-shaping flags
+/// its hook kept from its command line (the agent's allow-list, `agent_paths::LaunchFacts`),
+/// the variables that chose its model and provider, and the user's wrapper it was started
+/// through. Values are as given: whatever reaches a shell is quoted there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Launch {
+    /// The kept flags' words, as given (`--model`, `opus`).
+    pub args: Vec<String>,
+    /// The model and provider variables it ran with, by name.
+    pub env: std::collections::BTreeMap<String, String>,
+    /// The user's program it was started through, when there was one.
+    pub wrapper: Option<Wrapper>,
+}
+
+/// A user's program (a script on `PATH`) that started the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wrapper {
+    /// Its absolute path.
+    pub path: String,
+    /// Whether it passes its arguments on to the agent (its text holds `"$@"`): only then is
+    /// it run with the resume arguments.
+    pub passes_args: bool,
+}
+
+impl Launch {
+    /// Whether it says nothing: no flag, no variable, no wrapper.
+    pub fn is_empty(&self) -> bool {
+        self.args.is_empty() && self.env.is_empty() && self.wrapper.is_none()
+    }
+
+    /// The first word or value that holds a control character, which would reach a shell or a
+    /// terminal as something other than text; `None` when every one is inert text.
+    pub fn control_character(&self) -> Option<&str> {
+        let words = self.args.iter().map(String::as_str);
+        let env = self
+            .env
+            .iter()
+            .flat_map(|(name, value)| [name.as_str(), value.as_str()]);
+        let wrapper = self.wrapper.iter().map(|wrapper| wrapper.path.as_str());
+        words
+            .chain(env)
+            .chain(wrapper)
+            .find(|word| word.chars().any(char::is_control))
+    }
 }
 
 impl Entry {
@@ -159,6 +207,9 @@ pub struct Record {
     pub window_layout: Option<String>,
     /// The boot the record is made in, if known ([`Entry::boot_id`]).
     pub boot_id: Option<String>,
+    /// How the agent was started, if read ([`Entry::launch`]): an empty one (the agent was
+    /// found, started with nothing to keep) clears the entry's; `None` keeps it.
+    pub launch: Option<Launch>,
 }
 
 impl Record {
@@ -174,6 +225,7 @@ impl Record {
             config_dir: None,
             window_layout: None,
             boot_id: None,
+            launch: None,
         }
     }
 }
@@ -316,6 +368,12 @@ impl Index {
                 entry.config_dir = record.config_dir.or(entry.config_dir);
                 entry.window_layout = record.window_layout.or(entry.window_layout);
                 entry.boot_id = record.boot_id.or(entry.boot_id);
+                // A launch read says how this start was made, nothing kept included; none read
+                // (a hook that did not find its agent) keeps the one before.
+                entry.launch = match record.launch {
+                    Some(launch) => Some(launch).filter(|launch| !launch.is_empty()),
+                    None => entry.launch,
+                };
                 entry.last_active = Some(now);
                 entry.ended_at = None;
                 entry
@@ -338,6 +396,7 @@ impl Index {
                     restore_claimed_by: None,
                     window_layout: record.window_layout,
                     boot_id: record.boot_id,
+                    launch: record.launch.filter(|launch| !launch.is_empty()),
                     unknown_fields: Map::new(),
                 }
             }

@@ -2,7 +2,9 @@
 //! serialize, durable write with fsyncs) and the scoped one of a record (lock, the skipping
 //! parse, the one entry parsed, the others copied, the same durable write) at 1k, 10k and 100k
 //! entries. Throughput is in bytes of
-//! index file, so the parse rate is visible.
+//! index file, so the parse rate is visible. The `-launched` rows hold a launch in every entry
+//! (two kept flags and a model variable, as a hook records them): the scoped write copies them
+//! as they are.
 
 use std::hint::black_box;
 
@@ -30,15 +32,35 @@ fn record_for(n: usize) -> Record {
     record
 }
 
+/// How a size's records are made.
+type RecordFor = fn(usize) -> Record;
+
+/// [`record_for`] with a launch, as the hook of a Claude Code started with flags records it.
+fn launched_record_for(n: usize) -> Record {
+    let mut record = record_for(n);
+    record.launch = Some(index_core::Launch {
+        args: ["--model", "opus", "--permission-mode", "acceptEdits"]
+            .map(String::from)
+            .to_vec(),
+        env: [("ANTHROPIC_MODEL".to_string(), "claude-opus-4".to_string())].into(),
+        wrapper: None,
+    });
+    record
+}
+
 fn bench(c: &mut Criterion) {
     let base = durable_base();
     let dir = tempfile::Builder::new()
         .prefix("store-bench-")
         .tempdir_in(base)
         .unwrap();
-    for size in sizes() {
-        let path =
-            Utf8PathBuf::from_path_buf(dir.path().join(format!("index-{size}.json"))).unwrap();
+    let kinds: [(&str, RecordFor); 2] = [("", record_for), ("-launched", launched_record_for)];
+    for (size, (kind, record_for)) in sizes()
+        .into_iter()
+        .flat_map(|size| kinds.map(|kind| (size, kind)))
+    {
+        let path = Utf8PathBuf::from_path_buf(dir.path().join(format!("index-{size}{kind}.json")))
+            .unwrap();
         let store = Store::open(&path, StoreOptions::default()).unwrap();
         store
             .update(|index| {
@@ -51,19 +73,27 @@ fn bench(c: &mut Criterion) {
 
         let mut group = c.benchmark_group("index-store");
         group.throughput(Throughput::Bytes(bytes.len() as u64));
-        group.bench_with_input(BenchmarkId::new("parse", size), &bytes, |b, bytes| {
-            b.iter(|| black_box(format::parse(black_box(bytes)).unwrap()))
-        });
-        group.bench_with_input(BenchmarkId::new("load", size), &store, |b, store| {
-            b.iter(|| black_box(store.load().unwrap()))
-        });
-        group.bench_with_input(BenchmarkId::new("serialize", size), &bytes, |b, bytes| {
-            let document = format::parse(bytes).unwrap();
-            b.iter(|| black_box(format::serialize(black_box(&document))))
-        });
+        group.bench_with_input(
+            BenchmarkId::new(format!("parse{kind}"), size),
+            &bytes,
+            |b, bytes| b.iter(|| black_box(format::parse(black_box(bytes)).unwrap())),
+        );
+        group.bench_with_input(
+            BenchmarkId::new(format!("load{kind}"), size),
+            &store,
+            |b, store| b.iter(|| black_box(store.load().unwrap())),
+        );
+        group.bench_with_input(
+            BenchmarkId::new(format!("serialize{kind}"), size),
+            &bytes,
+            |b, bytes| {
+                let document = format::parse(bytes).unwrap();
+                b.iter(|| black_box(format::serialize(black_box(&document))))
+            },
+        );
         group.sample_size(20);
         group.bench_with_input(
-            BenchmarkId::new("locked-update", size),
+            BenchmarkId::new(format!("locked-update{kind}"), size),
             &store,
             |b, store| {
                 let mut now = 1_800_000_000_000u64;
@@ -76,7 +106,7 @@ fn bench(c: &mut Criterion) {
             },
         );
         group.bench_with_input(
-            BenchmarkId::new("scoped-update", size),
+            BenchmarkId::new(format!("scoped-update{kind}"), size),
             &store,
             |b, store| {
                 let mut now = 1_900_000_000_000u64;

@@ -24,22 +24,51 @@ pub enum Point {
     TempWritten,
     /// The temp file is synced, not yet renamed.
     TempSynced,
-    /// The backup (a synced copy of the new generation) is written, nothing renamed yet.
+    /// A full write only: the backup (a synced copy of the new generation) is written, nothing
+    /// renamed yet.
     BackupWritten,
+    /// A scoped write only: the journal (the changes since the backup, this one with them) is
+    /// written and synced, nothing renamed yet.
+    JournalWritten,
     /// The new index is renamed into place, the directory not yet synced.
     Renamed,
+    /// A scoped write only: the journal is renamed into place, the directory not yet synced.
+    JournalRenamed,
 }
 
 // Used by the fault points, which only the `fault-injection` feature compiles in.
 #[cfg_attr(not(feature = "fault-injection"), allow(dead_code))]
 impl Point {
-    /// Every point, in the order the write path reaches them.
-    pub const ALL: [Point; 5] = [
+    /// Every point, in the order the write paths reach them (a full write reaches
+    /// [`Point::FULL`], a scoped one [`Point::SCOPED`]).
+    pub const ALL: [Point; 7] = [
+        Point::Locked,
+        Point::TempWritten,
+        Point::TempSynced,
+        Point::BackupWritten,
+        Point::JournalWritten,
+        Point::Renamed,
+        Point::JournalRenamed,
+    ];
+
+    /// The points a full write reaches, in order.
+    pub const FULL: [Point; 5] = [
         Point::Locked,
         Point::TempWritten,
         Point::TempSynced,
         Point::BackupWritten,
         Point::Renamed,
+    ];
+
+    /// The points a scoped write ([`crate::Store::update_entries`] with a journal) reaches, in
+    /// order.
+    pub const SCOPED: [Point; 6] = [
+        Point::Locked,
+        Point::TempWritten,
+        Point::TempSynced,
+        Point::JournalWritten,
+        Point::Renamed,
+        Point::JournalRenamed,
     ];
 
     /// The point's name in `CRASH_RESUME_FAULT`.
@@ -49,7 +78,9 @@ impl Point {
             Point::TempWritten => "temp-written",
             Point::TempSynced => "temp-synced",
             Point::BackupWritten => "backup-written",
+            Point::JournalWritten => "journal-written",
             Point::Renamed => "renamed",
+            Point::JournalRenamed => "journal-renamed",
         }
     }
 }

@@ -13,7 +13,8 @@
 //! use as it was, so a rewrite never drops anything.
 
 use index_core::{
-    AgentName, Claimant, Entry, Index, Map, Millis, Repo, Role, SessionId, SurfaceId, Value,
+    AgentName, Claimant, Entry, Index, Launch, Map, Millis, Repo, Role, SessionId, SurfaceId,
+    Value, Wrapper,
 };
 use std::fmt;
 use std::marker::PhantomData;
@@ -57,9 +58,11 @@ pub mod field {
     pub const WINDOW_LAYOUT: &str = "window_layout";
     /// The boot the surface's agent last recorded itself in.
     pub const BOOT_ID: &str = "boot_id";
+    /// How the agent was started (`{"args", "env", "wrapper"}`).
+    pub const LAUNCH: &str = "launch";
 
     /// Every field this version knows.
-    pub const KNOWN: [&str; 15] = [
+    pub const KNOWN: [&str; 16] = [
         SURFACE,
         SESSION,
         REPO,
@@ -75,6 +78,7 @@ pub mod field {
         RESTORE_CLAIMED_BY,
         WINDOW_LAYOUT,
         BOOT_ID,
+        LAUNCH,
     ];
 }
 
@@ -207,6 +211,27 @@ pub fn merge_salvaged(document: Document, salvaged: Vec<(String, Value)>) -> Doc
         .problems
         .extend(conflicts.into_iter().map(duplicate_session));
     merged
+}
+
+/// `document` with the entries of the surfaces in `removed` dropped (usable or not), then
+/// `set` put over it as [`merge_salvaged`] does: how a journal of the backup is applied.
+pub(crate) fn apply_change(
+    mut document: Document,
+    removed: &[String],
+    set: Vec<(String, Value)>,
+) -> Document {
+    for surface in removed {
+        document.index.forget(surface);
+        document.unusable.remove(surface);
+    }
+    document.problems.retain(|problem| match problem {
+        Problem::UnusableEntry { surface, .. } => !removed.contains(surface),
+        Problem::DuplicateSession { .. } => true,
+    });
+    match set.is_empty() {
+        true => document,
+        false => merge_salvaged(document, set),
+    }
 }
 
 /// The visitors [`salvage`] reads a torn file with: each whole entry is pushed as soon as it
@@ -499,7 +524,12 @@ pub(crate) fn entry_from_json(surface: &str, raw: Value) -> Result<Entry, (Value
     };
     match read_fields(surface, &object) {
         Ok(mut entry) => {
-            object.retain(|key, _| !field::KNOWN.contains(&key.as_str()));
+            // A launch this version cannot read (a later version's) is kept as it was.
+            let keep_launch = entry.launch.is_none();
+            object.retain(|key, value| {
+                !field::KNOWN.contains(&key.as_str())
+                    || (key == field::LAUNCH && keep_launch && !value.is_null())
+            });
             entry.unknown_fields = object;
             Ok(entry)
         }
@@ -540,6 +570,11 @@ fn read_fields(surface: &str, object: &Map<String, Value>) -> Result<Entry, Stri
             .map(Claimant::from),
         window_layout: optional_str(object, field::WINDOW_LAYOUT)?.map(str::to_string),
         boot_id: optional_str(object, field::BOOT_ID)?.map(str::to_string),
+        // A launch that does not read is kept as an unknown field (above), and unused.
+        launch: object
+            .get(field::LAUNCH)
+            .and_then(|value| LaunchV1::deserialize(value).ok())
+            .map(Launch::from),
         unknown_fields: Map::new(),
     })
 }
@@ -643,6 +678,12 @@ pub struct EntryV1<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     /// The boot the surface's agent last recorded itself in, if known.
     pub boot_id: Option<&'a str>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_launch"
+    )]
+    /// How the agent was started, if read.
+    pub launch: Option<&'a Launch>,
     #[serde(flatten)]
     /// Fields this version does not know, written back as they were.
     pub unknown_fields: &'a Map<String, Value>,
@@ -670,9 +711,93 @@ impl<'a> From<&'a Entry> for EntryV1<'a> {
             restore_claimed_by: entry.restore_claimed_by.as_ref(),
             window_layout: entry.window_layout.as_deref(),
             boot_id: entry.boot_id.as_deref(),
+            launch: entry.launch.as_ref(),
             unknown_fields: &entry.unknown_fields,
         }
     }
+}
+
+/// [`Launch`] in the file: `{"args": ["--model", "opus"], "env": {"ANTHROPIC_MODEL": "..."},
+/// "wrapper": {"path": "/home/u/bin/cl", "passes_args": true}}`, each member absent when empty.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchV1 {
+    /// The kept flags' words, as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// The model and provider variables, by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// The user's wrapper, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapper: Option<WrapperV1>,
+}
+
+/// [`Wrapper`] in the file: `{"path": "/home/u/bin/cl", "passes_args": true}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WrapperV1 {
+    /// Its absolute path.
+    pub path: String,
+    /// Whether it passes its arguments on.
+    pub passes_args: bool,
+}
+
+impl From<&Launch> for LaunchV1 {
+    fn from(launch: &Launch) -> Self {
+        LaunchV1 {
+            args: launch.args.clone(),
+            env: launch.env.clone(),
+            wrapper: launch.wrapper.as_ref().map(|wrapper| WrapperV1 {
+                path: wrapper.path.clone(),
+                passes_args: wrapper.passes_args,
+            }),
+        }
+    }
+}
+
+impl From<LaunchV1> for Launch {
+    fn from(launch: LaunchV1) -> Self {
+        Launch {
+            args: launch.args,
+            env: launch.env,
+            wrapper: launch.wrapper.map(|wrapper| Wrapper {
+                path: wrapper.path,
+                passes_args: wrapper.passes_args,
+            }),
+        }
+    }
+}
+
+/// Writes a launch as [`LaunchV1`], borrowing its values.
+fn serialize_launch<S: serde::Serializer>(
+    launch: &Option<&Launch>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct WrapperOut<'a> {
+        path: &'a str,
+        passes_args: bool,
+    }
+    #[derive(Serialize)]
+    struct LaunchOut<'a> {
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        args: &'a [String],
+        #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        env: &'a std::collections::BTreeMap<String, String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        wrapper: Option<WrapperOut<'a>>,
+    }
+    launch
+        .map(|launch| LaunchOut {
+            args: &launch.args,
+            env: &launch.env,
+            wrapper: launch.wrapper.as_ref().map(|wrapper| WrapperOut {
+                path: &wrapper.path,
+                passes_args: wrapper.passes_args,
+            }),
+        })
+        .serialize(serializer)
 }
 
 /// [`Claimant`] in the file: `{"pid": 4242, "started": 1700000000000, "opened": true}`.
@@ -801,6 +926,7 @@ mod fast {
         window_layout: Option<String>,
         #[serde(default)]
         boot_id: Option<String>,
+        launch: Option<super::LaunchV1>,
     }
 
     impl KnownEntry {
@@ -833,6 +959,7 @@ mod fast {
                 restore_claimed_by: self.restore_claimed_by.map(Claimant::from),
                 window_layout: self.window_layout,
                 boot_id: self.boot_id,
+                launch: self.launch.map(index_core::Launch::from),
                 unknown_fields: Map::new(),
             })
         }

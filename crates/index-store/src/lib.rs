@@ -8,11 +8,14 @@
 //!   crash-resume-index's lock dir `<index>.lock` (see `lock.rs`), waits for them up to a
 //!   deadline, reloads, applies the change and writes durably: temp file in the same directory,
 //!   write, fsync, a synced copy of the new generation as `<index>.bak`, rename, fsync the
-//!   directory. The backup is the latest acknowledged generation, so an index overwritten from
-//!   outside loses nothing that was acknowledged.
+//!   directory. The backup with its journal (below) is the latest acknowledged generation, so an
+//!   index overwritten from outside loses nothing that was acknowledged.
 //! - A change of a few entries ([`Store::update_entries`]: a record) parses only those entries
 //!   and copies every other into the new file as it was, when the file is an ordinary one; it
-//!   writes what the full read-change-write writes, by the same durable write.
+//!   writes what the full read-change-write writes. Its durable write leaves the backup as it is
+//!   and writes, synced, the journal `<index>.bak.journal` of the changes since the backup
+//!   (`journal.rs`), renamed into place after the index: one write of the index's size. A read
+//!   of the backup applies the journal made for it (its size and digest).
 //! - Every file is opened through `safe-open`: no symlink followed at the index's own files,
 //!   no wait on a FIFO, regular files only.
 //! - A missing file is an empty index. Reads never create, move or change a file.
@@ -42,6 +45,7 @@ pub mod faults;
 #[cfg(not(feature = "fault-injection"))]
 mod faults;
 pub mod format;
+mod journal;
 mod location;
 mod lock;
 mod partial;
@@ -56,6 +60,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use camino::{Utf8Path, Utf8PathBuf};
 use faults::FileOp;
 use index_core::Index;
+use journal::Identity;
 use safe_open::Symlinks;
 use thiserror::Error;
 
@@ -504,9 +509,16 @@ impl Store {
         lock::shared_dir_path(&self.path)
     }
 
-    /// A synced copy of the latest generation written.
+    /// The backup: with its journal ([`Store::journal_path`]), the latest generation written.
     pub fn backup_path(&self) -> Utf8PathBuf {
         sidecar(&self.path, ".bak")
+    }
+
+    /// The backup's journal: the changes the scoped writes ([`Store::update_entries`]) made
+    /// since the backup was written, which a read of the backup applies (when it is of that
+    /// file).
+    pub fn journal_path(&self) -> Utf8PathBuf {
+        sidecar(&self.path, ".bak.journal")
     }
 
     /// Reads the index without locking, and never writes: a damaged index of ours is read
@@ -679,7 +691,7 @@ impl Store {
         change: &mut impl FnMut(&mut Index) -> T,
     ) -> Result<Option<Updated<T>>, StoreError> {
         // Any failure to read is the full path's to report.
-        let Ok(bytes) = read_trusted(&self.path) else {
+        let Ok((bytes, metadata)) = read_trusted_with_metadata(&self.path) else {
             return Ok(None);
         };
         let Some(mut split) = partial::split(&bytes, scope) else {
@@ -687,12 +699,12 @@ impl Store {
         };
         let mut index = std::mem::take(&mut split.index);
         let value = change(&mut index);
-        let Some(new) = partial::join(&split, &index) else {
+        let Some(joined) = partial::join(&split, &index) else {
             return Ok(None);
         };
-        let written = new != bytes;
+        let written = joined.bytes != bytes;
         if written {
-            self.write_durably(&new)?;
+            self.write_scoped(&bytes, &metadata, joined)?;
         }
         Ok(Some(Updated {
             value,
@@ -948,12 +960,69 @@ impl Store {
         .any(|sidecar| fs::symlink_metadata(sidecar).is_ok())
     }
 
-    /// The backup generation, if it parses; else an empty document.
+    /// The backup generation, if it parses, with its journal applied when the journal is of
+    /// that file; else an empty document.
     fn backup_document(&self) -> (Document, bool) {
-        match self.read(&self.backup_path()) {
-            Ok(Read::Parsed(document, _)) => (*document, true),
-            _ => (Document::default(), false),
+        let Ok(bytes) = read_trusted(&self.backup_path()) else {
+            return (Document::default(), false);
+        };
+        let Ok(document) = format::parse(&bytes) else {
+            return (Document::default(), false);
+        };
+        match journal::read(&self.journal_path()) {
+            Some(journal) if journal.base == journal::Content::of(&bytes) => {
+                (journal.apply(document), true)
+            }
+            _ => (document, true),
         }
+    }
+
+    /// A scoped write of `joined` over the file `current` (its bytes and metadata, read under
+    /// the lock): the new index and the journal of every change since the backup, this one
+    /// with them ([`write_journaled`]). Where the backup with a journal cannot be sure to be
+    /// the new generation (the journal does not lead to the current file, which is not the
+    /// backup's generation either: another tool wrote it; no inodes), or the journal would
+    /// grow past [`journal::compacted_above`], the full write's copy, which starts it again.
+    fn write_scoped(
+        &self,
+        current: &[u8],
+        metadata: &fs::Metadata,
+        joined: partial::Joined,
+    ) -> Result<(), StoreError> {
+        if let Some(so_far) = self.journal_to(current, metadata) {
+            let journal = so_far.then(joined.set, joined.removed);
+            // Measured before its result is set: a digest is a few bytes either way.
+            if journal.to_bytes().len() <= journal::compacted_above(joined.bytes.len()) {
+                return write_journaled(&self.path, &joined.bytes, journal);
+            }
+        }
+        self.write_durably(&joined.bytes)
+    }
+
+    /// The journal that leads from the backup to the current file (`current`, its bytes and
+    /// `metadata`): the journal beside the backup when it does, an empty one when the backup
+    /// holds the same bytes; `None` when neither, or the backup is a second name of the index.
+    fn journal_to(&self, current: &[u8], metadata: &fs::Metadata) -> Option<journal::Journal> {
+        let backup_metadata = fs::symlink_metadata(self.backup_path()).ok()?;
+        if !backup_metadata.is_file()
+            || same_file(&backup_metadata, metadata)
+            || location::untrusted(&backup_metadata, false).is_some()
+        {
+            return None;
+        }
+        // The journal leads from the backup file it was started beside (its bytes were checked
+        // then; a write since would have changed its identity) to the bytes the index holds
+        // (another tool's write since would have changed them).
+        let backup = Identity::of(&backup_metadata)?;
+        if let Some(journal) = journal::read(&self.journal_path())
+            && journal.backup == backup
+            && journal.result == journal::Content::of(current)
+        {
+            return Some(journal);
+        }
+        let (bytes, read) = read_trusted_with_metadata(&self.backup_path()).ok()?;
+        (bytes == current && Identity::of(&read) == Some(backup))
+            .then(|| journal::Journal::empty(journal::Content::of(&bytes), backup))
     }
 
     fn ensure_dir(&self) -> Result<(), StoreError> {
@@ -1052,7 +1121,15 @@ impl Store {
     }
 
     fn write_durably(&self, bytes: &[u8]) -> Result<(), StoreError> {
-        write_index(&self.path, bytes)
+        write_index(&self.path, bytes)?;
+        // A journal is of a backup this write replaced with a copy, which it was not made from:
+        // removed for tidiness, after the sync (removed before, a power cut could keep the
+        // removal and not the new backup).
+        let journal = self.journal_path();
+        if fs::remove_file(&journal).is_ok() {
+            faults::note(|| FileOp::Remove(journal));
+        }
+        Ok(())
     }
 
     fn remove_stale_temp_files(&self) {
@@ -1084,11 +1161,29 @@ fn remove_stale_temp_files(path: &Utf8Path) {
     }
 }
 
-/// A temp file in `path`'s dir holding `bytes`, synced, with `permissions` when given.
+/// A temp file in `path`'s dir holding `bytes`, synced, with `permissions` when given;
+/// [`faults::Point::TempWritten`] is reached once it is written.
 fn write_temp(
     path: &Utf8Path,
     bytes: &[u8],
     permissions: Option<fs::Permissions>,
+) -> Result<tempfile::NamedTempFile, StoreError> {
+    let temp = write_unsynced(path, bytes, permissions, Some(faults::Point::TempWritten))?;
+    sync::sync(temp.as_file()).map_err(|source| StoreError::Write {
+        path: parent(path).to_owned(),
+        cause: source,
+    })?;
+    faults::note(|| FileOp::SyncFile(utf8_lossy(temp.path())));
+    Ok(temp)
+}
+
+/// [`write_temp`] but for the sync, which is the caller's, reaching `written` (if any) once the
+/// bytes are written.
+fn write_unsynced(
+    path: &Utf8Path,
+    bytes: &[u8],
+    permissions: Option<fs::Permissions>,
+    written: Option<faults::Point>,
 ) -> Result<tempfile::NamedTempFile, StoreError> {
     let dir = parent(path);
     let write_error = |source| StoreError::Write {
@@ -1112,10 +1207,26 @@ fn write_temp(
         path: temp_path.clone(),
         bytes: bytes.to_vec(),
     });
-    faults::reach(faults::Point::TempWritten).map_err(write_error)?;
-    sync::sync(temp.as_file()).map_err(write_error)?;
-    faults::note(|| FileOp::SyncFile(temp_path));
+    if let Some(point) = written {
+        faults::reach(point).map_err(write_error)?;
+    }
     Ok(temp)
+}
+
+/// Syncs two files at once (a filesystem that commits its log for one sync takes the other
+/// along, so both cost about one), one after the other where no thread can be started.
+fn sync_both(first: &fs::File, second: &fs::File) -> (io::Result<()>, io::Result<()>) {
+    std::thread::scope(|scope| {
+        let Ok(other) = std::thread::Builder::new().spawn_scoped(scope, || sync::sync(second))
+        else {
+            return (sync::sync(first), sync::sync(second));
+        };
+        let first = sync::sync(first);
+        let second = other
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the sync's thread panicked")));
+        (first, second)
+    })
 }
 
 /// Writes a new generation of the index: a temp file with the new bytes and a second one with
@@ -1168,6 +1279,67 @@ fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
     sync_dir(dir).map_err(not_durable)
 }
 
+/// The scoped write of `bytes` over the index at `path`, whose backup `journal` (the changes
+/// since the backup, this one with them) makes the new generation: the new generation written
+/// to a temp file, the journal to another, with the new file as its result, both synced at
+/// once; the new index renamed into place, then the journal over `<index>.bak.journal`; the
+/// dir synced. The backup is not touched: with the old journal it is the old generation, with
+/// the new one the new generation, whichever rename a power cut keeps.
+fn write_journaled(
+    path: &Utf8Path,
+    bytes: &[u8],
+    mut journal: journal::Journal,
+) -> Result<(), StoreError> {
+    let dir = parent(path);
+    let write_error = |source| StoreError::Write {
+        path: dir.to_owned(),
+        cause: source,
+    };
+    let temp = write_unsynced(path, bytes, None, Some(faults::Point::TempWritten))?;
+    journal.result = journal::Content::of(bytes);
+    let journal_temp = write_unsynced(path, &journal.to_bytes(), None, None)?;
+    let (index_synced, journal_synced) = sync_both(temp.as_file(), journal_temp.as_file());
+    index_synced.map_err(write_error)?;
+    faults::note(|| FileOp::SyncFile(utf8_lossy(temp.path())));
+    faults::reach(faults::Point::TempSynced).map_err(write_error)?;
+    journal_synced.map_err(write_error)?;
+    faults::note(|| FileOp::SyncFile(utf8_lossy(journal_temp.path())));
+    faults::reach(faults::Point::JournalWritten).map_err(write_error)?;
+
+    let temp_path = utf8_lossy(temp.path());
+    #[allow(clippy::disallowed_methods)] // this is the one place that replaces the index
+    temp.persist(path).map_err(|error| StoreError::Write {
+        path: path.to_owned(),
+        cause: error.error,
+    })?;
+    faults::note(|| FileOp::Rename {
+        from: temp_path,
+        to: path.to_owned(),
+    });
+    // From here on the new file is in place: a failure means it may not be durable yet (the
+    // backup with the old journal is the old generation until the new journal is renamed).
+    let not_durable = |cause| StoreError::NotDurable {
+        path: path.to_owned(),
+        cause,
+    };
+    faults::reach(faults::Point::Renamed).map_err(not_durable)?;
+    let journal_path = sidecar(path, ".bak.journal");
+    let journal_temp_path = utf8_lossy(journal_temp.path());
+    #[allow(clippy::disallowed_methods)] // the journal is the index's own sidecar
+    journal_temp.persist(&journal_path).map_err(|error| {
+        not_durable(io::Error::other(format!(
+            "the journal of its backup, {journal_path}, could not be replaced: {}",
+            error.error
+        )))
+    })?;
+    faults::note(|| FileOp::Rename {
+        from: journal_temp_path,
+        to: journal_path,
+    });
+    faults::reach(faults::Point::JournalRenamed).map_err(not_durable)?;
+    sync_dir(dir).map_err(not_durable)
+}
+
 /// Why a file could not be read: an I/O error, it is not trusted (why, in words), or it is
 /// larger than [`MAX_INDEX_BYTES`] (its size, or what was read of it).
 enum ReadError {
@@ -1180,13 +1352,18 @@ enum ReadError {
 /// from the open file, says another user could have written it, or when it is larger than
 /// [`MAX_INDEX_BYTES`] (read no further than one byte past it, should it grow meanwhile).
 fn read_trusted(path: &Utf8Path) -> Result<Vec<u8>, ReadError> {
+    read_trusted_with_metadata(path).map(|(bytes, _)| bytes)
+}
+
+/// [`read_trusted`], with the metadata of the file read (from the open file).
+fn read_trusted_with_metadata(path: &Utf8Path) -> Result<(Vec<u8>, fs::Metadata), ReadError> {
     let file = safe_open::open_read(path.as_std_path(), Symlinks::Refuse).map_err(ReadError::Io)?;
     let metadata = file.metadata().map_err(ReadError::Io)?;
     if let Some(reason) = location::untrusted(&metadata, false) {
         return Err(ReadError::Untrusted(format!("it {reason}")));
     }
     match safe_open::read_whole_within(file, MAX_INDEX_BYTES).map_err(ReadError::Io)? {
-        safe_open::Within::Whole(bytes) => Ok(bytes),
+        safe_open::Within::Whole(bytes) => Ok((bytes, metadata)),
         safe_open::Within::TooLarge(size) => Err(ReadError::TooLarge(size)),
     }
 }

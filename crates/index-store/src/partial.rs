@@ -100,11 +100,22 @@ pub(crate) fn split<'a>(bytes: &'a [u8], scope: Scope<'_>) -> Option<Split<'a>> 
     })
 }
 
+/// What [`join`] makes of a change: the new file, and the change itself, which the entries of
+/// the scope after it and the surfaces it dropped say exactly.
+pub(crate) struct Joined {
+    /// The new file.
+    pub(crate) bytes: Vec<u8>,
+    /// The entries in scope after the change, each as the new file holds it.
+    pub(crate) set: Vec<(String, Box<RawValue>)>,
+    /// The surfaces loaded in scope that the change dropped.
+    pub(crate) removed: Vec<String>,
+}
+
 /// The new file: the kept entries as they were and the changed index's entries, sorted by
 /// surface, laid out as [`format::serialize`] lays them out. `None` when the change reached
 /// beyond its scope (an entry of a surface or a session it did not load), which only the full
 /// path can apply.
-pub(crate) fn join(split: &Split<'_>, changed: &Index) -> Option<Vec<u8>> {
+pub(crate) fn join(split: &Split<'_>, changed: &Index) -> Option<Joined> {
     let kept_surfaces: HashSet<&str> = split.kept.iter().map(|(surface, _)| *surface).collect();
     for entry in changed.entries() {
         let surface = entry.surface.as_str();
@@ -123,6 +134,17 @@ pub(crate) fn join(split: &Split<'_>, changed: &Index) -> Option<Vec<u8>> {
     let top: RawObject<'_> = serde_json::from_slice(&written).ok()?;
     let (_, raw) = top.0.into_iter().find(|(key, _)| key == "entries")?;
     let fresh = borrowed_members(raw.get())?;
+    let set: Vec<(String, Box<RawValue>)> = fresh
+        .iter()
+        .map(|(surface, raw)| (surface.to_string(), (*raw).to_owned()))
+        .collect();
+    let mut removed: Vec<String> = split
+        .loaded
+        .iter()
+        .filter(|surface| changed.lookup(surface).is_none())
+        .map(|surface| surface.to_string())
+        .collect();
+    removed.sort_unstable();
     let mut all: Vec<(&str, &RawValue)> = Vec::with_capacity(split.kept.len() + fresh.len());
     all.extend(split.kept.iter().copied());
     all.extend(fresh);
@@ -152,7 +174,11 @@ pub(crate) fn join(split: &Split<'_>, changed: &Index) -> Option<Vec<u8>> {
         bytes.extend_from_slice(b"\n  }");
     }
     bytes.extend_from_slice(b"\n}\n");
-    Some(bytes)
+    Some(Joined {
+        bytes,
+        set,
+        removed,
+    })
 }
 
 /// An object's members, keys borrowed (a key with an escape sends the file to the full path).
@@ -195,7 +221,7 @@ fn usable_session<'a>(surface: &str, raw: &'a str) -> Option<&'a str> {
 struct Checked;
 
 /// The fields [`Checked`] reads, in [`field::KNOWN`]'s order.
-const CHECKED: [&str; 14] = [
+const CHECKED: [&str; 15] = [
     field::SURFACE,
     field::SESSION,
     field::REPO,
@@ -210,6 +236,7 @@ const CHECKED: [&str; 14] = [
     field::RESTORE_CLAIMED_AT,
     field::RESTORE_CLAIMED_BY,
     field::WINDOW_LAYOUT,
+    field::LAUNCH,
 ];
 
 impl<'de> Visitor<'de> for Checked {
@@ -237,8 +264,9 @@ impl<'de> Visitor<'de> for Checked {
             }
             let fine = match key {
                 // Neither is read by the full path: it writes the surface from the key, and a
-                // claimant that does not read as one is no claimant either way.
-                field::SURFACE | field::RESTORE_CLAIMED_BY => {
+                // claimant that does not read as one is no claimant either way. A launch is read
+                // as one or kept as it was: copied, it reads the same.
+                field::SURFACE | field::RESTORE_CLAIMED_BY | field::LAUNCH => {
                     map.next_value::<IgnoredAny>()?;
                     true
                 }

@@ -16,6 +16,7 @@ fn bench(c: &mut Criterion) {
         repo: Some("orchestrator"),
         cwd: Some("~/code/my project"),
         config_dir: Some("~/.claude-work"),
+        ..Target::default()
     };
     let builtin = Registry::builtin();
     c.bench_function("launcher-map/render default", |b| {

@@ -7,7 +7,8 @@ use agent_paths::expand_home;
 use camino::Utf8Path;
 
 use crate::error::RenderError;
-use crate::template::{Field, Template, Values, Word};
+use crate::target::Start;
+use crate::template::{Field, Template, Values, Word, is_shell_name, quote};
 
 /// One way to resume a session: a command template, optionally run in the session's dir.
 #[derive(Debug, Clone)]
@@ -32,6 +33,17 @@ impl Launcher {
         values: &Values<'_>,
         config_env: Option<&str>,
     ) -> Result<String, RenderError> {
+        self.render_started(values, config_env, &Start::default())
+    }
+
+    /// The whole line, started as `start` says: `[cd <cwd> && ][<env>=<config dir> ][<name>=<value>
+    /// ...]<program or the command's first word> <the command's other words>[ <args>]`.
+    pub(crate) fn render_started(
+        &self,
+        values: &Values<'_>,
+        config_env: Option<&str>,
+        start: &Start<'_>,
+    ) -> Result<String, RenderError> {
         let mut line = String::new();
         if let Some(cwd) = values.cwd.as_deref().filter(|_| self.cd) {
             line.push_str("cd ");
@@ -45,7 +57,21 @@ impl Launcher {
             Word::assignment(env, Field::ConfigDir).render(values, &self.label, &mut line)?;
             line.push(' ');
         }
-        self.template.render(values, &self.label, &mut line)?;
+        let variables = start.env.into_iter().flatten();
+        for (name, value) in
+            variables.filter(|(name, _)| is_shell_name(name) && Some(name.as_str()) != config_env)
+        {
+            line.push_str(name);
+            line.push('=');
+            line.push_str(&quote(value)?);
+            line.push(' ');
+        }
+        self.template
+            .render_with(values, &self.label, start.program, &mut line)?;
+        for arg in start.args {
+            line.push(' ');
+            line.push_str(&quote(arg)?);
+        }
         Ok(line)
     }
 }

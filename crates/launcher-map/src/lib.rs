@@ -99,7 +99,7 @@ mod template;
 
 pub use error::{ConfigError, RenderError, TemplateError};
 pub use registry::{DEFAULT_AGENT, Registry};
-pub use target::{RenderContext, Target};
+pub use target::{RenderContext, Start, Target};
 
 /// The examples of the crate's README.md, compiled and run as doc tests so they stay true.
 #[cfg(doctest)]

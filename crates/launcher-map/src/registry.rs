@@ -144,7 +144,9 @@ impl Registry {
     }
 
     /// The one shell line that resumes `target`. Every value in it is shell-quoted; recorded
-    /// paths have a leading `~` expanded to `cx.home`.
+    /// paths have a leading `~` expanded to `cx.home`. The agent's default launcher starts it
+    /// as `target.start` says ([`Start`](crate::Start)); a profile's or a repo's launcher is
+    /// the whole command.
     pub fn render(&self, target: &Target<'_>, cx: &RenderContext) -> Result<String, RenderError> {
         let agent_name = target
             .agent
@@ -176,7 +178,9 @@ impl Registry {
                 agent: agent_name.to_owned(),
             })?;
         let config_env = default.config_env_for(values.config_dir.as_deref(), home);
-        default.launcher.render(&values, config_env)
+        default
+            .launcher
+            .render_started(&values, config_env, &target.start)
     }
 
     /// The profile or repo launcher for a session, if one applies (steps 1 to 3 of the order).

@@ -250,7 +250,7 @@ pub(crate) fn is_shell_name(name: &str) -> bool {
 }
 
 /// Shell-quotes one value; a value that needs no quoting stays bare.
-fn quote(value: &str) -> Result<Cow<'_, str>, RenderError> {
+pub(crate) fn quote(value: &str) -> Result<Cow<'_, str>, RenderError> {
     shlex::try_quote(value).map_err(|_| RenderError::Unquotable { value: "command" })
 }
 
@@ -280,18 +280,27 @@ impl Template {
         Ok(Template { words })
     }
 
-    /// Appends the rendered command to `out`, words separated by one space.
-    pub(crate) fn render(
+    /// Appends the rendered command to `out`, words separated by one space, with `program`
+    /// (quoted) in place of the first word that is not an assignment, when given.
+    pub(crate) fn render_with(
         &self,
         values: &Values<'_>,
         launcher: &str,
+        program: Option<&str>,
         out: &mut String,
     ) -> Result<(), RenderError> {
+        let mut program = program;
         for (index, word) in self.words.iter().enumerate() {
             if index > 0 {
                 out.push(' ');
             }
-            word.render(values, launcher, out)?;
+            match program.filter(|_| word.assignment.is_none()) {
+                Some(replacement) => {
+                    out.push_str(&quote(replacement)?);
+                    program = None;
+                }
+                None => word.render(values, launcher, out)?,
+            }
         }
         Ok(())
     }

@@ -108,12 +108,14 @@ pub enum NoRecovery {
 }
 
 /// The layout of `agent`'s files in `config_dir` (`~` already expanded) for the working dir
-/// `cwd` (as recorded), reading through `cache`.
+/// `cwd` (as recorded), for an agent started with the variables `env` (as recorded), reading
+/// through `cache`.
 pub fn open<'a>(
     agent: Agent,
     config_dir: Utf8PathBuf,
     cwd: Option<&str>,
     home: Option<&Utf8Path>,
+    env: &std::collections::BTreeMap<String, String>,
     cache: &'a Cache,
 ) -> Result<Box<dyn Layout + 'a>, NoLayout> {
     Ok(match agent {
@@ -149,7 +151,8 @@ pub fn open<'a>(
         }),
         Agent::Qwen => {
             let cwd = qwen::physical_dir(cwd.ok_or(NoLayout::NoWorkingDir)?, home);
-            let runtime = qwen::runtime_dir(&config_dir, None, Some(&cwd), home);
+            let runtime_var = env.get(qwen::RUNTIME_VAR).map(String::as_str);
+            let runtime = qwen::runtime_dir(&config_dir, runtime_var, Some(&cwd), home);
             Box::new(QwenLayout {
                 chats: qwen::chats_dir(&runtime, &cwd),
                 cwd,

@@ -67,6 +67,10 @@ pub struct Input {
     /// when `cwd` is gone ([`paths::start_dir`]): the verdict is then what the agent does
     /// started there.
     pub home: Option<Utf8PathBuf>,
+    /// The variables the agent was started with, as its hook recorded them (the index entry's
+    /// launch): Qwen Code's `QWEN_RUNTIME_DIR` says where its sessions are, over its `.env`
+    /// files and settings, as it did for the agent.
+    pub launch_env: std::collections::BTreeMap<String, String>,
 }
 
 /// The answer, as the spawn path would act on it.
@@ -326,7 +330,7 @@ fn decide(input: &Input, trail: &mut Trail, cache: &Cache) -> Decision {
     let config_dir = paths::expand_home(config_dir, home);
     let start = start_dir(input);
     let cwd = start_cwd(input, start.as_ref());
-    let disk = match layout::open(agent, config_dir, cwd, home, cache) {
+    let disk = match layout::open(agent, config_dir, cwd, home, &input.launch_env, cache) {
         Ok(layout) => layout,
         Err(NoLayout::NoWorkingDir) => {
             trail.step(StepId::Agent, true, agent_name);
@@ -606,6 +610,7 @@ pub fn open_layout<'a>(input: &Input, cache: &'a Cache) -> Option<Box<dyn Layout
         config_dir,
         start_cwd(input, start.as_ref()),
         home,
+        &input.launch_env,
         cache,
     )
     .ok()

@@ -153,6 +153,13 @@ const SCRIPT_RUNNERS: &[&str] = &[
 /// script runner (`node`, `sh`, ...), so is the script's, its first argument that is not an
 /// option. Naming it in any other argument (`sh -c 'sleep 100 # claude'`) does not count.
 pub fn runs_program(words: &[OsString], program: &str) -> bool {
+    arguments_of(words, program).is_some()
+}
+
+/// The arguments a command line that runs `program` ([`runs_program`]) gives it: the words
+/// after the program, or after the script for a script runner (`node --inspect /x/claude
+/// --model opus` gives `--model opus`); `None` when it does not run `program`.
+pub fn arguments_of<'w>(words: &'w [OsString], program: &str) -> Option<&'w [OsString]> {
     let names = |bytes: &[u8]| {
         let base = bytes
             .rsplit(|byte| *byte == b'/')
@@ -162,27 +169,25 @@ pub fn runs_program(words: &[OsString], program: &str) -> bool {
         base.strip_prefix(program.as_bytes())
             .is_some_and(|rest| rest.is_empty() || matches!(rest[0], b'.' | b'-' | b'_'))
     };
-    let Some(first) = words.first() else {
-        return false;
-    };
-    let first = first.as_encoded_bytes();
+    let first = words.first()?.as_encoded_bytes();
     if names(first) {
-        return true;
+        return Some(&words[1..]);
     }
     let runner = first.rsplit(|byte| *byte == b'/').next().unwrap_or(first);
     if !SCRIPT_RUNNERS
         .iter()
         .any(|known| known.as_bytes() == runner)
     {
-        return false;
+        return None;
     }
     // The script is the first word that is not an option (`node --max-old-space-size=N
     // script`); after `-c` or `-e` comes code, not a script.
-    words[1..]
-        .iter()
-        .map(|word| word.as_encoded_bytes())
-        .find(|word| !word.starts_with(b"-") || matches!(*word, b"-c" | b"-e" | b"--eval"))
-        .is_some_and(|script| !script.starts_with(b"-") && names(script))
+    let at = words[1..].iter().position(|word| {
+        let word = word.as_encoded_bytes();
+        !word.starts_with(b"-") || matches!(word, b"-c" | b"-e" | b"--eval")
+    })? + 1;
+    let script = words[at].as_encoded_bytes();
+    (!script.starts_with(b"-") && names(script)).then(|| &words[at + 1..])
 }
 
 /// A process and its ancestors.
@@ -442,6 +447,28 @@ mod tests {
         check("bash -x -c claude", false);
         check("-zsh", false);
         assert!(!runs_program(&[], "claude"));
+    }
+
+    #[test]
+    fn the_arguments_a_command_line_gives_the_program() {
+        let args = |line: &str| {
+            let words: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+            arguments_of(&words, "claude").map(|args| {
+                args.iter()
+                    .map(|word| word.to_str().unwrap().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+        };
+        assert_eq!(args("claude --model opus").as_deref(), Some("--model opus"));
+        assert_eq!(args("/x/claude.exe").as_deref(), Some(""));
+        assert_eq!(
+            args("node --inspect /x/bin/claude -p hi").as_deref(),
+            Some("-p hi")
+        );
+        assert_eq!(args("/bin/sh /t/claude a").as_deref(), Some("a"));
+        assert_eq!(args("sh -c claude"), None);
+        assert_eq!(args("node /x/gemini --model m"), None);
     }
 }
 

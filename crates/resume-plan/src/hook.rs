@@ -1,10 +1,16 @@
 //! An agent's hook event to an operation on the index: which events record a session, which
 //! only mark it alive, and which end it; and the record a hook makes for its surface.
 
-use agent_paths::CleanEnd;
+use std::ffi::OsString;
+use std::time::Instant;
+
+use agent_paths::{Agent, CleanEnd};
 use camino::Utf8Path;
 use index_core::capture::{HookEvent, HookPayload};
-use index_core::{AgentName, Index, InvalidId, Millis, Record, Repo, Role, SessionId, SurfaceId};
+use index_core::{
+    AgentName, Index, InvalidId, Launch, Millis, Record, Repo, Role, SessionId, SurfaceId, Wrapper,
+};
+use proc_table::Table;
 
 /// What a hook event does to its surface's entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +156,139 @@ pub fn repo_name(cwd: &Utf8Path) -> String {
         .to_string()
 }
 
+/// How many ancestors of the hook are looked through for its agent: the agent runs the hook
+/// directly or through a shell or two.
+pub const AGENT_ANCESTORS: usize = 16;
+
+/// The most bytes of kept flags recorded (an inline MCP config can be long): past this none
+/// is, as for a command line that cannot be read.
+pub const MAX_LAUNCH_ARGS_BYTES: usize = 64 * 1024;
+
+/// How `agent` was started, read from its own process: the nearest of `pid`'s ancestors that
+/// runs the agent's program (a native binary, a script run by node, through a symlink:
+/// [`proc_table::arguments_of`]), and the outermost of the agent's processes right above it
+/// (Codex's node launcher above its binary), whose arguments are the ones it was given. When
+/// what started that one is a shell script of the user's ([`wrapper_of`]), the wrapper is
+/// recorded; when it passes its arguments on, the flags are read from the wrapper's own
+/// arguments (what the user typed, which a restore gives it again).
+/// `None` when no ancestor runs the agent (a hook run by hand, by a daemon) or its command line
+/// cannot be read.
+pub fn read_launch(agent: Agent, table: Table, pid: u32, deadline: Instant) -> Option<Launch> {
+    let ancestry = table.ancestry(pid, AGENT_ANCESTORS, deadline)?;
+    let program = agent.facts().name;
+    let mut lines = ancestry
+        .ancestors
+        .iter()
+        .map(|ancestor| (ancestor.pid, table.command_line(ancestor.pid, deadline)));
+    let (nearest, words) = lines.by_ref().find_map(|(pid, words)| {
+        let words = words?;
+        proc_table::runs_program(&words, program).then_some((pid, words))
+    })?;
+    let mut outermost = words;
+    let mut above = None;
+    for (_, words) in lines {
+        match words {
+            Some(words) if proc_table::runs_program(&words, program) => {
+                outermost = words;
+            }
+            other => {
+                above = other;
+                break;
+            }
+        }
+    }
+    let environment = table.environment(nearest, deadline);
+    let wrapper = above.as_deref().and_then(wrapper_of);
+    // A wrapper that passes its arguments on is run again with them; else the agent itself is,
+    // with its own.
+    let args = match &wrapper {
+        Some((wrapper, args)) if wrapper.passes_args => *args,
+        _ => proc_table::arguments_of(&outermost, program).unwrap_or_default(),
+    };
+    let mut launch = launch_from(agent, args, environment.as_deref());
+    launch.wrapper = wrapper.map(|(wrapper, _)| wrapper);
+    Some(launch)
+}
+
+/// The shells a wrapper script of the user's is run by.
+const WRAPPER_SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh"];
+
+/// The most bytes of a wrapper script read to tell whether it passes its arguments on.
+pub const MAX_WRAPPER_BYTES: u64 = 64 * 1024;
+
+/// The wrapper a command line runs, when it is a shell running a script file by its absolute
+/// path (`/bin/sh /home/u/bin/cl --model opus`, as the kernel starts a script found on `PATH`),
+/// and the arguments it was given; whether it passes them on to the agent is whether its text
+/// (the first [`MAX_WRAPPER_BYTES`]) holds `"$@"`. A shell running code (`sh -c ...`), an
+/// interactive shell, or a script named by a relative path is no wrapper that can be known.
+pub fn wrapper_of(words: &[OsString]) -> Option<(Wrapper, &[OsString])> {
+    use std::io::Read as _;
+    let runner = words.first()?.to_str()?;
+    let runner = runner.rsplit('/').next().unwrap_or(runner);
+    if !WRAPPER_SHELLS.contains(&runner) {
+        return None;
+    }
+    // The first word that is not an option, nor the value of one that takes a file or a name.
+    let mut at = 1;
+    while let Some(word) = words.get(at).and_then(|word| word.to_str()) {
+        match word {
+            "-c" => return None,
+            "--rcfile" | "--init-file" | "-o" | "-O" | "+O" => at += 2,
+            _ if word.starts_with('-') || word.starts_with('+') => at += 1,
+            _ => break,
+        }
+    }
+    let script = words.get(at)?.to_str()?;
+    let path = std::path::Path::new(script);
+    if !path.is_absolute() || script.chars().any(char::is_control) {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = Vec::new();
+    file.take(MAX_WRAPPER_BYTES).read_to_end(&mut text).ok()?;
+    let passes_args = text.windows(4).any(|window| window == b"\"$@\"");
+    Some((
+        Wrapper {
+            path: script.to_string(),
+            passes_args,
+        },
+        &words[at + 1..],
+    ))
+}
+
+/// The launch of `agent` started with `args` (its command line after the program) in
+/// `environment` (`NAME=value` entries; `None` when it could not be read): the flags its
+/// allow-list keeps ([`agent_paths::LaunchFacts::keep`]) and its model and provider variables,
+/// as given. Nothing else is kept: no prompt, no one-shot flag, no flag the CLI does not know.
+/// A command line with a word that is not UTF-8 or holds a control character, or whose kept
+/// flags pass [`MAX_LAUNCH_ARGS_BYTES`], gives no flags; a variable that is not UTF-8 or holds
+/// a control character is left out.
+pub fn launch_from(agent: Agent, args: &[OsString], environment: Option<&[OsString]>) -> Launch {
+    let facts = agent.facts().launch;
+    let words: Option<Vec<&str>> = args.iter().map(|word| word.to_str()).collect();
+    let inert = |text: &str| !text.chars().any(char::is_control);
+    let args = words
+        .filter(|words| words.iter().all(|word| inert(word)))
+        .map(|words| facts.keep(&words).args)
+        .filter(|kept| kept.iter().map(String::len).sum::<usize>() <= MAX_LAUNCH_ARGS_BYTES)
+        .unwrap_or_default();
+    let env = environment
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|entry| entry.to_str()?.split_once('='))
+        .filter(|(name, value)| facts.env.contains(name) && inert(value))
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
+    Launch {
+        args,
+        env,
+        wrapper: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,5 +346,54 @@ mod tests {
             clean: false,
         };
         check("gemini", &clear, Some("s1"), IndexOp::Touch);
+    }
+
+    #[test]
+    fn a_launch_keeps_the_allowed_flags_and_the_agents_variables() {
+        let words = |line: &str| -> Vec<OsString> { line.split(' ').map(OsString::from).collect() };
+        let environment = words("ANTHROPIC_MODEL=opus ANTHROPIC_API_KEY=sk HOME=/h X=a=b");
+        let launch = launch_from(
+            Agent::Claude,
+            &words("--model opus -p secret --add-dir ../x"),
+            Some(&environment),
+        );
+        assert_eq!(launch.args, ["--model", "opus", "--add-dir", "../x"]);
+        assert_eq!(
+            launch.env.into_iter().collect::<Vec<_>>(),
+            [("ANTHROPIC_MODEL".to_string(), "opus".to_string())]
+        );
+        let control = launch_from(Agent::Claude, &words("--model o\x1bpus"), None);
+        assert_eq!(control, Launch::default());
+        let codex = launch_from(Agent::Codex, &words("resume abc -s read-only"), None);
+        assert_eq!(codex.args, ["-s", "read-only"]);
+    }
+
+    #[test]
+    fn a_wrapper_is_a_shell_running_a_script_by_its_absolute_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let passing = dir.path().join("cl");
+        std::fs::write(&passing, "#!/bin/sh\nexec claude --verbose \"$@\"\n").unwrap();
+        let closed = dir.path().join("cl2");
+        std::fs::write(&closed, "#!/bin/sh\nclaude $*\n").unwrap();
+        let line = |words: &[&str]| -> Vec<OsString> { words.iter().map(OsString::from).collect() };
+        let passing = passing.to_str().unwrap();
+        let words = line(&["/bin/sh", "-e", passing, "--model", "x"]);
+        let (wrapper, args) = wrapper_of(&words).unwrap();
+        assert_eq!(wrapper.path, passing);
+        assert!(wrapper.passes_args);
+        assert_eq!(args, line(&["--model", "x"]).as_slice());
+        let words = line(&["bash", closed.to_str().unwrap()]);
+        assert!(!wrapper_of(&words).unwrap().0.passes_args);
+        for words in [
+            line(&["sh", "-c", passing]),
+            line(&["bash", "--rcfile", passing]),
+            line(&["-bash"]),
+            line(&["zsh", "-l"]),
+            line(&["sh", "cl"]),
+            line(&["node", passing]),
+            line(&["sh", "/no/such/script"]),
+        ] {
+            assert_eq!(wrapper_of(&words), None, "{words:?}");
+        }
     }
 }

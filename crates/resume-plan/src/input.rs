@@ -65,6 +65,9 @@ pub fn entry_input(entry: &Entry, env: &Environment) -> preflight::Input {
             .clone()
             .or_else(|| env.config_dir(agent_name).ok().flatten()),
         home: env.home(),
+        launch_env: crate::resume::relaunch(entry)
+            .map(|relaunch| relaunch.env)
+            .unwrap_or_default(),
         ..preflight::Input::default()
     }
 }

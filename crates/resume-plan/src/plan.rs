@@ -78,6 +78,11 @@ pub struct PlanItem {
     /// Why the surface's pane died, from evidence ([`crate::boot::say_why_died`]); `None` for
     /// one whose session ended cleanly, or before it was said.
     pub died: Option<crate::boot::Died>,
+    /// How the command starts the agent again, from the launch its hook recorded: the kept
+    /// flags, the model and provider variables, and the flags the pinned CLI does not take,
+    /// left out ([`resume::Relaunch`]). `None` when nothing was recorded, or the entry is
+    /// refused.
+    pub launch: Option<resume::Relaunch>,
 }
 
 impl PlanItem {
@@ -225,6 +230,10 @@ impl<'a> Planner<'a> {
             session.as_deref(),
             outcome.transcript.as_ref(),
         ));
+        let launch = match refused {
+            None => resume::relaunch(entry),
+            Some(_) => None,
+        };
         let item = PlanItem {
             surface: entry.surface.to_string(),
             repo: entry.repo.to_string(),
@@ -247,6 +256,7 @@ impl<'a> Planner<'a> {
             outcome: None,
             window_layout: entry.window_layout.clone(),
             died: None,
+            launch,
         };
         Ok(item)
     }

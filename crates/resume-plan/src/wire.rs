@@ -54,6 +54,7 @@ pub(crate) struct PlanItemV1 {
     end_evidence: Option<EndEvidence>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     died: Option<crate::boot::Died>,
+    launch: Option<crate::resume::Relaunch>,
 }
 
 impl From<PlanItem> for PlanItemV1 {
@@ -80,6 +81,7 @@ impl From<PlanItem> for PlanItemV1 {
             outcome,
             window_layout,
             died,
+            launch,
         } = item;
         PlanItemV1 {
             surface,
@@ -106,6 +108,7 @@ impl From<PlanItem> for PlanItemV1 {
             held_by: held_elsewhere,
             refusal: refused,
             end_evidence: why,
+            launch,
         }
     }
 }
@@ -137,6 +140,7 @@ impl From<PlanItemV1> for PlanItem {
             held_by,
             refusal,
             end_evidence,
+            launch,
         } = item;
         PlanItem {
             surface,
@@ -160,6 +164,7 @@ impl From<PlanItemV1> for PlanItem {
             outcome,
             window_layout,
             died,
+            launch,
         }
     }
 }

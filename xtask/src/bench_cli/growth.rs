@@ -74,10 +74,15 @@ fn plan_median(bench: &Bench, runs: usize) -> Result<Duration> {
 /// `record` on `bench`'s index and the floor, `runs` times each, interleaved so that both see
 /// the same load: their medians.
 fn record_and_floor(bench: &Bench, runs: usize) -> Result<(Duration, Duration)> {
+    record_and_floor_from(bench, 0, runs)
+}
+
+/// [`record_and_floor`] of runs `first..first + runs` (each records a session of its own).
+fn record_and_floor_from(bench: &Bench, first: usize, runs: usize) -> Result<(Duration, Duration)> {
     let floor_target = bench.dir.join("floor.json");
     let mut records = Vec::with_capacity(runs);
     let mut floors = Vec::with_capacity(runs);
-    for run in 0..runs {
+    for run in first..first + runs {
         let args = [
             "record".to_string(),
             surface(1),
@@ -97,6 +102,38 @@ fn record_and_floor(bench: &Bench, runs: usize) -> Result<(Duration, Duration)> 
         }
     }
     Ok((percentiles(&records).0, percentiles(&floors).0))
+}
+
+/// `--record-floor`: `record` and its floor at 10, 1,000 and 10,000 entries, `runs * 4` times
+/// each, for each of `binaries` (a before and after), run by run in turn so that all see the
+/// same load: their medians.
+pub fn record_floor(binaries: &[Utf8PathBuf], runs: usize) -> Result<()> {
+    println!("| binary | entries | `record` | floor | ratio |");
+    println!("|---|---:|---:|---:|---:|");
+    for size in [10usize, 1_000, 10_000] {
+        let benches: Vec<Bench> = binaries
+            .iter()
+            .map(|binary| Bench::new(binary, size))
+            .collect::<Result<_>>()?;
+        let mut samples = vec![(Vec::new(), Vec::new()); benches.len()];
+        for run in 0..runs * 4 {
+            for (bench, (records, floors)) in benches.iter().zip(&mut samples) {
+                let (record, floor) = record_and_floor_from(bench, run, 1)?;
+                records.push(record);
+                floors.push(floor);
+            }
+        }
+        for (binary, (records, floors)) in binaries.iter().zip(&samples) {
+            let (record, floor) = (percentiles(records).0, percentiles(floors).0);
+            println!(
+                "| {binary} | {size} | {} | {} | {:.2}x |",
+                ms(record),
+                ms(floor),
+                record.as_secs_f64() / floor.as_secs_f64().max(1e-9)
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The floor a `record` is held to, as a process of its own: one durable write of `bytes`

@@ -1,7 +1,10 @@
 //! `crash-resume hook claude|codex|gemini|copilot`: the agent's hook. Reads the hook's JSON on
 //! stdin (for Copilot, whose payload names no event, with the event from the command line),
 //! finds the surface in the environment, and records, touches or ends the entry (an end that
-//! does not tell a quit from a killed pane only from a pane its multiplexer still names).
+//! does not tell a quit from a killed pane only from a pane its multiplexer still names). A
+//! record carries how the agent was started (`resume_plan::hook::read_launch`: its kept flags,
+//! its model and provider variables and the wrapper it was started through, read from the
+//! agent's own process among the hook's ancestors).
 //!
 //! A hook never fails and never delays the agent: whatever happens it exits 0, prints nothing
 //! on stdout (Claude Code would add it to the conversation), and holds the agent up for at
@@ -246,7 +249,24 @@ fn capture(
             ),
         );
     }
+    // How the agent was started, from its own process (a hook under Codex's daemon has no pane's
+    // agent among its ancestors); a retry's is the one its parent read, handed over with the
+    // payload.
+    let launch = match (is_retry, daemon) {
+        (true, _) => handed_launch(&value),
+        (false, Some(_)) => None,
+        (false, None) => resume_plan::hook::read_launch(
+            agent.agent(),
+            proc_table::table(),
+            std::process::id(),
+            programs_deadline,
+        ),
+    };
+    let runtime_recorded = launch
+        .as_ref()
+        .is_some_and(|launch| launch.env.contains_key(preflight::qwen::RUNTIME_VAR));
     if dialect == Dialect::Qwen
+        && !runtime_recorded
         && let Some(warning) = crate::qwen::unrecorded_runtime_dir(cx, payload.cwd.as_deref())
     {
         log(cx, &format!("hook qwen: warning: {warning}"));
@@ -299,6 +319,7 @@ fn capture(
     let mut record = build_record(cx, agent, &surface, &payload)?;
     record.window_layout = named.window_layout;
     record.boot_id = context::boot_id();
+    record.launch = launch;
     let setting = lock_timeout_setting(cx);
     let lock_timeout = match is_retry {
         true => setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT)),
@@ -347,7 +368,8 @@ fn capture(
         {
             let retry_wait =
                 setting.map_or(RETRY_LOCK_TIMEOUT, |wait| wait.max(RETRY_LOCK_TIMEOUT));
-            let pid = spawn_retry(cx, agent, &surface, &value.to_string(), retry_wait)?;
+            let handed = with_launch(&value, record.launch.as_ref());
+            let pid = spawn_retry(cx, agent, &surface, &handed, retry_wait)?;
             return Ok(HookOutcome::HandedToRetry {
                 busy: error,
                 surface,
@@ -484,6 +506,32 @@ impl std::io::Read for DeadlineStdin {
             }
         }
     }
+}
+
+/// The member of the payload handed to a background retry that holds the launch its parent
+/// read (the retry's own ancestors are no longer the agent's).
+const HANDED_LAUNCH: &str = "crash_resume_launch";
+
+/// The payload for a background retry: `value`, with the launch read (`launch` in the index's
+/// form) under [`HANDED_LAUNCH`].
+fn with_launch(value: &serde_json::Value, launch: Option<&index_core::Launch>) -> String {
+    let mut value = value.clone();
+    if let (Some(object), Some(launch)) = (value.as_object_mut(), launch) {
+        let launch = index_store::format::LaunchV1::from(launch);
+        if let Ok(launch) = serde_json::to_value(launch) {
+            object.insert(HANDED_LAUNCH.to_string(), launch);
+        }
+    }
+    value.to_string()
+}
+
+/// The launch a retry's parent read ([`with_launch`]), read again with the agent's allow-list
+/// when the plan uses it; `None` when none was handed over.
+fn handed_launch(value: &serde_json::Value) -> Option<index_core::Launch> {
+    let launch = value.get(HANDED_LAUNCH)?;
+    serde::Deserialize::deserialize(launch)
+        .ok()
+        .map(|launch: index_store::format::LaunchV1| launch.into())
 }
 
 /// How long a background retry waits for the lock, unless `--lock-timeout` says longer.

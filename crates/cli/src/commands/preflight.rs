@@ -42,6 +42,7 @@ pub fn run(cx: &Context, args: PreflightArgs) -> Outcome {
                 agent: Some(args.agent),
                 chain: Vec::new(),
                 home: cx.home(),
+                launch_env: Default::default(),
             }
         }
     };

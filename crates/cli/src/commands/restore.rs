@@ -67,6 +67,15 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
                 .join(", ")
         ));
     }
+    for item in plan.iter().filter(|item| item.resumable()) {
+        for note in item
+            .launch
+            .iter()
+            .flat_map(|launch| launch.notes(&item.surface, &item.agent))
+        {
+            output::print_message(&note);
+        }
+    }
     let mut summary = resume_plan::apply::Summary::default();
     let mut check_command = String::new();
     let mut restored_into = None;

@@ -67,6 +67,15 @@ pub fn run(cx: &Context, surface: &str, max_age: Option<&str>) -> Outcome {
     if let Ok(Some(note)) = &decided {
         output::print_message(note);
     }
+    if decided.is_ok() {
+        for note in item
+            .launch
+            .iter()
+            .flat_map(|launch| launch.notes(surface, &item.agent))
+        {
+            output::print_message(&note);
+        }
+    }
     if let (Ok(_), Some(cwd), Some(starts_in)) = (&decided, &item.cwd, &item.starts_in) {
         output::print_message(&format!(
             "note: the working dir {} of surface {} is gone; the command has no `cd`: run it \

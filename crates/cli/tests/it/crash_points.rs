@@ -25,7 +25,7 @@ use test_support::process::spawn_piped;
 
 use crate::{DAY, Sandbox, crash_resume, crash_resume_std, entry, now_millis, parse_index, record};
 
-/// The named points of the write path, in order (index-store's `faults::Point`).
+/// The named points of a full write, in order (index-store's `faults::Point::FULL`).
 pub const POINTS: [&str; 5] = [
     "locked",
     "temp-written",
@@ -33,6 +33,22 @@ pub const POINTS: [&str; 5] = [
     "backup-written",
     "renamed",
 ];
+
+/// The named points of a scoped write (`record` and the hook over an index of ours, which
+/// journal the change beside the backup), in order (index-store's `faults::Point::SCOPED`).
+pub const SCOPED_POINTS: [&str; 6] = [
+    "locked",
+    "temp-written",
+    "temp-synced",
+    "journal-written",
+    "renamed",
+    "journal-renamed",
+];
+
+/// Whether the new index is in place at `point`.
+fn renamed_at(point: &str) -> bool {
+    matches!(point, "renamed" | "journal-renamed")
+}
 
 /// Stands, in an expected state, for the time the operation ran at: one value, within the
 /// operation's run.
@@ -69,6 +85,15 @@ impl Operation {
 
     fn is_hook(self) -> bool {
         matches!(self, Operation::HookStart | Operation::HookEnd)
+    }
+
+    /// The points its write reaches: a scoped write's for `record` and the hook, a full
+    /// write's for the others.
+    fn points(self) -> &'static [&'static str] {
+        match self {
+            Operation::Record | Operation::HookStart | Operation::HookEnd => &SCOPED_POINTS,
+            _ => &POINTS,
+        }
     }
 
     /// The command, and what it reads on stdin.
@@ -322,7 +347,7 @@ fn check_next_write(env: &Sandbox, state: &Map<String, Value>, context: &str) {
 #[test]
 fn every_writing_operation_aborted_at_every_point_leaves_a_whole_generation() {
     for operation in Operation::ALL {
-        for point in POINTS {
+        for &point in operation.points() {
             let context = format!("{operation:?} aborted at {point}");
             let env = set_up();
             let before = env.entries();
@@ -334,7 +359,7 @@ fn every_writing_operation_aborted_at_every_point_leaves_a_whole_generation() {
                 show(&output)
             );
             let state = env.entries();
-            let expected = if point == "renamed" {
+            let expected = if renamed_at(point) {
                 operation.after(&env, &before)
             } else {
                 before.clone()
@@ -348,8 +373,8 @@ fn every_writing_operation_aborted_at_every_point_leaves_a_whole_generation() {
                 "{context}: expected {expected:#?}, found {state:#?}"
             );
             for acknowledged in ["A", "B", "H", TMUX_SURFACE, "stale-1", "stale-2"] {
-                let removed = point == "renamed"
-                    && !operation.after(&env, &before).contains_key(acknowledged);
+                let removed =
+                    renamed_at(point) && !operation.after(&env, &before).contains_key(acknowledged);
                 assert_eq!(
                     state.contains_key(acknowledged),
                     !removed,
@@ -362,10 +387,61 @@ fn every_writing_operation_aborted_at_every_point_leaves_a_whole_generation() {
     }
 }
 
+/// As the JavaScript tool's write in place leaves the index when it dies mid-write: nothing of
+/// it whole.
+fn tear_in_place(env: &Sandbox) {
+    fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(env.index_path())
+        .unwrap()
+        .write_all(b"{\"version\": 1, \"entries\": {\"A")
+        .unwrap();
+}
+
+#[test]
+fn an_index_torn_from_outside_after_a_writer_aborted_at_any_point_loses_nothing_acknowledged() {
+    for operation in Operation::ALL {
+        for &point in operation.points() {
+            let context = format!("{operation:?} aborted at {point}, then the index torn");
+            let env = set_up();
+            let before = env.entries();
+            let (output, window) = run(&env, operation, Some(&format!("{point}:abort")));
+            assert_eq!(
+                output.status.signal(),
+                Some(Signal::ABORT.as_raw()),
+                "{context}: {}",
+                show(&output)
+            );
+            tear_in_place(&env);
+            // The next write repairs the index from the backup (and its journal): the state
+            // before the operation or after it, and its own record.
+            record(&env, "next", "sid-next", "REPO");
+            let mut recovered = env.entries();
+            assert!(recovered.remove("next").is_some(), "{context}");
+            let old = matches(
+                &Value::Object(before.clone()),
+                &Value::Object(recovered.clone()),
+                window,
+            );
+            let new = matches(
+                &Value::Object(operation.after(&env, &before)),
+                &Value::Object(recovered.clone()),
+                window,
+            );
+            assert!(
+                old || new,
+                "{context}: recovered neither generation: {recovered:#?}"
+            );
+            assert_eq!(leftovers(&env), Vec::<String>::new(), "{context}");
+        }
+    }
+}
+
 #[test]
 fn every_writing_operation_failing_at_every_point_says_so_and_keeps_the_index() {
     for operation in Operation::ALL {
-        for point in POINTS {
+        for &point in operation.points() {
             let context = format!("{operation:?} failing at {point}");
             let env = set_up();
             let before = env.entries();
@@ -375,7 +451,7 @@ fn every_writing_operation_failing_at_every_point_says_so_and_keeps_the_index() 
             let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
             let index_dir = env.index_dir();
             let index_dir = index_dir.to_str().unwrap();
-            let renamed = point == "renamed";
+            let renamed = renamed_at(point);
             let injected = format!("injected fault at {point}");
             // What the user (or, for a hook, the log) is told.
             let told = match operation {

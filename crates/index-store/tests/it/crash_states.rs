@@ -12,17 +12,22 @@
 //!
 //! Each state must load as the generation before the update or the one after (the one after
 //! when the update had returned: it was acknowledged), with every record acknowledged earlier;
-//! loading a state that parses writes nothing; a state whose index does not parse has it kept
-//! aside byte for byte; and the next update succeeds and leaves no temp file behind.
+//! so must it once its index is rewritten in place with garbage (as a torn write of the
+//! JavaScript tool leaves it), from the backup and its journal; loading a state that parses
+//! writes nothing; a state whose index does not parse has it kept aside byte for byte; and the
+//! next update succeeds and leaves no temp file behind. The updates are full writes
+//! (`Store::update`) and scoped ones (`Store::update_entries`, which leaves the backup as it is
+//! and journals the change beside it).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::io::Write as _;
 use std::os::unix::fs::MetadataExt;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use index_core::Index;
 use index_store::faults::{FileOp, record_file_ops};
-use index_store::{Store, StoreOptions, Warning};
+use index_store::{Scope, Store, StoreOptions, Warning};
 
 use crate::{quarantined_from_backup, rec, temp_dir};
 
@@ -332,17 +337,50 @@ enum Scenario {
     Leftovers,
     /// The backup is already a second name of the index (a writer died after linking it).
     BackupIsIndex,
+    /// A record by a scoped write over an index and backup of full writes: the backup holds
+    /// the index's bytes, and the scoped write starts a journal.
+    ScopedAfterFull,
+    /// Records by scoped writes, after scoped writes: the journal leads from the backup to
+    /// the index, and the scoped write carries it on.
+    ScopedSteady,
+    /// As [`Scenario::ScopedSteady`], the record taking a session from the surface holding it
+    /// (the change drops an entry).
+    ScopedMove,
+    /// As [`Scenario::ScopedSteady`], after the JavaScript tool rewrote the index in place:
+    /// the journal no longer leads to it, and the scoped write copies the backup as a full
+    /// write does.
+    ScopedAfterOutsideWrite,
 }
 
 impl Scenario {
-    const ALL: [Scenario; 6] = [
+    const ALL: [Scenario; 10] = [
         Scenario::FirstWrite,
         Scenario::SecondWrite,
         Scenario::Steady,
         Scenario::SteadyForget,
         Scenario::Leftovers,
         Scenario::BackupIsIndex,
+        Scenario::ScopedAfterFull,
+        Scenario::ScopedSteady,
+        Scenario::ScopedMove,
+        Scenario::ScopedAfterOutsideWrite,
     ];
+
+    /// Whether the updates are scoped writes.
+    fn scoped(self) -> bool {
+        matches!(
+            self,
+            Scenario::ScopedAfterFull
+                | Scenario::ScopedSteady
+                | Scenario::ScopedMove
+                | Scenario::ScopedAfterOutsideWrite
+        )
+    }
+
+    /// Whether the update in flight journals its change instead of copying the backup.
+    fn journals(self) -> bool {
+        self.scoped() && !matches!(self, Scenario::ScopedAfterOutsideWrite)
+    }
 
     /// Builds the situation under `root` with the store; returns the acknowledged records.
     fn set_up(self, root: &Utf8Path) -> Vec<(&'static str, &'static str)> {
@@ -353,12 +391,42 @@ impl Scenario {
             _ => &[("p1", "s1"), ("p2", "s2"), ("p3", "s3")],
         };
         for (n, (surface, session)) in generations.iter().enumerate() {
-            store
-                .update(|index| index.record(rec(surface, session, "repo"), NOW + n as u64))
-                .unwrap();
+            let record =
+                |index: &mut Index| index.record(rec(surface, session, "repo"), NOW + n as u64);
+            match self {
+                Scenario::ScopedSteady
+                | Scenario::ScopedMove
+                | Scenario::ScopedAfterOutsideWrite => {
+                    let scope = Scope {
+                        surfaces: &[surface],
+                        sessions: &[session],
+                    };
+                    store.update_entries(scope, record).unwrap()
+                }
+                _ => store.update(record).unwrap(),
+            };
         }
         let index = root.join(INDEX);
         match self {
+            Scenario::ScopedSteady | Scenario::ScopedMove => {
+                assert!(
+                    store.journal_path().exists(),
+                    "{self:?}: scoped writes journal"
+                );
+            }
+            Scenario::ScopedAfterOutsideWrite => {
+                // The JavaScript tool's write: the same file truncated and written again (the
+                // same entries, laid out as it lays them out).
+                let mut bytes = fs::read(&index).unwrap();
+                bytes.push(b'\n');
+                fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(&index)
+                    .unwrap()
+                    .write_all(&bytes)
+                    .unwrap();
+            }
             Scenario::Leftovers => {
                 let bytes = fs::read(&index).unwrap();
                 let dir = index.parent().unwrap();
@@ -384,15 +452,42 @@ impl Scenario {
             Scenario::SteadyForget => {
                 index.forget("p2");
             }
+            Scenario::ScopedMove => {
+                index.record(rec("moved", "s2", "repo"), NOW + 100);
+            }
             _ => {
                 index.record(rec("in-flight", "s-in-flight", "repo"), NOW + 100);
             }
         }
     }
 
+    /// Runs the update in flight on `store`, scoped or not.
+    fn update(self, store: &Store) -> Result<index_store::Updated<()>, index_store::StoreError> {
+        match self {
+            Scenario::ScopedMove => store.update_entries(
+                Scope {
+                    surfaces: &["moved"],
+                    sessions: &["s2"],
+                },
+                |index| self.change(index),
+            ),
+            _ if self.scoped() => store.update_entries(
+                Scope {
+                    surfaces: &["in-flight"],
+                    sessions: &["s-in-flight"],
+                },
+                |index| self.change(index),
+            ),
+            _ => store.update(|index| self.change(index)),
+        }
+    }
+
     /// The surface the update removes, if any.
     fn removes(self) -> Option<&'static str> {
-        matches!(self, Scenario::SteadyForget).then_some("p2")
+        match self {
+            Scenario::SteadyForget | Scenario::ScopedMove => Some("p2"),
+            _ => None,
+        }
     }
 }
 
@@ -428,7 +523,7 @@ fn check_scenario(scenario: Scenario) -> usize {
     let store = open(&real_root);
     let old = store.load().unwrap().index;
     let start = Disk::scan(&real_root);
-    let (updated, recorded) = record_file_ops(|| store.update(|index| scenario.change(index)));
+    let (updated, recorded) = record_file_ops(|| scenario.update(&store));
     assert!(updated.unwrap().written, "{scenario:?}: the update wrote");
     let new = store.load().unwrap().index;
     assert_ne!(old, new, "{scenario:?}");
@@ -440,6 +535,24 @@ fn check_scenario(scenario: Scenario) -> usize {
         ops.iter()
             .any(|op| matches!(op, Op::Rename { to, .. } if to == INDEX)),
         "{scenario:?}: the recorded operations replace the index: {ops:#?}"
+    );
+    let journal = format!("{INDEX}.bak.journal");
+    let backup = format!("{INDEX}.bak");
+    // One write of the index's size: the backup is left as it is, the journal written instead.
+    let journaled = ops
+        .iter()
+        .any(|op| matches!(op, Op::Rename { to, .. } if to.as_str() == journal))
+        && !ops
+            .iter()
+            .any(|op| matches!(op, Op::Rename { to, .. } if to.as_str() == backup));
+    assert_eq!(
+        journaled,
+        scenario.journals(),
+        "{scenario:?}: whether the change was journaled: {ops:#?}"
+    );
+    assert!(
+        !ops.iter().any(|op| matches!(op, Op::HardLink { .. })),
+        "{scenario:?}: no file gets a second name: {ops:#?}"
     );
 
     // The model replays the whole run to what the real run left.
@@ -460,6 +573,29 @@ fn check_scenario(scenario: Scenario) -> usize {
     let states = power_cut_states(&start, &ops);
     for (n, (state, acknowledged_update)) in states.iter().enumerate() {
         let context = format!("{scenario:?}, state {n} of {}: {state:#?}", states.len());
+        let shares = |disk: &Disk| {
+            disk.names.contains_key(Utf8Path::new(INDEX))
+                && disk.names.get(Utf8Path::new(&backup)) == disk.names.get(Utf8Path::new(INDEX))
+        };
+        if shares(state) {
+            // Only the starting state made so could leave it so: no write of ours does.
+            assert!(
+                matches!(scenario, Scenario::BackupIsIndex) && shares(&start),
+                "{context}: the backup is a second name of the index"
+            );
+        } else {
+            let (_dir, root) = temp_dir();
+            state.build(&root);
+            check_damaged(
+                &root,
+                &old,
+                &new,
+                *acknowledged_update,
+                &acknowledged,
+                scenario.removes(),
+                &context,
+            );
+        }
         let (_dir, root) = temp_dir();
         state.build(&root);
         check_state(
@@ -473,6 +609,69 @@ fn check_scenario(scenario: Scenario) -> usize {
         );
     }
     states.len()
+}
+
+/// The state once the JavaScript tool's write in place tore the index (nothing whole left in
+/// it): a read falls back to the backup and its journal, and finds the generation before the
+/// update or after it (after it, if acknowledged) with every acknowledged record.
+fn check_damaged(
+    root: &Utf8Path,
+    old: &Index,
+    new: &Index,
+    acknowledged_update: bool,
+    acknowledged: &[(&str, &str)],
+    removed_by_update: Option<&str>,
+    context: &str,
+) {
+    let store = open(root);
+    let context = format!("{context}, its index torn in place");
+    if !store.path().exists() {
+        return;
+    }
+    fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(store.path())
+        .unwrap()
+        .write_all(b"{\"version\": 1, \"entries\": {\"p")
+        .unwrap();
+    let snapshot = store
+        .load()
+        .unwrap_or_else(|error| panic!("{context}: {error}"));
+    assert!(
+        matches!(
+            &snapshot.warnings[..],
+            [Warning::Damaged { salvaged: 0, .. }]
+        ),
+        "{context}: {:?}",
+        snapshot.warnings
+    );
+    let is_new = snapshot.index == *new;
+    assert!(
+        is_new || snapshot.index == *old,
+        "{context}: recovered neither generation: {:#?}",
+        snapshot.index
+    );
+    assert!(
+        is_new || !acknowledged_update,
+        "{context}: the update had returned, yet its generation is not recovered"
+    );
+    for (surface, session) in acknowledged {
+        if is_new && removed_by_update == Some(surface) {
+            continue;
+        }
+        assert_eq!(
+            snapshot
+                .index
+                .lookup(surface)
+                .map(|entry| entry.session.as_str()),
+            Some(*session),
+            "{context}: acknowledged record of {surface} lost"
+        );
+    }
+    // The repair writes what was recovered.
+    store.update(|_| ()).unwrap();
+    assert_eq!(store.load().unwrap().index, snapshot.index, "{context}");
 }
 
 fn check_state(

@@ -137,6 +137,52 @@ fn the_window_layout_is_read_written_and_kept_by_a_record_without_one() {
     );
 }
 
+/// How the agent was started is read and written back, survives the JavaScript tool's rewrite,
+/// and one this version cannot read (a later version's) is kept as it was.
+#[test]
+fn the_launch_round_trips_and_an_unreadable_one_is_kept() {
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let mut record = rec("pane-1", "sess-1", "r");
+    let launch = index_core::Launch {
+        args: vec!["--model".into(), "opus".into()],
+        env: [("ANTHROPIC_MODEL".to_string(), "m 1".to_string())].into(),
+        wrapper: Some(index_core::Wrapper {
+            path: "/home/u/bin/cl".into(),
+            passes_args: true,
+        }),
+    };
+    record.launch = Some(launch.clone());
+    let store = store_at(&path);
+    store.update(|index| index.record(record, 1000)).unwrap();
+    node_tool(&["record", path.as_str(), "pane-1", "sess-1", "r", "2000"]);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(
+        json["entries"]["pane-1"]["launch"],
+        serde_json::json!({"args": ["--model", "opus"], "env": {"ANTHROPIC_MODEL": "m 1"},
+            "wrapper": {"path": "/home/u/bin/cl", "passes_args": true}})
+    );
+    let entry = store
+        .load()
+        .unwrap()
+        .index
+        .lookup("pane-1")
+        .unwrap()
+        .clone();
+    assert_eq!(entry.launch, Some(launch));
+    assert_eq!(entry.last_active, Some(2000));
+
+    let later = br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1,"launch":{"argv":["x"]}}}}"#;
+    let document = index_store::format::parse(later).unwrap();
+    assert_eq!(document.index.lookup("a").unwrap().launch, None);
+    let written: serde_json::Value =
+        serde_json::from_slice(&index_store::format::serialize(&document)).unwrap();
+    assert_eq!(
+        written["entries"]["a"]["launch"],
+        serde_json::json!({"argv": ["x"]})
+    );
+}
+
 /// A restore's claim and its claimant are read, written back as they were, and a claimant
 /// that does not read is no claimant (the claim is then an earlier version's).
 #[test]
@@ -287,6 +333,8 @@ fn the_fast_path_agrees_with_the_general_path() {
         br#"{"version":1,"producer":"x","entries":{"a":{"surfaceId":"a","sessionId":"s","repo":"r","role":"lead","captured_at":1,"last_active":2,"provider":"claude","cwd":"/w","config_dir":"/c","previous_sessions":["p1","p2"],"ended_at":3,"restore_claimed_at":4,"window_layout":"21be,200x50,0,0,0"}}}"#.to_vec(),
         br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1,"restore_claimed_at":4,"restore_claimed_by":{"pid":42,"started":3,"opened":true}}}}"#.to_vec(),
         br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1,"restore_claimed_at":4,"restore_claimed_by":"x"}}}"#.to_vec(),
+        br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1,"launch":{"args":["--model","opus"],"env":{"ANTHROPIC_MODEL":"m"},"wrapper":{"path":"/w","passes_args":true}}}}}"#.to_vec(),
+        br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1,"launch":{"args":"--model","later":1}}}}"#.to_vec(),
         br#"{"version":1,"entries":{"a":{"surfaceId":"a","sessionId":"s","repo":"r","captured_at":1.5,"extra":true}}}"#.to_vec(),
         br#"{"version":1,"entries":{"a":{"sessionId":"","repo":"r","captured_at":1},"b":{"sessionId":"s","repo":"r","captured_at":2}}}"#.to_vec(),
         br#"{"version":1,"entries":{"a":{"sessionId":"s","repo":"r","captured_at":1},"b":{"sessionId":"s","repo":"r","captured_at":2}}}"#.to_vec(),

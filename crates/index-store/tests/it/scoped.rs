@@ -45,6 +45,10 @@ fn entry() -> impl Strategy<Value = (String, Value)> {
             Just(("restore_claimed_by", json!("x"))),
             Just(("role", json!("lead"))),
             Just(("window_layout", json!(7))),
+            Just(("launch", json!({"args": ["--model", "o\"pus"], "env": {"M": "a b"}}))),
+            Just(("launch", json!({}))),
+            Just(("launch", json!(null))),
+            Just(("launch", json!({"args": "--model", "from_the_future": 1}))),
         ]),
     )
         .prop_map(
@@ -107,10 +111,19 @@ fn record() -> impl Strategy<Value = Record> {
         proptest::sample::select(SURFACES.to_vec()),
         proptest::sample::select(&SESSIONS[..3]),
         proptest::option::of(Just("/w".to_string())),
+        proptest::option::of(prop_oneof![
+            Just(index_core::Launch::default()),
+            Just(index_core::Launch {
+                args: vec!["--model".into(), "opus".into()],
+                env: [("ANTHROPIC_MODEL".to_string(), "x y".to_string())].into(),
+                wrapper: None,
+            }),
+        ]),
     )
-        .prop_map(|(surface, session, cwd)| {
+        .prop_map(|(surface, session, cwd, launch)| {
             let mut record = rec(surface, session, "repo");
             record.cwd = cwd;
+            record.launch = launch;
             record
         })
 }

@@ -83,6 +83,132 @@ fn each_write_keeps_a_copy_of_the_new_generation_and_leaves_no_temp_file() {
     );
 }
 
+/// Records (scoped writes) leave the backup as it is and journal their changes beside it; an
+/// index torn in place is read from the backup with the journal, which is used only with the
+/// backup it was made for and only when it is ours.
+#[test]
+fn records_journal_their_change_beside_the_backup_and_a_torn_index_recovers_them() {
+    use index_store::Scope;
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let store = store_at(&path);
+    store
+        .update(|index| index.record(rec("p1", "s1", "r"), 1))
+        .unwrap();
+    let backup = std::fs::read(store.backup_path()).unwrap();
+    for (n, (surface, session)) in [("p2", "s2"), ("p3", "s3"), ("p4", "s1")]
+        .iter()
+        .enumerate()
+    {
+        let scope = Scope {
+            surfaces: &[surface],
+            sessions: &[session],
+        };
+        store
+            .update_entries(scope, |index| {
+                index.record(rec(surface, session, "r"), 2 + n as u64)
+            })
+            .unwrap();
+    }
+    assert_eq!(
+        std::fs::read(store.backup_path()).unwrap(),
+        backup,
+        "not copied"
+    );
+    assert_eq!(
+        names_in(&dir),
+        [
+            "index.json",
+            "index.json.bak",
+            "index.json.bak.journal",
+            "index.json.flock"
+        ]
+    );
+    let latest = store.load().unwrap().index;
+    // p4 took s1 from p1: the journal drops p1.
+    assert!(latest.lookup("p1").is_none());
+    let tear = || std::fs::write(&path, b"{\"version\": 1, \"entries\": {\"p").unwrap();
+    tear();
+    let snapshot = store.load().unwrap();
+    assert!(matches!(
+        &snapshot.warnings[..],
+        [Warning::Damaged {
+            from_backup: true,
+            salvaged: 0,
+            ..
+        }]
+    ));
+    assert_eq!(snapshot.index, latest, "the latest acknowledged generation");
+
+    #[cfg(unix)]
+    if rustix::process::geteuid().is_root() {
+        // Another user's journal is not used (the backup alone is).
+        let journal = store.journal_path();
+        std::os::unix::fs::chown(&journal, Some(65534), Some(65534)).unwrap();
+        let snapshot = store.load().unwrap();
+        assert!(snapshot.index.lookup("p1").is_some() && snapshot.index.lookup("p2").is_none());
+        std::os::unix::fs::chown(&journal, Some(0), Some(0)).unwrap();
+        assert_eq!(store.load().unwrap().index, latest);
+    }
+
+    // A backup the journal was not made for (the same generation, laid out otherwise).
+    let mut other = backup.clone();
+    other.push(b'\n');
+    std::fs::write(store.backup_path(), &other).unwrap();
+    let snapshot = store.load().unwrap();
+    assert!(snapshot.index.lookup("p1").is_some() && snapshot.index.lookup("p2").is_none());
+
+    // The repair writes the backup as a copy again and removes the journal.
+    std::fs::write(store.backup_path(), &backup).unwrap();
+    store.update(|_| ()).unwrap();
+    assert_eq!(store.load().unwrap().index, latest);
+    assert_eq!(
+        std::fs::read(store.backup_path()).unwrap(),
+        std::fs::read(&path).unwrap()
+    );
+    assert!(!store.journal_path().exists());
+}
+
+/// The journal stays small: once it would outgrow a quarter of the index (at least 4 KiB), a
+/// record copies the backup again and the journal starts over; recovery holds throughout.
+#[test]
+fn the_journal_is_compacted_into_a_copy_of_the_backup_once_it_grows() {
+    use index_store::Scope;
+    let (_dir, dir) = temp_dir();
+    let path = dir.join("index.json");
+    let store = store_at(&path);
+    store
+        .update(|index| index.record(rec("p0", "s0", "r"), 1))
+        .unwrap();
+    let mut copies = 0;
+    let mut backup = std::fs::read(store.backup_path()).unwrap();
+    for n in 1..60u64 {
+        let (surface, session) = (format!("pane-{n}"), format!("session-{n}"));
+        let scope = Scope {
+            surfaces: &[surface.as_str()],
+            sessions: &[session.as_str()],
+        };
+        store
+            .update_entries(scope, |index| {
+                index.record(rec(&surface, &session, "r"), 1 + n)
+            })
+            .unwrap();
+        let now = std::fs::read(store.backup_path()).unwrap();
+        copies += usize::from(now != backup);
+        backup = now;
+        let index_len = std::fs::metadata(&path).unwrap().len();
+        let journal_len = std::fs::metadata(store.journal_path()).map_or(0, |m| m.len());
+        assert!(
+            journal_len <= (index_len / 4).max(4096),
+            "{n}: {journal_len} of {index_len}"
+        );
+    }
+    assert!(copies > 0, "compacted");
+    let latest = store.load().unwrap().index;
+    std::fs::write(&path, b"{\"version\": 1, \"entries\": {\"p").unwrap();
+    assert_eq!(store.load().unwrap().index, latest);
+}
+
 #[test]
 fn an_update_that_changes_nothing_writes_nothing() {
     let (_dir, dir) = temp_dir();

@@ -5,6 +5,7 @@ mod golems;
 mod load;
 mod providers;
 mod quoting;
+mod start;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use launcher_map::{Registry, RenderContext, RenderError, Target};
@@ -19,6 +20,11 @@ const S: Target<'static> = Target {
     repo: None,
     cwd: None,
     config_dir: None,
+    start: launcher_map::Start {
+        args: &[],
+        env: None,
+        program: None,
+    },
 };
 
 /// The path config errors name in these tests.

@@ -570,6 +570,7 @@ fn lay_out(scenario: &Scenario) -> World {
             .map(|&index| POOL[index].to_owned())
             .collect(),
         home: needs_home.then(|| Utf8PathBuf::from(utf8(&home).to_owned())),
+        launch_env: Default::default(),
     };
     World {
         _root: root,

@@ -80,6 +80,7 @@ impl Setup {
                 last_activity: 0,
                 window_layout: None,
                 died: None,
+                launch: None,
             })
             .collect()
     }

@@ -512,3 +512,102 @@ fn a_claude_id_that_is_not_a_uuid_is_fresh_when_its_dir_is_gone() {
         Some(utf8(world.sandbox.home()).as_str())
     );
 }
+
+/// The launch its hook recorded: the command passes the kept flags the pinned CLI still takes
+/// and sets the agent's variables (quoted); a flag it does not take is dropped with a note, a
+/// variable that is not the agent's is left out.
+#[test]
+fn the_command_starts_the_agent_as_it_was_started() {
+    let mut world = World::new();
+    world.record("pane-a", "11111111-aaaa", "claude");
+    world.claude_transcript("11111111-aaaa", 1);
+    let mut entry = world.index.lookup("pane-a").unwrap().clone();
+    entry.launch = Some(index_core::Launch {
+        args: [
+            "--model",
+            "opus",
+            "--old-flag",
+            "--add-dir",
+            "../my dir",
+            "-p",
+            "secret",
+        ]
+        .map(String::from)
+        .to_vec(),
+        env: [
+            ("ANTHROPIC_MODEL".to_string(), "claude $(x)".to_string()),
+            ("ANTHROPIC_API_KEY".to_string(), "sk-1".to_string()),
+        ]
+        .into(),
+        wrapper: None,
+    });
+    world.index = Index::from_entries([entry]).0;
+    let item = world.item("pane-a");
+    let command = item.command.as_deref().unwrap();
+    assert!(
+        command.ends_with(
+            "ANTHROPIC_MODEL='claude $(x)' claude --resume 11111111-aaaa --model opus --add-dir \
+             '../my dir'"
+        ),
+        "{command}"
+    );
+    let launch = item.launch.as_ref().unwrap();
+    assert_eq!(launch.dropped, ["--old-flag"]);
+    assert!(
+        !command.contains("sk-1") && !command.contains("secret"),
+        "{command}"
+    );
+    let notes = launch.notes(&item.surface, &item.agent);
+    let note = &notes[0];
+    assert!(
+        note.contains("--old-flag") && note.contains("Claude Code"),
+        "{note}"
+    );
+    // The --json form holds it, and reads back.
+    let json = serde_json::to_value(&item).unwrap();
+    assert_eq!(json["launch"]["args"][1], "opus", "{json}");
+    assert_eq!(json["launch"]["dropped"][0], "--old-flag", "{json}");
+    assert_eq!(
+        json["launch"]["env"]["ANTHROPIC_MODEL"], "claude $(x)",
+        "{json}"
+    );
+    let back: PlanItem = serde_json::from_value(json).unwrap();
+    assert_eq!(back, item);
+}
+
+/// Qwen Code's `QWEN_RUNTIME_DIR`, recorded from its environment: the preflight looks for the
+/// session there, and the command sets it again.
+#[test]
+fn qwens_recorded_runtime_dir_is_where_its_session_is_looked_for_and_is_set_again() {
+    let mut world = World::new();
+    let session = "22222222-bbbb-4ccc-8ddd-eeeeeeeeeeee";
+    world.record("pane-q", session, "qwen");
+    let runtime = world.sandbox.root().join("qwen runtime");
+    let runtime = Utf8PathBuf::from_path_buf(runtime).unwrap();
+    let cwd = world.cwd();
+    let chats =
+        preflight::qwen::chats_dir(&runtime, &preflight::qwen::physical_dir(cwd.as_str(), None));
+    fs::create_dir_all(&chats).unwrap();
+    let line = serde_json::json!({
+        "uuid": "u1", "parentUuid": null, "sessionId": session, "type": "user",
+        "cwd": cwd, "timestamp": "2026-12-01T07:49:08.000Z",
+        "message": {"role": "user", "parts": [{"text": "hi"}]},
+    });
+    fs::write(chats.join(format!("{session}.jsonl")), format!("{line}\n")).unwrap();
+    assert_eq!(world.item("pane-q").verdict, Verdict::Fresh);
+    let mut entry = world.index.lookup("pane-q").unwrap().clone();
+    entry.launch = Some(index_core::Launch {
+        env: [("QWEN_RUNTIME_DIR".to_string(), runtime.to_string())].into(),
+        ..index_core::Launch::default()
+    });
+    world.index = Index::from_entries([entry]).0;
+    let item = world.item("pane-q");
+    assert_eq!(item.verdict, Verdict::Resume, "{item:?}");
+    let command = item.command.as_deref().unwrap();
+    assert!(
+        command.ends_with(&format!(
+            "QWEN_RUNTIME_DIR='{runtime}' qwen --resume {session}"
+        )),
+        "{command}"
+    );
+}

@@ -341,3 +341,125 @@ fn daemon_mode_with_the_title_records_each_pane_also_after_the_first_is_killed()
     let log = hook_log(&env);
     assert!(!log.contains("error"), "{log}");
 }
+
+/// The real Codex started through a wrapper of the user's (which passes its arguments on), with
+/// session-shaping flags and a prompt on its command line: its SessionStart hook runs inside
+/// Codex (`--no-daemon`), whose process the hook finds among its ancestors, and the entry keeps
+/// the wrapper and exactly the allowed flags (no prompt). After the pane is killed, `restore
+/// --apply` runs the wrapper again in it, and the Codex it starts has exactly those flags after
+/// `resume <id>`; its hook records the same launch again.
+#[test]
+fn the_flags_codex_was_started_with_are_kept_and_passed_again_by_restore() {
+    let env = Sandbox::default();
+    let cli = installed_codex();
+    let project = make_dir(&env.root().join("proj"));
+    codex_setup(&env, &project, &[]);
+    // A wrapper of the user's that passes its arguments on (not by exec: it stays an ancestor),
+    // and `codex` on the pane's PATH for the resume command.
+    let bin = crate::harness::bin_dir(&env);
+    fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("my-codex");
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n{} \"$@\"\n",
+            crate::harness::shell_word(cli.to_str().unwrap())
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&cli, bin.join("codex")).unwrap();
+    let place = (PanePlace::new("codex", 0, 0), project, PANE_SHELL);
+    let tmux = OfflineTmux::start(&env, &server_name("codex-launch"), &[place]);
+    let server = tmux.server();
+    server.tmux(&["set-environment", "-g", "MOCK_API_KEY", "dummy"]);
+    let pane = PANE_A;
+    keys(
+        server,
+        pane,
+        "MOCK_API_KEY=dummy my-codex --no-daemon -s read-only 'hello from launch'",
+    );
+    enter(server, pane);
+    screen_shows(server, pane, "Hooks need review");
+    wait_for("the hook review to be answered", || {
+        if !server.capture(pane).contains("Hooks need review") {
+            return Some(());
+        }
+        keys(server, pane, "2");
+        enter(server, pane);
+        std::thread::sleep(Duration::from_secs(2));
+        None
+    });
+    screen_shows(server, pane, "• ok");
+    wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
+    let session = session_of(&env, "hello from launch");
+    let surface = recorded(&env, "codex", 0, 0);
+    let kept = serde_json::json!(["--no-daemon", "-s", "read-only"]);
+    let entry = wait_for("the session to be recorded", || {
+        env.entry(&surface)
+            .filter(|entry| entry["sessionId"] == session.as_str())
+    });
+    assert_eq!(entry["launch"]["args"], kept, "{entry}");
+    assert_eq!(
+        entry["launch"]["wrapper"],
+        serde_json::json!({"path": wrapper.to_str().unwrap(), "passes_args": true}),
+        "{entry}"
+    );
+    assert!(!entry.to_string().contains("hello from launch"), "{entry}");
+
+    // A crash of the pane; restore starts Codex in it again.
+    let shell: u32 = server.display(pane, "#{pane_pid}").parse().unwrap();
+    let family = descendants(shell);
+    server.tmux(&["kill-pane", "-t", pane]);
+    wait_for("the pane's processes to end", || {
+        family.iter().all(|pid| !alive(*pid)).then_some(())
+    });
+    let plan = plan_by_surface(&restore(&env, true, &[]).stdout);
+    let command = plan[&surface]["command"].as_str().unwrap().to_string();
+    assert!(
+        command.ends_with(&format!(
+            "{} resume {session} --no-daemon -s read-only",
+            wrapper.display()
+        )),
+        "{command}"
+    );
+    let socket = server_name("codex-launch");
+    let applied = restore(&env, true, &["--apply", "tmux", "--tmux-socket", &socket]);
+    assert!(applied.status.success(), "{applied:?}");
+    let shell: u32 = wait_for("the restored pane", || {
+        server
+            .try_tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"])
+            .ok()
+            .and_then(|pid| pid.parse().ok())
+    });
+    let expected: Vec<String> = ["resume", session.as_str(), "--no-daemon", "-s", "read-only"]
+        .map(String::from)
+        .to_vec();
+    let codex_args = wait_for("Codex to run in the restored pane", || {
+        let runs: Vec<Vec<String>> = descendants(shell)
+            .into_iter()
+            .filter_map(test_support::process::command_line)
+            .filter_map(|words| {
+                let words: Vec<std::ffi::OsString> = words.iter().map(Into::into).collect();
+                proc_table::arguments_of(&words, "codex").map(|args| {
+                    args.iter()
+                        .map(|word| word.to_string_lossy().into_owned())
+                        .collect()
+                })
+            })
+            .collect();
+        (!runs.is_empty()).then_some(runs)
+    });
+    for args in codex_args {
+        assert_eq!(args, expected, "the restored Codex's argv");
+    }
+    screen_shows(server, pane, "Ask Codex");
+    wait_for("the hooks to finish", || (!hooks_running()).then_some(()));
+    let entry = env.entry(&surface).unwrap();
+    assert_eq!(entry["sessionId"], session.as_str(), "{entry}");
+    assert_eq!(entry["launch"]["args"], kept, "{entry}");
+}

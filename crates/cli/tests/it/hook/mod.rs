@@ -16,6 +16,9 @@ mod copilot_tui;
 mod gemini;
 #[cfg(feature = "real-cli")]
 mod gemini_tui;
+mod launch;
+#[cfg(feature = "real-cli")]
+mod launch_cli;
 mod log;
 mod qwen;
 #[cfg(feature = "real-cli")]

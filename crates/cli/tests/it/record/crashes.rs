@@ -18,18 +18,20 @@ use crate::{
     sandbox_with, seed,
 };
 
-/// The named points of the write path (index-store's `faults::Point`), in order.
-const FAULT_POINTS: [&str; 5] = [
+/// The named points of a record's write path, a scoped write over an index of ours
+/// (index-store's `faults::Point::SCOPED`), in order.
+const FAULT_POINTS: [&str; 6] = [
     "locked",
     "temp-written",
     "temp-synced",
-    "backup-written",
+    "journal-written",
     "renamed",
+    "journal-renamed",
 ];
 
 /// Whether a writer stopped at `point` has already replaced the index.
 fn replaced_at(point: &str) -> bool {
-    point == "renamed"
+    matches!(point, "renamed" | "journal-renamed")
 }
 
 /// Checks that the index (if there is one) and its backup (if there is one) parse as version 1
@@ -237,9 +239,10 @@ fn writers_aborting_at_each_fault_point_lose_nothing_acknowledged() {
         );
         assert_nothing_acknowledged_lost(&env, &acknowledged, point);
         assert_eq!(env.entry(&victim).is_some(), replaced_at(point), "{point}");
+        // Past `journal-renamed`, both temp files have their names.
         let temp_left = matches!(
             point,
-            "temp-written" | "temp-synced" | "backup-written" | "renamed"
+            "temp-written" | "temp-synced" | "journal-written" | "renamed"
         );
         assert_eq!(
             !env.temp_files().is_empty(),
@@ -275,9 +278,16 @@ fn no_stray_file_is_left_after_the_write_that_follows_a_crash() {
             .unwrap();
         assert_eq!(status.signal(), Some(Signal::ABORT.as_raw()), "{point}");
         record(&env, "D", "sid-d", "REPO");
+        // Killed at `renamed`, the writer left an index its journal does not lead to: the next
+        // write copies the backup as a full write does, and removes the journal.
+        let mut expected = vec!["index.json", "index.json.bak", "index.json.bak.journal"];
+        if point == "renamed" {
+            expected.pop();
+        }
+        expected.push("index.json.flock");
         assert_eq!(
             env.index_dir_files(),
-            ["index.json", "index.json.bak", "index.json.flock"],
+            expected,
             "after a crash at {point}, the next write leaves only the index and its sidecars"
         );
     }
@@ -371,12 +381,15 @@ fn corrupt_index_is_kept_aside_and_the_latest_acknowledged_generation_restored()
         .keys()
         .cloned()
         .collect();
-    assert_eq!(
-        backup_surfaces,
-        ["A", "B", "C"],
-        "the backup is the latest acknowledged generation"
-    );
+    // The backup is the generation of the first record (the others were scoped writes); its
+    // journal holds the records since: together, the latest acknowledged generation.
+    assert_eq!(backup_surfaces, ["A"], "the backup");
+    let journal_path = env.index_dir().join("index.json.bak.journal");
+    let journal: Value = serde_json::from_slice(&fs::read(&journal_path).unwrap()).unwrap();
+    let journaled: Vec<&String> = journal["set"].as_object().unwrap().keys().collect();
+    assert_eq!(journaled, ["B", "C"], "the journal: {journal}");
 
+    let acknowledged = env.entries();
     // Garbage written over the index from outside, in place.
     let garbage = b"\x00{\"version\": 1, \"entries\": {\"A\": garbage\xff".to_vec();
     env.write_index_bytes(&garbage);
@@ -405,13 +418,14 @@ fn corrupt_index_is_kept_aside_and_the_latest_acknowledged_generation_restored()
     );
 
     let entries = env.entries();
-    let mut expected: Vec<String> = backup_surfaces;
-    expected.push("N".into());
-    assert_eq!(entries.keys().cloned().collect::<Vec<_>>(), expected);
+    assert_eq!(
+        entries.keys().cloned().collect::<Vec<_>>(),
+        ["A", "B", "C", "N"]
+    );
     for surface in ["A", "B", "C"] {
         assert_eq!(
-            entries[surface], backup["entries"][surface],
-            "{surface} as in the backup: nothing acknowledged is lost"
+            entries[surface], acknowledged[surface],
+            "{surface} as in the backup with its journal: nothing acknowledged is lost"
         );
     }
     assert_eq!(entries["N"]["sessionId"], "sid-n");
