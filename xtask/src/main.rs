@@ -261,7 +261,7 @@ fn test(extra: &[String]) -> Result<()> {
         .args(["--profile", profile])
         .args([
             "--features",
-            "preflight/real-cli,crash-resume/real-cli,crash-resume/live-kitty,crash-resume/live-zellij",
+            "preflight/real-cli,crash-resume/real-cli,crash-resume/live-kitty,crash-resume/live-zellij,crash-resume/live-systemd",
         ])
         .env(test_support::zellij::VARIABLE, &zellij)
         .args(extra))?;

@@ -154,6 +154,9 @@ Exit codes: 0 all is well; 1 something needs doing (each problem is listed with 
     /// An agent's hook (reads its JSON on stdin; always exits 0), or install the hook
     #[command(subcommand)]
     Hook(HookCommand),
+    /// Restore on its own at login, once per boot: a systemd user unit (a launchd agent on macOS)
+    #[command(subcommand)]
+    Service(ServiceCommand),
     /// Print shell completions
     Completions {
         /// The shell to complete for
@@ -320,6 +323,29 @@ pub struct RestoreArgs {
     /// The address kitty listens on for remote control, such as unix:/tmp/kitty
     #[arg(long, value_name = "ADDR", env = "KITTY_LISTEN_ON")]
     pub kitty_socket: Option<String>,
+    /// With --apply: restore once per boot into this instance; a second run in the same boot
+    /// restores nothing and says when the first ran (a ledger beside the index). Staggered
+    /// and verified
+    #[arg(long, requires = "apply")]
+    pub once_per_boot: bool,
+    /// With --apply: at most N agents starting at once; each counts as started once its own
+    /// hook bound it to its surface again (staggered and verified; the default with
+    /// --once-per-boot) [default: 3]
+    #[arg(long, value_name = "N", requires = "apply", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_starting: Option<u32>,
+    /// With --apply: how long each agent has to bind itself (milliseconds, or 90s, 2m)
+    /// [default: 30s]
+    #[arg(long, value_name = "DURATION", requires = "apply")]
+    pub start_timeout: Option<String>,
+    /// With --apply: stop after K failed starts in a row, leaving the rest planned [default: 3]
+    #[arg(long, value_name = "K", requires = "apply", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_failures: Option<u32>,
+    /// Without --apply: when a surface could be resumed, say so with the command that
+    /// restores it into MULTIPLEXER (`restore --apply MULTIPLEXER --once-per-boot`), on
+    /// stderr and as a desktop notification where notify-send exists (what the login service
+    /// of policy ask runs)
+    #[arg(long, value_name = "MULTIPLEXER", value_parser = applicable(), conflicts_with = "apply")]
+    pub notify: Option<mux::Multiplexer>,
 }
 
 /// The multiplexers `restore --apply` takes: those with a backend (`mux::APPLICABLE`).
@@ -400,4 +426,56 @@ impl Agent {
     pub fn name(self) -> &'static str {
         self.agent().name()
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServiceCommand {
+    /// Write and enable the login service that runs `restore --apply MUX --once-per-boot`
+    Install {
+        /// auto restores once per boot; ask restores nothing, notifies and names the command
+        #[arg(long, value_enum, default_value = "auto")]
+        policy: ServicePolicy,
+        /// The multiplexer to restore into (tmux and zellij sessions are created by the
+        /// restore; kitty must be running, listening on --kitty-socket)
+        #[arg(long = "mux", value_enum, default_value = "tmux")]
+        multiplexer: ServiceMux,
+        /// kitty's remote-control address (unix:PATH), for --mux kitty
+        #[arg(long, value_name = "ADDR")]
+        kitty_socket: Option<String>,
+        /// The service manager [default: launchd on macOS, else systemd]
+        #[arg(long, value_enum)]
+        manager: Option<ServiceManager>,
+    },
+    /// Disable and remove the login service (only a file of ours)
+    Uninstall {
+        /// The service manager [default: launchd on macOS, else systemd]
+        #[arg(long, value_enum)]
+        manager: Option<ServiceManager>,
+    },
+    /// Whether the service is installed, what the last restore did and when, and why the panes
+    /// of the last boot died
+    Status {
+        /// The service manager [default: launchd on macOS, else systemd]
+        #[arg(long, value_enum)]
+        manager: Option<ServiceManager>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServicePolicy {
+    Auto,
+    Ask,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServiceMux {
+    Tmux,
+    Zellij,
+    Kitty,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServiceManager {
+    Systemd,
+    Launchd,
 }

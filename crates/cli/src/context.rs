@@ -295,3 +295,9 @@ pub fn absolute_dir(dir: &str, what: &str) -> Result<String, Failure> {
         .into_string()
         .map_err(|_| Failure::Usage(anyhow!("{what} {dir} is not valid UTF-8")))
 }
+
+/// This boot's id (`CRASH_RESUME_BOOT_ID` replaces it, for tests only).
+pub fn boot_id() -> Option<String> {
+    let replacement = std::env::var(resume_plan::boot::BOOT_ID_VARIABLE).ok();
+    resume_plan::boot::current_boot_id(replacement.as_deref())
+}

@@ -189,6 +189,10 @@ fn closing_sections(page: &mut Roff) {
             ),
             ("CRASH_RESUME_ROLE", "the role the hook records"),
             (
+                "CRASH_RESUME_BOOT_ID",
+                "for tests only: stands in for this boot's id (/proc/sys/kernel/random/boot_id, kern.boottime on macOS)",
+            ),
+            (
                 "CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME, COPILOT_HOME, QWEN_HOME",
                 "the agents' config dirs, recorded with each session",
             ),
@@ -205,11 +209,19 @@ fn closing_sections(page: &mut Roff) {
         &[
             (
                 "$XDG_STATE_HOME/crash-resume/index.json",
-                "the index (else ~/.local/state/crash-resume/index.json). Beside it: index.json.bak (a copy of a recent generation) and index.json.bak.journal (the records since it: with it, the latest generation), index.json.flock (the write lock), index.json.restore.lock (held while restore --apply runs), index.json.lock (the JavaScript crash-resume-index's lock dir, there only during a write), and index.json.corrupt-<time> (a damaged index kept aside by a repair)",
+                "the index (else ~/.local/state/crash-resume/index.json). Beside it: index.json.bak (a copy of a recent generation) and index.json.bak.journal (the records since it: with it, the latest generation), index.json.flock (the write lock), index.json.restore.lock (held while restore --apply runs), index.json.boots.json (the ledger of restores per boot that restore --once-per-boot keeps, and service status reads), index.json.lock (the JavaScript crash-resume-index's lock dir, there only during a write), and index.json.corrupt-<time> (a damaged index kept aside by a repair)",
             ),
             (
                 "$XDG_STATE_HOME/crash-resume/hook.log",
                 "what the hooks did that needs telling, with its level (info, warning, error); rotated to hook.log.1 past 256 KiB",
+            ),
+            (
+                "$XDG_STATE_HOME/crash-resume/service.log, tmux-start.log",
+                "what the login service's restore (service install) and the restore at a tmux server's start (hook install tmux) printed, appended",
+            ),
+            (
+                "$XDG_CONFIG_HOME/systemd/user/crash-resume-restore.service",
+                "the systemd user unit service install writes (on macOS ~/Library/LaunchAgents/dev.crash-resume.restore.plist); service uninstall removes it, and neither touches a file there that is not ours",
             ),
             (
                 "$XDG_CONFIG_HOME/crash-resume/launchers.toml",
@@ -230,6 +242,8 @@ fn closing_sections(page: &mut Roff) {
         "crash-resume preflight tmux:main:0.1    # would it resume, and why",
         "crash-resume restore                    # after a crash: the plan",
         "crash-resume restore --apply tmux       # carry it out in tmux",
+        "crash-resume service install --mux tmux # restore once per boot at login, staggered and verified",
+        "crash-resume service status             # installed? what the last restore did, why the panes died",
         "cmd=$(crash-resume resume-cmd cmux-pane-42 2h) && eval \"$cmd\"",
     ] {
         page.text([roman(line)]);

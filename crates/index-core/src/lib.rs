@@ -66,6 +66,9 @@ pub struct Entry {
     /// writes it (tmux's `#{window_layout}`: the window's size, then how its panes split it),
     /// when recorded; a restore lays out a window it re-creates with it.
     pub window_layout: Option<String>,
+    /// The boot the surface's agent last recorded itself in (`/proc/sys/kernel/random/boot_id`
+    /// on Linux), when known: tells a reboot from a crash in this boot.
+    pub boot_id: Option<String>,
     /// How the agent was started ([`Launch`]), when its hook read it.
     pub launch: Option<Launch>,
     /// Fields of the stored entry this version does not know, kept for the next write.
@@ -202,6 +205,8 @@ pub struct Record {
     pub config_dir: Option<String>,
     /// The layout of the surface's window, if recorded ([`Entry::window_layout`]).
     pub window_layout: Option<String>,
+    /// The boot the record is made in, if known ([`Entry::boot_id`]).
+    pub boot_id: Option<String>,
     /// How the agent was started, if read ([`Entry::launch`]): an empty one (the agent was
     /// found, started with nothing to keep) clears the entry's; `None` keeps it.
     pub launch: Option<Launch>,
@@ -219,6 +224,7 @@ impl Record {
             cwd: None,
             config_dir: None,
             window_layout: None,
+            boot_id: None,
             launch: None,
         }
     }
@@ -361,6 +367,7 @@ impl Index {
                 entry.cwd = record.cwd.or(entry.cwd);
                 entry.config_dir = record.config_dir.or(entry.config_dir);
                 entry.window_layout = record.window_layout.or(entry.window_layout);
+                entry.boot_id = record.boot_id.or(entry.boot_id);
                 // A launch read says how this start was made, nothing kept included; none read
                 // (a hook that did not find its agent) keeps the one before.
                 entry.launch = match record.launch {
@@ -388,6 +395,7 @@ impl Index {
                     restore_claimed_at: None,
                     restore_claimed_by: None,
                     window_layout: record.window_layout,
+                    boot_id: record.boot_id,
                     launch: record.launch.filter(|launch| !launch.is_empty()),
                     unknown_fields: Map::new(),
                 }

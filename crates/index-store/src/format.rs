@@ -56,11 +56,13 @@ pub mod field {
     pub const RESTORE_CLAIMED_BY: &str = "restore_claimed_by";
     /// The layout of the surface's multiplexer window.
     pub const WINDOW_LAYOUT: &str = "window_layout";
+    /// The boot the surface's agent last recorded itself in.
+    pub const BOOT_ID: &str = "boot_id";
     /// How the agent was started (`{"args", "env", "wrapper"}`).
     pub const LAUNCH: &str = "launch";
 
     /// Every field this version knows.
-    pub const KNOWN: [&str; 15] = [
+    pub const KNOWN: [&str; 16] = [
         SURFACE,
         SESSION,
         REPO,
@@ -75,6 +77,7 @@ pub mod field {
         RESTORE_CLAIMED_AT,
         RESTORE_CLAIMED_BY,
         WINDOW_LAYOUT,
+        BOOT_ID,
         LAUNCH,
     ];
 }
@@ -566,6 +569,7 @@ fn read_fields(surface: &str, object: &Map<String, Value>) -> Result<Entry, Stri
             .and_then(|value| ClaimantV1::deserialize(value).ok())
             .map(Claimant::from),
         window_layout: optional_str(object, field::WINDOW_LAYOUT)?.map(str::to_string),
+        boot_id: optional_str(object, field::BOOT_ID)?.map(str::to_string),
         // A launch that does not read is kept as an unknown field (above), and unused.
         launch: object
             .get(field::LAUNCH)
@@ -671,6 +675,9 @@ pub struct EntryV1<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     /// The layout of the surface's multiplexer window, if recorded.
     pub window_layout: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The boot the surface's agent last recorded itself in, if known.
+    pub boot_id: Option<&'a str>,
     #[serde(
         skip_serializing_if = "Option::is_none",
         serialize_with = "serialize_launch"
@@ -703,6 +710,7 @@ impl<'a> From<&'a Entry> for EntryV1<'a> {
             restore_claimed_at: entry.restore_claimed_at,
             restore_claimed_by: entry.restore_claimed_by.as_ref(),
             window_layout: entry.window_layout.as_deref(),
+            boot_id: entry.boot_id.as_deref(),
             launch: entry.launch.as_ref(),
             unknown_fields: &entry.unknown_fields,
         }
@@ -917,6 +925,7 @@ mod fast {
         #[serde(default)]
         window_layout: Option<String>,
         #[serde(default)]
+        boot_id: Option<String>,
         launch: Option<super::LaunchV1>,
     }
 
@@ -949,6 +958,7 @@ mod fast {
                 restore_claimed_at: self.restore_claimed_at,
                 restore_claimed_by: self.restore_claimed_by.map(Claimant::from),
                 window_layout: self.window_layout,
+                boot_id: self.boot_id,
                 launch: self.launch.map(index_core::Launch::from),
                 unknown_fields: Map::new(),
             })

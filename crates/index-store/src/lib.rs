@@ -589,6 +589,59 @@ impl Store {
         lock.hold(paths, timeout, || Ok(critical()))
     }
 
+    /// The path of the sidecar `<index>.<name>`, a small file of a caller's (the restore's
+    /// ledger of boots).
+    pub fn sidecar_path(&self, name: &str) -> Utf8PathBuf {
+        sidecar(&self.path, &format!(".{name}"))
+    }
+
+    /// The content of the sidecar `<index>.<name>` ([`Store::sidecar_path`]), read no further
+    /// than `max_bytes` (no symlink followed, refused when another user could have written
+    /// it); `None` when there is none. Never writes.
+    pub fn read_sidecar(&self, name: &str, max_bytes: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self.sidecar_path(name);
+        let read_error = |cause: io::Error| StoreError::Read {
+            path: path.clone(),
+            cause,
+        };
+        let file = match safe_open::open_read(path.as_std_path(), Symlinks::Refuse) {
+            Ok(file) => file,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(read_error(error)),
+        };
+        let metadata = file.metadata().map_err(read_error)?;
+        if let Some(reason) = location::untrusted(&metadata, false) {
+            return Err(StoreError::UnsafeOwnership {
+                path: path.clone(),
+                reason: format!("it {reason}"),
+            });
+        }
+        match safe_open::read_whole_within(file, max_bytes).map_err(read_error)? {
+            safe_open::Within::Whole(bytes) => Ok(Some(bytes)),
+            safe_open::Within::TooLarge(size) => Err(read_error(io::Error::other(format!(
+                "it holds {size} bytes, more than the {max_bytes} a sidecar may"
+            )))),
+        }
+    }
+
+    /// Replaces the sidecar `<index>.<name>` with `bytes`, durably (a temp file beside it,
+    /// synced, renamed over it, the dir synced), so that a reader sees the old content or the
+    /// new, whole. The caller serialises its writers (the restore lock, [`Store::exclusive`]).
+    pub fn write_sidecar(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        self.ensure_dir()?;
+        let path = self.sidecar_path(name);
+        let temp = write_temp(&path, bytes, None)?;
+        #[allow(clippy::disallowed_methods)] // a sidecar of the index, replaced here only
+        temp.persist(&path).map_err(|error| StoreError::Write {
+            path: path.clone(),
+            cause: error.error,
+        })?;
+        sync_dir(parent(&path)).map_err(|cause| StoreError::NotDurable {
+            path: path.clone(),
+            cause,
+        })
+    }
+
     /// Locked read-modify-write: waits for the lock (up to the deadline), reloads the index,
     /// applies `change`, and, when the file would change, writes it durably before returning.
     pub fn update<T>(

@@ -221,7 +221,7 @@ fn usable_session<'a>(surface: &str, raw: &'a str) -> Option<&'a str> {
 struct Checked;
 
 /// The fields [`Checked`] reads, in [`field::KNOWN`]'s order.
-const CHECKED: [&str; 15] = [
+const CHECKED: [&str; 16] = [
     field::SURFACE,
     field::SESSION,
     field::REPO,
@@ -236,6 +236,7 @@ const CHECKED: [&str; 15] = [
     field::RESTORE_CLAIMED_AT,
     field::RESTORE_CLAIMED_BY,
     field::WINDOW_LAYOUT,
+    field::BOOT_ID,
     field::LAUNCH,
 ];
 
@@ -303,7 +304,7 @@ impl<'de> Visitor<'de> for Checked {
                     map.next_value::<Option<u64>>()?;
                     true
                 }
-                field::CWD | field::CONFIG_DIR | field::WINDOW_LAYOUT => {
+                field::CWD | field::CONFIG_DIR | field::WINDOW_LAYOUT | field::BOOT_ID => {
                     map.next_value::<Option<&'de str>>()?;
                     true
                 }

@@ -175,6 +175,14 @@ pub trait Backend: fmt::Debug {
     /// `--json` plan: the tmux server's socket path, cmux's socket, the WezTerm program.
     fn location(&self) -> String;
 
+    /// Which run of the instance answers now, to tell an instance started again (a tmux
+    /// server after a crash, at the same socket path) from the one an earlier restore opened
+    /// surfaces in. [`InstanceRun::Untold`] for a multiplexer this backend does not tell runs
+    /// of apart.
+    fn instance_run(&self) -> InstanceRun {
+        InstanceRun::Untold
+    }
+
     /// Makes the surface's place when it is missing, with the user's shell in `dir` (the caller
     /// passes only one that exists): a recorded place with nothing to resume, so that its window
     /// comes back whole. What was created; `Ok(None)` when the place exists (it is left alone)
@@ -210,6 +218,17 @@ pub trait Backend: fmt::Debug {
     fn own(&self, surface: &Surface) -> Result<Surface, Elsewhere> {
         Ok(surface.clone())
     }
+}
+
+/// Which run of an instance answers ([`Backend::instance_run`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InstanceRun {
+    /// It runs; this names the run (tmux: the server's pid and start time).
+    Running(String),
+    /// Nothing runs there now.
+    NotRunning,
+    /// This backend does not tell runs apart.
+    Untold,
 }
 
 /// The instance a surface belongs to when it is not the one a backend opens surfaces in.

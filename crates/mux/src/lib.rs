@@ -37,7 +37,7 @@ pub mod zellij;
 
 use std::path::PathBuf;
 
-pub use backend::{Backend, Created, Elsewhere, MuxError, Opened, Start};
+pub use backend::{Backend, Created, Elsewhere, InstanceRun, MuxError, Opened, Start};
 pub use multiplexer::{Multiplexer, NotCanonical};
 pub use surface::Surface;
 

@@ -90,6 +90,9 @@ pub struct Summary {
     /// That surface as the backend's instance names it in full (a tmux surface recorded
     /// without its server, with it): what [`here_script`] names to the agent.
     pub here_surface: Option<String>,
+    /// A staggered restore stopped after this many failures in a row ([`Stagger`]), leaving
+    /// the rest planned.
+    pub stopped: Option<usize>,
 }
 
 /// How to apply.
@@ -99,7 +102,45 @@ pub struct ApplyOptions {
     /// terminal, and will start [`here_script`] as its own process): that surface is claimed
     /// for it instead of being skipped as busy.
     pub start_here: bool,
+    /// Start agents a few at a time and verify each ([`Stagger`]); `None` starts them all at
+    /// once and checks none.
+    pub stagger: Option<Stagger>,
 }
+
+/// How a staggered restore starts agents: at most [`Stagger::max_starting`] are starting at
+/// once; an agent counts as started when its own hook has bound it to its surface again (the
+/// index shows a record of the surface made after the restore claimed it), within
+/// [`Stagger::start_timeout`]; one not bound and not in the process table for [`EXIT_GRACE`]
+/// (or the start timeout, when shorter) has exited, or never ran: it failed. After [`Stagger::max_failures`] failures in a row
+/// (a start that failed, an agent that exited, or one not bound in time) the restore stops
+/// and leaves the rest planned, unclaimed ([`Applied::Stopped`]). A failed start never
+/// removes or changes the recorded session: its claim is taken back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stagger {
+    /// How many agents may be starting at once (at least 1).
+    pub max_starting: usize,
+    /// How long an agent has to bind itself.
+    pub start_timeout: StdDuration,
+    /// How many failures in a row stop the restore (at least 1).
+    pub max_failures: usize,
+}
+
+impl Default for Stagger {
+    fn default() -> Self {
+        Stagger {
+            max_starting: 3,
+            start_timeout: StdDuration::from_secs(30),
+            max_failures: 3,
+        }
+    }
+}
+
+/// How long a started agent may take to show in the process table before, not bound and not
+/// running, it counts as failed.
+pub const EXIT_GRACE: StdDuration = StdDuration::from_secs(5);
+
+/// How often a staggered restore looks at the index and the process table while agents start.
+const POLL_INTERVAL: StdDuration = StdDuration::from_millis(50);
 
 /// Applies every resumable item of `plan` through `backend`, holding the restore lock of
 /// `store`'s index, and records in each item what was done (`applied`, `outcome`). `now` is the
@@ -124,6 +165,19 @@ pub fn apply_with(
     options: ApplyOptions,
 ) -> Result<Summary, StoreError> {
     store.exclusive(RESTORE_LOCK, RESTORE_LOCK_TIMEOUT, || {
+        apply_locked(store, backend, plan, now, options)
+    })
+}
+
+/// [`apply_with`], the restore lock held by the caller.
+pub(crate) fn apply_locked(
+    store: &Store,
+    backend: &dyn Backend,
+    plan: &mut [PlanItem],
+    now: &dyn Fn() -> Millis,
+    options: ApplyOptions,
+) -> Summary {
+    {
         let mut summary = Summary::default();
         let table = proc_table::table();
         let deadline = Instant::now() + PROCESS_TABLE_DEADLINE;
@@ -147,19 +201,51 @@ pub fn apply_with(
         let here = plan.iter().position(|item| {
             item.resumable() && here.is_some() && own_surface(backend, item) == here
         });
-        for (position, item) in plan.iter_mut().enumerate() {
+        let mut starting = Starting::default();
+        for position in 0..plan.len() {
             if Some(position) == here {
                 continue;
             }
-            let applied = match backend.unanswered() {
-                Some(unanswered) if item.resumable() => Some(Applied::NotTried {
+            let item = &mut plan[position];
+            let before = now();
+            let applied = match (backend.unanswered(), starting.stopped) {
+                (Some(unanswered), _) if item.resumable() => Some(Applied::NotTried {
                     unanswered: unanswered.to_string(),
                 }),
-                Some(_) => None,
-                None if item.resumable() => Some(apply_one(store, backend, item, now, &claims)),
-                None => open_shell(backend, item),
+                (Some(_), _) => None,
+                (None, Some(failures_in_a_row)) if item.resumable() => {
+                    Some(Applied::Stopped { failures_in_a_row })
+                }
+                (None, _) if item.resumable() => {
+                    Some(apply_one(store, backend, item, now, &claims))
+                }
+                (None, _) => open_shell(backend, item),
             };
+            let started = applied.as_ref().is_some_and(Applied::is_started);
+            let failed = applied.as_ref().is_some_and(Applied::is_failure);
             record(&mut summary, item, applied);
+            let Some(stagger) = options.stagger else {
+                continue;
+            };
+            if started {
+                starting.pending.push(Pending {
+                    position,
+                    surface: own_surface(backend, item).unwrap_or_else(|| item.surface.clone()),
+                    started_at: before,
+                    started: Instant::now(),
+                    last_seen: Instant::now(),
+                });
+            } else if failed {
+                starting.failed(stagger);
+            }
+            while starting.pending.len() >= stagger.max_starting.max(1) {
+                starting.wait(store, plan, stagger, &mut summary);
+            }
+        }
+        if let Some(stagger) = options.stagger {
+            while !starting.pending.is_empty() {
+                starting.wait(store, plan, stagger, &mut summary);
+            }
         }
         lay_out(backend, plan, &mut summary);
         if let Some(position) = here {
@@ -179,8 +265,201 @@ pub fn apply_with(
             record(&mut summary, item, Some(applied));
         }
         summary.unanswered = backend.unanswered().map(str::to_string);
+        summary.stopped = starting.stopped;
         summary
-    })
+    }
+}
+
+/// An agent a staggered restore started and has not verified yet.
+struct Pending {
+    /// Its plan item.
+    position: usize,
+    /// Its surface in the instance's full form (what its hook records).
+    surface: String,
+    /// The clock just before it was claimed: a record of its surface after this is its own.
+    started_at: Millis,
+    /// When it was started.
+    started: Instant,
+    /// When it was last seen in the process table (when it was started, before).
+    last_seen: Instant,
+}
+
+/// The agents a staggered restore is starting, and the failures in a row so far.
+#[derive(Default)]
+struct Starting {
+    pending: Vec<Pending>,
+    failures_in_a_row: usize,
+    /// Set once the failures in a row reached the limit: how many.
+    stopped: Option<usize>,
+}
+
+impl Starting {
+    /// Notes a failure; stops at the limit.
+    fn failed(&mut self, stagger: Stagger) {
+        self.failures_in_a_row += 1;
+        if self.failures_in_a_row >= stagger.max_failures.max(1) {
+            self.stopped = Some(self.failures_in_a_row);
+        }
+    }
+
+    /// Waits until at least one pending agent is bound, has failed or has run out of time, and
+    /// notes what it came to in its plan item.
+    fn wait(
+        &mut self,
+        store: &Store,
+        plan: &mut [PlanItem],
+        stagger: Stagger,
+        summary: &mut Summary,
+    ) {
+        loop {
+            let resolved = self.look(store, plan, stagger);
+            if !resolved.is_empty() {
+                for (pending, verdict) in resolved {
+                    self.settle(
+                        store,
+                        &mut plan[pending.position],
+                        &pending,
+                        verdict,
+                        stagger,
+                        summary,
+                    );
+                }
+                return;
+            }
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+
+    /// One look at the index and the process table: the pending agents that are settled now,
+    /// taken out of the pending list.
+    fn look(
+        &mut self,
+        store: &Store,
+        plan: &[PlanItem],
+        stagger: Stagger,
+    ) -> Vec<(Pending, Verdict)> {
+        let index = store.load().map(|snapshot| snapshot.index).ok();
+        let table = proc_table::table();
+        let deadline = Instant::now() + PROCESS_TABLE_DEADLINE;
+        let programs: Vec<&str> = self
+            .pending
+            .iter()
+            .map(|pending| plan[pending.position].agent.as_str())
+            .collect();
+        let processes = Snapshot::read(table, deadline, &programs);
+        let mut settled = Vec::new();
+        let mut still = Vec::new();
+        for mut pending in std::mem::take(&mut self.pending) {
+            let item = &plan[pending.position];
+            let recorded_since = |surface: &str| {
+                index
+                    .as_ref()
+                    .and_then(|index| index.lookup(surface))
+                    .and_then(|entry| entry.last_active)
+                    .is_some_and(|last| last > pending.started_at)
+            };
+            let elapsed = pending.started.elapsed();
+            let running = processes
+                .carrying(SURFACE_VARIABLE, &pending.surface, &item.agent)
+                .is_some();
+            if running {
+                pending.last_seen = Instant::now();
+            }
+            let verdict = if recorded_since(&pending.surface) || recorded_since(&item.surface) {
+                Some(Verdict::Bound {
+                    after_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                })
+            } else if !running
+                && pending.last_seen.elapsed() >= EXIT_GRACE.min(stagger.start_timeout)
+            {
+                Some(Verdict::Exited)
+            } else if elapsed >= stagger.start_timeout {
+                Some(Verdict::NotInTime)
+            } else {
+                None
+            };
+            match verdict {
+                Some(verdict) => settled.push((pending, verdict)),
+                None => still.push(pending),
+            }
+        }
+        self.pending = still;
+        settled
+    }
+
+    /// Notes what a started agent came to in its item and the summary, and counts a failure.
+    fn settle(
+        &mut self,
+        store: &Store,
+        item: &mut PlanItem,
+        pending: &Pending,
+        verdict: Verdict,
+        stagger: Stagger,
+        summary: &mut Summary,
+    ) {
+        let Some(Applied::Started {
+            created,
+            claim_not_durable,
+            ..
+        }) = item.outcome.take()
+        else {
+            return;
+        };
+        let waited_ms = u64::try_from(stagger.start_timeout.as_millis()).unwrap_or(u64::MAX);
+        let applied = match verdict {
+            Verdict::Bound { after_ms } => {
+                self.failures_in_a_row = 0;
+                Applied::Started {
+                    created,
+                    claim_not_durable,
+                    verified: Some(crate::outcome::Verified::Bound { after_ms }),
+                }
+            }
+            Verdict::NotInTime => {
+                self.failed(stagger);
+                Applied::Started {
+                    created,
+                    claim_not_durable,
+                    verified: Some(crate::outcome::Verified::NotInTime { waited_ms }),
+                }
+            }
+            Verdict::Exited => {
+                self.failed(stagger);
+                // The claim is taken back, so the next restore may try; the recorded session
+                // is left as it was.
+                if let Some(claimed_at) = claimed_at_any(store, item) {
+                    release(store, item, claimed_at);
+                }
+                summary.failed += 1;
+                Applied::failure(
+                    Failure::AgentExited,
+                    format!(
+                        "its agent exited (or never ran) without binding itself to {}; the recorded session is kept",
+                        pending.surface
+                    ),
+                )
+            }
+        };
+        item.applied = Some(applied.to_string());
+        item.outcome = Some(applied);
+    }
+}
+
+/// What a look found a started agent came to.
+#[derive(Clone, Copy)]
+enum Verdict {
+    /// Its hook recorded its surface this long after it was started.
+    Bound { after_ms: u64 },
+    /// It runs, unbound, past the start timeout.
+    NotInTime,
+    /// It is not running, and not bound.
+    Exited,
+}
+
+/// When the item's surface was last claimed, whatever session it holds now.
+fn claimed_at_any(store: &Store, item: &PlanItem) -> Option<Millis> {
+    let index = store.load().ok()?.index;
+    index.lookup(&item.surface)?.restore_claimed_at
 }
 
 /// What a claim is judged by: the process table read once, and this restore's name.
@@ -359,6 +638,7 @@ fn apply_one(
         Ok(Opened::Started { created }) => Applied::Started {
             created,
             claim_not_durable: None,
+            verified: None,
         },
         Ok(Opened::Skipped(busy)) => Applied::skipped(Skip::Busy { busy }),
         Err(error) => Applied::failed(&error),

@@ -11,7 +11,11 @@
 //! - [`hook`]: an agent's hook event to an operation on the index.
 //! - [`apply`]: applying the plan through a multiplexer's backend (`mux::Backend`): claims,
 //!   the busy check, the restore lock, releasing what was not started; [`outcome`]: what it
-//!   did to each surface, typed.
+//!   did to each surface, typed; with a [`apply::Stagger`], a few agents start at a time and
+//!   each is verified (its own hook bound it to its surface again).
+//! - [`service`]: the text of the login service (a systemd user unit, a launchd agent).
+//! - [`boot`]: the boot id, the ledger of restores per boot (`--once-per-boot`), and why each
+//!   pane died.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -32,6 +36,7 @@
 #![deny(missing_docs)]
 
 pub mod apply;
+pub mod boot;
 mod environment;
 pub mod hook;
 pub mod input;
@@ -40,6 +45,7 @@ pub mod outcome;
 pub mod plan;
 pub mod reasons;
 pub mod resume;
+pub mod service;
 mod wire;
 
 pub use environment::{Environment, LocationError, Placed, hook_log_path};

@@ -20,6 +20,10 @@ pub enum Applied {
         /// The claim is in place but may not survive a power cut: why.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         claim_not_durable: Option<String>,
+        /// Whether the agent's own hook bound it to the surface again in time (only for a
+        /// staggered restore, [`crate::apply::Stagger`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        verified: Option<Verified>,
     },
     /// Nothing to resume there: the missing place was made, with the user's shell in the
     /// recorded dir, so that its window comes back whole.
@@ -59,6 +63,28 @@ pub enum Applied {
     NotTried {
         /// What the call that did not answer said.
         unanswered: String,
+    },
+    /// The surface was left planned, not claimed: this many starts had failed in a row
+    /// (`--max-failures`), and the restore stopped starting agents.
+    Stopped {
+        /// The failures in a row that stopped it.
+        failures_in_a_row: usize,
+    },
+}
+
+/// Whether a started agent came back: its own hook bound it to its surface again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Verified {
+    /// The agent's hook recorded it on its surface this long after it was started.
+    Bound {
+        /// Milliseconds from its start to its record.
+        after_ms: u64,
+    },
+    /// The agent runs but did not record itself within the start timeout.
+    NotInTime {
+        /// The start timeout, in milliseconds.
+        waited_ms: u64,
     },
 }
 
@@ -108,6 +134,9 @@ pub enum Failure {
     Claim,
     /// The multiplexer refused or failed to create the place or to start the command.
     Multiplexer,
+    /// The agent was started but exited (or never ran) without its hook binding it to the
+    /// surface; the recorded session is left as it was.
+    AgentExited,
 }
 
 impl Applied {
@@ -124,6 +153,11 @@ impl Applied {
     /// Whether the resume command was started.
     pub fn is_started(&self) -> bool {
         matches!(self, Applied::Started { .. })
+    }
+
+    /// Whether the surface was left planned after too many failures in a row.
+    pub fn is_stopped(&self) -> bool {
+        matches!(self, Applied::Stopped { .. })
     }
 
     /// A failure of the multiplexer, said with each cause once.
@@ -169,7 +203,7 @@ impl Applied {
             | Applied::Failed {
                 claim_not_durable, ..
             } => *claim_not_durable = why,
-            Applied::Shell { .. } | Applied::NotTried { .. } => {}
+            Applied::Shell { .. } | Applied::NotTried { .. } | Applied::Stopped { .. } => {}
         }
         self
     }
@@ -187,7 +221,7 @@ impl Applied {
             | Applied::Failed {
                 claim_not_durable, ..
             } => claim_not_durable.as_deref(),
-            Applied::Shell { .. } | Applied::NotTried { .. } => None,
+            Applied::Shell { .. } | Applied::NotTried { .. } | Applied::Stopped { .. } => None,
         }
     }
 }
@@ -219,7 +253,9 @@ fn describe(error: &MuxError) -> String {
 impl fmt::Display for Applied {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Applied::Started { created, .. } => {
+            Applied::Started {
+                created, verified, ..
+            } => {
                 if created.is_empty() {
                     formatter.write_str("started in the existing pane")?;
                 } else {
@@ -229,6 +265,19 @@ impl fmt::Display for Applied {
                         "created {} and started in it",
                         created.join(", ")
                     )?;
+                }
+                match verified {
+                    Some(Verified::Bound { after_ms }) => write!(
+                        formatter,
+                        "; verified: its agent bound itself after {:.1}s",
+                        *after_ms as f64 / 1000.0
+                    )?,
+                    Some(Verified::NotInTime { waited_ms }) => write!(
+                        formatter,
+                        "; not verified: its agent runs but did not bind itself within {}s",
+                        waited_ms / 1000
+                    )?,
+                    None => {}
                 }
             }
             Applied::Shell { created } => {
@@ -273,6 +322,10 @@ impl fmt::Display for Applied {
             }
             Applied::Failed { message, .. } => write!(formatter, "failed: {message}")?,
             Applied::NotTried { unanswered } => write!(formatter, "not tried: {unanswered}")?,
+            Applied::Stopped { failures_in_a_row } => write!(
+                formatter,
+                "not tried: {failures_in_a_row} starts failed in a row, so the restore stopped; left planned"
+            )?,
         }
         match self.claim_not_durable() {
             Some(why) => write!(formatter, " (the claim may not survive a power cut: {why})"),

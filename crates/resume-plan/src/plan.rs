@@ -75,6 +75,9 @@ pub struct PlanItem {
     /// The layout of the surface's window when it was last recorded (the index entry's
     /// `window_layout`): applying lays out a window it re-creates with the newest one.
     pub window_layout: Option<String>,
+    /// Why the surface's pane died, from evidence ([`crate::boot::say_why_died`]); `None` for
+    /// one whose session ended cleanly, or before it was said.
+    pub died: Option<crate::boot::Died>,
     /// How the command starts the agent again, from the launch its hook recorded: the kept
     /// flags, the model and provider variables, and the flags the pinned CLI does not take,
     /// left out ([`resume::Relaunch`]). `None` when nothing was recorded, or the entry is
@@ -113,6 +116,14 @@ pub struct Plan {
     /// (`mux::Backend::location`: for tmux, the server's socket path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restored_into: Option<String>,
+    /// With `--once-per-boot`, when a restore of this boot into this instance had run: that
+    /// run, as the ledger holds it (nothing was done, `surfaces` is empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub already_ran: Option<crate::boot::Run>,
+    /// A staggered restore stopped after this many failed starts in a row, leaving the
+    /// surfaces after them planned (`outcome` `stopped`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<usize>,
 }
 
 /// Why a plan could not be made.
@@ -244,6 +255,7 @@ impl<'a> Planner<'a> {
             last_activity,
             outcome: None,
             window_layout: entry.window_layout.clone(),
+            died: None,
             launch,
         };
         Ok(item)

@@ -53,6 +53,7 @@ pub(crate) struct PlanItemV1 {
     #[serde(default)]
     end_evidence: Option<EndEvidence>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    died: Option<crate::boot::Died>,
     launch: Option<crate::resume::Relaunch>,
 }
 
@@ -79,6 +80,7 @@ impl From<PlanItem> for PlanItemV1 {
             last_activity,
             outcome,
             window_layout,
+            died,
             launch,
         } = item;
         PlanItemV1 {
@@ -102,6 +104,7 @@ impl From<PlanItem> for PlanItemV1 {
             last_activity,
             outcome,
             window_layout,
+            died,
             held_by: held_elsewhere,
             refusal: refused,
             end_evidence: why,
@@ -133,6 +136,7 @@ impl From<PlanItemV1> for PlanItem {
             last_activity,
             outcome,
             window_layout,
+            died,
             held_by,
             refusal,
             end_evidence,
@@ -159,6 +163,7 @@ impl From<PlanItemV1> for PlanItem {
             last_activity,
             outcome,
             window_layout,
+            died,
             launch,
         }
     }

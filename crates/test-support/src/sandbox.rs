@@ -312,7 +312,8 @@ pub fn parse_index(bytes: &[u8], path: &Path) -> Value {
 }
 
 /// A `std` command for `program` with the sandbox's environment: the index path, home, state
-/// and config dirs inside the sandbox, and nothing from the caller's crash-resume settings.
+/// and config dirs inside the sandbox, the boot id fixed (`CRASH_RESUME_BOOT_ID`), and nothing
+/// from the caller's crash-resume settings.
 pub fn sandboxed(env: &Sandbox, program: impl AsRef<OsStr>) -> std::process::Command {
     let mut command = std::process::Command::new(program);
     command
@@ -321,6 +322,9 @@ pub fn sandboxed(env: &Sandbox, program: impl AsRef<OsStr>) -> std::process::Com
         .env("HOME", env.home())
         .env("XDG_STATE_HOME", env.state_home())
         .env("XDG_CONFIG_HOME", env.config_home())
+        // The boot every test runs in, the same on every machine (a test that reboots sets
+        // another).
+        .env("CRASH_RESUME_BOOT_ID", "sandbox-boot")
         .env("NO_COLOR", "1");
     for variable in REMOVED_VARIABLES {
         command.env_remove(variable);

@@ -318,6 +318,7 @@ fn capture(
     let surface = named.surface;
     let mut record = build_record(cx, agent, &surface, &payload)?;
     record.window_layout = named.window_layout;
+    record.boot_id = context::boot_id();
     record.launch = launch;
     let setting = lock_timeout_setting(cx);
     let lock_timeout = match is_retry {

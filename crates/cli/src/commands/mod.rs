@@ -15,6 +15,7 @@ mod prune;
 mod record;
 mod restore;
 mod resume_cmd;
+mod service;
 mod tmux_start;
 mod touch;
 
@@ -53,6 +54,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Path => path::run(cx),
         Command::Doctor => doctor::run(cx),
         Command::Restore(args) => restore::run(cx, &args),
+        Command::Service(command) => service::run(cx, command),
         Command::Hook(HookCommand::Claude { payload }) => {
             hook::run(cx, Agent::Claude, payload.as_deref());
             Ok(())

@@ -34,6 +34,7 @@ pub fn run(cx: &Context, args: RecordArgs) -> Outcome {
         .map(|dir| context::absolute_dir(dir, "--config-dir"))
         .transpose()?;
     index_core::check_dirs(record.cwd.as_deref(), record.config_dir.as_deref())?;
+    record.boot_id = context::boot_id();
     let store = context::open_store(cx)?;
     let surface = record.surface.clone();
     let session = record.session.clone();

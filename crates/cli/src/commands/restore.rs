@@ -40,6 +40,12 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
     let index = context::load(cx)?;
     let now = context::now();
     let mut plan = build_plan(cx, &index, args.all, max_age, now)?;
+    if args.apply.is_none() {
+        resume_plan::boot::say_why_died(&mut plan, &index, context::boot_id().as_deref());
+    }
+    if let Some(multiplexer) = args.notify {
+        notify(cx, args, multiplexer, &plan)?;
+    }
     for (cwd, surfaces) in resume_plan::plan::shared_cleanup_dirs(&plan) {
         output::print_message(&format!(
             "warning: {} resumes {} Gemini sessions in {} ({}) while Gemini's start-up cleanup \
@@ -109,22 +115,90 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         // on a terminal, where a person runs it, and never under `--json`.
         let start_here =
             !cx.json && crate::table::stdout_is_terminal() && std::io::stdin().is_terminal();
-        let options = resume_plan::apply::ApplyOptions { start_here };
-        summary = resume_plan::apply::apply_with(
-            store,
-            backend.as_ref(),
-            &mut plan,
-            &context::now,
-            options,
-        )
-        .map_err(|error| match error {
-                index_store::StoreError::LockTimeout { path, holder, waited } => {
-                    Failure::Failed(anyhow!(
-                        "another restore is applying ({holder}, lock {path}); gave up after {waited:.1?}. Nothing was opened; try again once it finishes"
-                    ))
-                }
-                other => other.into(),
+        let stagger = stagger(args)?;
+        let options = resume_plan::apply::ApplyOptions {
+            start_here: start_here && stagger.is_none(),
+            stagger,
+        };
+        let lock_error = |error| match error {
+            index_store::StoreError::LockTimeout {
+                path,
+                holder,
+                waited,
+            } => Failure::Failed(anyhow!(
+                "another restore is applying ({holder}, lock {path}); gave up after {waited:.1?}. Nothing was opened; try again once it finishes"
+            )),
+            other => other.into(),
+        };
+        let boot = context::boot_id();
+        if args.once_per_boot {
+            let boot = boot.ok_or_else(|| {
+                Failure::Failed(anyhow!(
+                    "cannot read this boot's id (/proc/sys/kernel/random/boot_id, or kern.boottime on macOS), so cannot restore once per boot; run restore --apply without --once-per-boot"
+                ))
             })?;
+            let once = resume_plan::boot::apply_once_per_boot(
+                store,
+                backend.as_ref(),
+                &mut plan,
+                &index,
+                &boot,
+                &context::now,
+                options,
+            )
+            .map_err(|error| match error {
+                resume_plan::boot::LedgerError::Store(error) => lock_error(error),
+                other => Failure::Failed(other.into()),
+            })?;
+            match once {
+                resume_plan::boot::Once::AlreadyRan(run) => {
+                    let ago = output::format_age(context::now().saturating_sub(run.at));
+                    output::print_message(&format!(
+                        "already restored into {} in this boot, {ago} ago: nothing to do (the ledger is {})",
+                        escape(&run.instance),
+                        escape(store.sidecar_path(resume_plan::boot::LEDGER_NAME).as_str())
+                    ));
+                    if cx.json {
+                        output::print_json(&Plan {
+                            version: OUTPUT_VERSION,
+                            surfaces: Vec::new(),
+                            restored_into: None,
+                            already_ran: Some(run),
+                            stopped: None,
+                        })?;
+                    }
+                    return Ok(());
+                }
+                resume_plan::boot::Once::Applied {
+                    summary: applied,
+                    not_recorded,
+                    ..
+                } => {
+                    match not_recorded {
+                        Some(why @ resume_plan::boot::NotRecorded::RestoredNothing { .. }) => {
+                            output::print_message(&format!(
+                                "this restore is not counted as the boot's: {why}; the next --once-per-boot run of this boot tries again"
+                            ));
+                        }
+                        Some(why) => output::print_message(&format!(
+                            "warning: this restore is not in the ledger, so the next --once-per-boot run of this boot restores again: {why}"
+                        )),
+                        None => {}
+                    }
+                    summary = *applied;
+                }
+            }
+        } else {
+            summary = resume_plan::apply::apply_with(
+                store,
+                backend.as_ref(),
+                &mut plan,
+                &context::now,
+                options,
+            )
+            .map_err(lock_error)?;
+            resume_plan::boot::say_why_died(&mut plan, &index, boot.as_deref());
+        }
         check_command = backend.check_command();
         attach = super::hints::attach_commands(backend.as_ref(), &plan);
     }
@@ -140,8 +214,14 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
         unanswered,
         starts_here,
         here_surface,
+        stopped,
         ..
     } = summary;
+    if let Some(failures) = stopped {
+        output::print_message(&format!(
+            "warning: {failures} starts failed in a row, so the restore stopped; the surfaces marked `not tried` are left planned: run restore again once the cause is fixed"
+        ));
+    }
     let outcome = match (failed, &unanswered) {
         (_, Some(unanswered)) => Err(Failure::Failed(anyhow!(
             "{unanswered}: the server may be stopped or hung; {failed} surface(s) failed and {not_tried} \
@@ -159,6 +239,8 @@ pub fn run(cx: &Context, args: &RestoreArgs) -> Result<(), Failure> {
             version: OUTPUT_VERSION,
             surfaces: plan,
             restored_into,
+            already_ran: None,
+            stopped,
         })?;
         return outcome;
     }
@@ -271,6 +353,59 @@ fn build_plan(
     )
 }
 
+/// `restore --notify MUX`: when a surface of the plan could be resumed, the line that says so
+/// with the command restoring into MUX, on stderr and through `notify-send` where it exists
+/// (5 s at most; one that fails or is missing changes nothing).
+fn notify(
+    cx: &Context,
+    args: &RestoreArgs,
+    multiplexer: mux::Multiplexer,
+    plan: &[PlanItem],
+) -> Result<(), Failure> {
+    let mut program = vec![super::ours::program()?];
+    program.extend(super::ours::global_words(cx)?);
+    let mut restore_words = Vec::new();
+    if let (mux::Multiplexer::Kitty, Some(address)) = (multiplexer, &args.kitty_socket) {
+        restore_words.extend(["--kitty-socket".to_string(), address.clone()]);
+    }
+    let command =
+        resume_plan::service::restore_command(&program, multiplexer.name(), &restore_words);
+    let resumable = plan.iter().filter(|item| item.resumable()).count();
+    if let Some(line) = resume_plan::service::ask_message(resumable, &command) {
+        output::print_message(&escape(&line));
+        let _ = bounded_run::output(
+            std::process::Command::new("notify-send").args(["crash-resume", line.as_str()]),
+            std::time::Duration::from_secs(5),
+        );
+    }
+    Ok(())
+}
+
+/// How the restore starts agents: staggered and verified with `--once-per-boot` or any of
+/// `--max-starting`, `--start-timeout`, `--max-failures` (each defaulting to
+/// [`resume_plan::apply::Stagger::default`]); all at once, unchecked, otherwise.
+fn stagger(args: &RestoreArgs) -> Result<Option<resume_plan::apply::Stagger>, Failure> {
+    if !args.once_per_boot
+        && args.max_starting.is_none()
+        && args.start_timeout.is_none()
+        && args.max_failures.is_none()
+    {
+        return Ok(None);
+    }
+    let mut stagger = resume_plan::apply::Stagger::default();
+    if let Some(max_starting) = args.max_starting {
+        stagger.max_starting = max_starting as usize;
+    }
+    if let Some(max_failures) = args.max_failures {
+        stagger.max_failures = max_failures as usize;
+    }
+    if let Some(timeout) = args.start_timeout.as_deref() {
+        let millis = context::parse_max_age(timeout, "start timeout").map(context::millis)?;
+        stagger.start_timeout = std::time::Duration::from_millis(millis);
+    }
+    Ok(Some(stagger))
+}
+
 /// A max age as typed, a plain number with its unit (`90` is `90ms`).
 fn with_unit(max_age: &str) -> String {
     let max_age = max_age.trim();
@@ -285,7 +420,7 @@ fn with_unit(max_age: &str) -> String {
 /// tab-separated line per surface (surface, verdict, session, how long ago it was last active,
 /// command or what happens, then each note as a field of its own).
 fn plan_text(plan: &[PlanItem], now: u64) -> String {
-    let cells: Vec<(Vec<String>, Vec<String>)> = plan
+    let cells: Vec<(Vec<String>, Vec<String>, String)> = plan
         .iter()
         .map(|item| {
             let session = escape(item.session_id.as_deref().unwrap_or("-")).into_owned();
@@ -349,23 +484,27 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
                 active,
                 what,
             ];
-            (fields, notes)
+            let died = item
+                .died
+                .map_or_else(|| "-".to_string(), |died| died.to_string());
+            (fields, notes, died)
         })
         .collect();
     if crate::table::stdout_is_terminal() {
-        let joined: Vec<String> = cells.iter().map(|(_, notes)| notes.join(" ")).collect();
+        let joined: Vec<String> = cells.iter().map(|(_, notes, _)| notes.join(" ")).collect();
         let rows: Vec<Vec<&str>> = cells
             .iter()
             .zip(&joined)
-            .map(|((fields, _), notes)| {
+            .map(|((fields, _, died), notes)| {
                 let mut row: Vec<&str> = fields.iter().map(String::as_str).collect();
+                row.push(died);
                 row.push(notes);
                 row
             })
             .collect();
         crate::table::aligned_with(
             &[
-                "SURFACE", "VERDICT", "SESSION", "ACTIVE", "COMMAND", "NOTES",
+                "SURFACE", "VERDICT", "SESSION", "ACTIVE", "COMMAND", "DIED", "NOTES",
             ],
             &rows,
             &crate::table::for_terminal(PLAN_SHRINK, Some(paint_plan)),
@@ -375,7 +514,7 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
         // by position.
         let rows: Vec<Vec<&str>> = cells
             .iter()
-            .map(|(fields, notes)| {
+            .map(|(fields, notes, _)| {
                 let [surface, verdict, session, active, what] = &fields[..] else {
                     unreachable!("a plan row has five fields");
                 };
@@ -391,13 +530,14 @@ fn plan_text(plan: &[PlanItem], now: u64) -> String {
 }
 
 /// What gives way, in this order, when the plan's table is wider than the terminal: the session
-/// id (to a short id), the command, the notes, then the surface (its start). `--json` and the
-/// piped form keep every value whole.
+/// id (to a short id), the command, the notes, the surface (its start), then why it died.
+/// `--json` and the piped form keep every value whole.
 const PLAN_SHRINK: &[(&str, usize, crate::table::Clip)] = &[
     ("SESSION", 8, crate::table::Clip::End),
-    ("COMMAND", 24, crate::table::Clip::End),
+    ("COMMAND", 18, crate::table::Clip::End),
     ("NOTES", 16, crate::table::Clip::End),
     ("SURFACE", 16, crate::table::Clip::Start),
+    ("DIED", 7, crate::table::Clip::End),
 ];
 
 /// The colour of a plan cell on a terminal: the verdict by what it means.

@@ -257,12 +257,14 @@ fn block(cx: &Context) -> Result<String, Failure> {
     // The server that reads the block names itself: `run-shell` expands the format to its own
     // socket path, shell-quoted (`q:`), so no variable of the environment (`TMUX`, or a
     // `CRASH_RESUME_TMUX_SOCKET` in tmux's global environment) can point the restore at
-    // another server.
+    // another server. Once per boot: a server started again in the same boot (a second login,
+    // a crash) restores nothing twice, and the agents start a few at a time, each verified.
     words.extend(
         [
             "restore",
             "--apply",
             "tmux",
+            "--once-per-boot",
             "--tmux-socket",
             "#{q:socket_path}",
         ]

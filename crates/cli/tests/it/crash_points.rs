@@ -170,6 +170,7 @@ impl Operation {
                 new["captured_at"] = json!(NOW);
                 new["last_active"] = json!(NOW);
                 new["provider"] = json!("codex");
+                new["boot_id"] = json!("sandbox-boot");
                 after.insert("N".into(), new);
             }
             Operation::Touch => after["stale-1"]["last_active"] = json!(NOW),
@@ -189,6 +190,7 @@ impl Operation {
                 held["cwd"] = json!(project(env));
                 held["config_dir"] = json!(claude_config(env));
                 held["previous_sessions"] = json!(["sid-h1"]);
+                held["boot_id"] = json!("sandbox-boot");
             }
             Operation::HookEnd => {
                 after["H"]["last_active"] = json!(NOW);
@@ -327,6 +329,7 @@ fn check_next_write(env: &Sandbox, state: &Map<String, Value>, context: &str) {
     let mut next = entry("next", "sid-next", "REPO", 0, 0);
     next["captured_at"] = json!(NOW);
     next["last_active"] = json!(NOW);
+    next["boot_id"] = json!("sandbox-boot");
     expected.insert("next".into(), next);
     assert!(
         matches(

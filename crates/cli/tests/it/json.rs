@@ -352,6 +352,8 @@ fn every_command_and_subcommand_prints_one_json_document_or_says_it_has_none() {
             0,
             Document,
         ),
+        (&["service", "status"], 0, Document),
+        (&["service", "uninstall"], 0, Document),
         (&["completions", "bash"], 2, Error),
         (&["man"], 2, Error),
         (&["help"], 2, Error),

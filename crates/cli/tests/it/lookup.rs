@@ -30,6 +30,7 @@ fn lookup_prints_the_entry_in_the_index_format() {
     assert_eq!(
         fields,
         [
+            "boot_id",
             "captured_at",
             "last_active",
             "repo",

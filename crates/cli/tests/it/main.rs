@@ -26,6 +26,7 @@ mod reads;
 mod record;
 mod restore;
 mod resume_cmd;
+mod service;
 mod snapshot;
 mod soak;
 mod touch;

@@ -183,11 +183,23 @@ fn the_man_page_names_the_files_beside_the_index() {
         .output()
         .unwrap();
     assert!(applied.status.success(), "{applied:?}");
+    let once = crate::harness::crash_resume_agent(&env)
+        .args([
+            "restore",
+            "--apply",
+            "tmux",
+            "--once-per-boot",
+            "--tmux-socket",
+            "none",
+        ])
+        .output()
+        .unwrap();
+    assert!(once.status.success(), "{once:?}");
     let page = stdout_of(&env, &["man"]);
     let files = env.index_dir_files();
     assert!(
-        files.len() >= 4,
-        "the index, its backup, its lock and the restore lock: {files:?}"
+        files.len() >= 5,
+        "the index, its backup, its lock, the restore lock and the ledger of boots: {files:?}"
     );
     for file in files {
         assert!(page.contains(&file), "{file} is not in the man page");

@@ -594,8 +594,10 @@ fn entry_is(expected: &Expected, surface: &str, actual: &Value) -> bool {
         return false;
     };
     let text = |value: &Option<String>| value.as_ref().map_or(Value::Null, |text| json!(text));
-    let mut fields = 6;
+    // Every record of the soak runs in the sandbox's boot.
+    let mut fields = 7;
     let mut same = object.get("surfaceId") == Some(&json!(surface))
+        && object.get("boot_id") == Some(&json!("sandbox-boot"))
         && object.get("sessionId") == Some(&json!(expected.session))
         && object.get("repo") == Some(&json!(expected.repo))
         && object.get("role") == Some(&text(&expected.role))

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::backend::{Backend, Created, MuxError, Opened, Start};
+use crate::backend::{Backend, Created, InstanceRun, MuxError, Opened, Start};
 use crate::multiplexer::Multiplexer;
 use crate::pane::{Busy, PaneState};
 use crate::surface::Surface;
@@ -587,6 +587,19 @@ impl Backend for Kitty {
         self.address
             .clone()
             .unwrap_or_else(|| "no kitty socket".to_string())
+    }
+
+    /// The pid of the kitty answering on the unix socket (asked with one `ls` when not known
+    /// yet): a kitty started again at the same address is another run. Untold over TCP, where
+    /// the peer's pid is not known.
+    fn instance_run(&self) -> InstanceRun {
+        if self.pid.get().is_none() && self.windows().is_err() {
+            return InstanceRun::NotRunning;
+        }
+        match self.pid.get().copied().flatten() {
+            Some(pid) => InstanceRun::Running(format!("kitty-{pid}")),
+            None => InstanceRun::Untold,
+        }
     }
 }
 

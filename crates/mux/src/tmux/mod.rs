@@ -13,7 +13,7 @@ use std::process::Command as Process;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::backend::{Backend, Created, Elsewhere, MuxError, Opened, Start};
+use crate::backend::{Backend, Created, Elsewhere, InstanceRun, MuxError, Opened, Start};
 use crate::multiplexer::Multiplexer;
 use crate::pane::{Busy, PaneState};
 use crate::script::quote;
@@ -566,6 +566,15 @@ impl Backend for Server {
 
     fn location(&self) -> String {
         self.socket_path()
+    }
+
+    /// The server's pid and start time (`#{pid}-#{start_time}`): a server started again at the
+    /// same socket path is another run.
+    fn instance_run(&self) -> InstanceRun {
+        match self.tmux(&["display-message", "-p", "#{pid}-#{start_time}"]) {
+            Ok(run) if !run.trim().is_empty() => InstanceRun::Running(run.trim().to_string()),
+            _ => InstanceRun::NotRunning,
+        }
     }
 
     fn attach_command(&self, surface: &Surface) -> Option<String> {

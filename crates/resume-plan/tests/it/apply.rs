@@ -79,6 +79,7 @@ impl Setup {
                 outcome: None,
                 last_activity: 0,
                 window_layout: None,
+                died: None,
                 launch: None,
             })
             .collect()
@@ -121,11 +122,13 @@ fn each_surface_is_claimed_started_once_with_its_surface_in_the_environment() {
         [
             Some(Applied::Started {
                 created: vec![],
-                claim_not_durable: None
+                claim_not_durable: None,
+                verified: None,
             }),
             Some(Applied::Started {
                 created: vec![mux::Created::Panes { count: 1 }],
-                claim_not_durable: None
+                claim_not_durable: None,
+                verified: None,
             }),
         ]
     );
@@ -362,6 +365,15 @@ fn the_outcome_round_trips_through_json() {
         Applied::Started {
             created: vec![mux::Created::Session, mux::Created::Panes { count: 2 }],
             claim_not_durable: None,
+            verified: None,
+        },
+        Applied::Started {
+            created: vec![],
+            claim_not_durable: None,
+            verified: Some(resume_plan::outcome::Verified::Bound { after_ms: 1200 }),
+        },
+        Applied::Stopped {
+            failures_in_a_row: 3,
         },
         Applied::Skipped {
             reason: Skip::Busy {
@@ -435,7 +447,10 @@ fn the_surface_the_restore_runs_in_is_claimed_last_for_the_caller_to_start() {
 
     let (setup, world) = setup_world();
     let mut plan = setup.plan();
-    let options = ApplyOptions { start_here: true };
+    let options = ApplyOptions {
+        start_here: true,
+        ..ApplyOptions::default()
+    };
     let summary = apply_with(&setup.store(), &tmux(&world), &mut plan, NOW, options).unwrap();
     assert_eq!(summary.starts_here, Some(0));
     assert_eq!(

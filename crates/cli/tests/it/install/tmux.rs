@@ -50,7 +50,9 @@ fn hook_install_tmux_restores_once_when_a_tmux_server_starts_and_uninstalls() {
     assert!(installed.starts_with(user), "{installed}");
     assert!(
         installed.contains(&format!(" && {} ", crate::BIN))
-            && installed.contains(" restore --apply tmux --tmux-socket #{q:socket_path} >> "),
+            && installed.contains(
+                " restore --apply tmux --once-per-boot --tmux-socket #{q:socket_path} >> "
+            ),
         "{installed}"
     );
     // Idempotent.

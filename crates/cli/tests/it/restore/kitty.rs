@@ -569,3 +569,73 @@ fn in_a_running_kitty_an_idle_window_is_replaced_a_busy_one_left_and_an_old_id_o
         "nothing of the dir ran"
     );
 }
+
+/// `restore --apply kitty --once-per-boot` after kitty crashed in another boot: the stand-in
+/// binds itself in one window, never in another, fails in the third; each is said so, the
+/// failed one keeps its recorded session, every pane died of the reboot, and a second run in the
+/// same boot restores nothing.
+#[test]
+fn once_per_boot_in_kitty_verifies_each_start_and_runs_once_per_boot() {
+    let env = Sandbox::default();
+    install_claude_stand_in_that_stays(&env);
+    let first = Kitty::start(&env, &socket(&env));
+    let first_pid = first.pid();
+    let agents: Vec<_> = (1..=3)
+        .map(|n| hooked_agent(&env, &first, first_pid, n))
+        .collect();
+    first.kill_kitty();
+    drop(first);
+    let second = Kitty::start(&env, &socket(&env));
+    super::once_per_boot::install_wrapping_stand_in(&env, &agents[1].2, &agents[2].2, "none-late");
+    let address = second.address();
+    let once_into = |kitty: &Kitty, boot: &str| {
+        let output = crash_resume_agent(&env)
+            .env("CRASH_RESUME_BOOT_ID", boot)
+            .args([
+                "--json",
+                "restore",
+                "--apply",
+                "kitty",
+                "--once-per-boot",
+                "--start-timeout",
+                "3s",
+                "--kitty-socket",
+            ])
+            .arg(kitty.address())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (output.status.code(), plan_by_surface(&output.stdout))
+    };
+    let once = |boot: &str| once_into(&second, boot);
+    let (code, plan) = once("boot-after-the-crash");
+    assert_eq!(code, Some(1), "one start failed: {plan:#?}");
+    let outcome = |n: usize| plan[&agents[n].0]["outcome"].clone();
+    assert_eq!(outcome(0)["verified"]["kind"], "bound", "{plan:#?}");
+    assert_eq!(outcome(1)["outcome"], "started", "{plan:#?}");
+    assert_eq!(outcome(1)["verified"]["kind"], "not_in_time", "{plan:#?}");
+    assert_eq!(outcome(2)["outcome"], "failed", "{plan:#?}");
+    assert_eq!(outcome(2)["reason"], "agent_exited", "{plan:#?}");
+    for (surface, ..) in &agents {
+        assert_eq!(plan[surface]["died"], "reboot", "{surface}");
+    }
+    assert_eq!(
+        env.entry(&agents[2].0).unwrap()["sessionId"],
+        agents[2].2.as_str(),
+        "the failed start kept its session"
+    );
+    let (code, again) = once("boot-after-the-crash");
+    assert_eq!(code, Some(0));
+    assert!(again.is_empty(), "{again:#?}");
+    // kitty crashes in this boot and is started again at the same address: another run of it,
+    // which is restored again.
+    second.kill_kitty();
+    drop(second);
+    let third = Kitty::start(&env, &socket(&env));
+    assert_eq!(third.address(), address, "the same address");
+    let (_, after_the_crash) = once_into(&third, "boot-after-the-crash");
+    assert_eq!(
+        after_the_crash[&agents[0].0]["outcome"]["verified"]["kind"], "bound",
+        "{after_the_crash:#?}"
+    );
+}

@@ -33,6 +33,8 @@ use crate::{Reaped, Sandbox, crash_resume, now_millis};
 mod gone_dir;
 #[cfg(feature = "live-kitty")]
 mod kitty;
+#[cfg(target_os = "linux")]
+mod once_per_boot;
 mod servers;
 mod socket_deadline;
 pub mod tmux;

@@ -455,3 +455,99 @@ fn a_pane_whose_title_shows_another_panes_name_takes_nothing_of_it_and_a_users_n
     );
     assert_eq!(runs.len(), 2, "{runs:?}");
 }
+
+/// `restore --apply zellij --once-per-boot` after a reboot, with no zellij running: the restore
+/// creates the session in the background and opens a pane of each recorded name, where the
+/// stand-in binds itself at once, late, never, or fails; each is said so, the failed one keeps
+/// its recorded session, every pane died of the reboot, and a second run in the same boot
+/// restores nothing.
+#[test]
+fn once_per_boot_in_zellij_creates_the_session_verifies_each_start_and_runs_once_per_boot() {
+    let env = Sandbox::default();
+    let zellij = Instance::new(
+        test_support::zellij::executable(),
+        &env.root().join("zellij"),
+    );
+    let bin = make_dir(&bin_dir(&env));
+    std::os::unix::fs::symlink(test_support::zellij::executable(), bin.join("zellij")).unwrap();
+    let sessions: Vec<String> = (1..=4).map(uuid).collect();
+    let [bound, late, never, fail] = &sessions[..] else {
+        unreachable!()
+    };
+    super::once_per_boot::install_wrapping_stand_in(&env, never, fail, late);
+    let mut surfaces = std::collections::BTreeMap::new();
+    for (n, session) in sessions.iter().enumerate() {
+        let surface = format!("zellij:work:cr-{}-boot{n}", n + 1);
+        let cwd = git_work_dir(&env, &format!("repo-{n}"), "");
+        super::tmux::record_session(&env, &surface, session, &format!("repo-{n}"), &cwd);
+        surfaces.insert(session.clone(), surface);
+    }
+    // Every session was recorded in an earlier boot.
+    let mut index: Value = serde_json::from_slice(&env.index_bytes().unwrap()).unwrap();
+    for entry in index["entries"].as_object_mut().unwrap().values_mut() {
+        entry["boot_id"] = Value::from("boot-before");
+    }
+    env.write_index_bytes(&serde_json::to_vec(&index).unwrap());
+    let once = || {
+        let mut command = crash_resume_agent(&env);
+        zellij.confine(&mut command);
+        let output = command
+            .env("CRASH_RESUME_BOOT_ID", "boot-after")
+            .args([
+                "--json",
+                "restore",
+                "--apply",
+                "zellij",
+                "--once-per-boot",
+                "--start-timeout",
+                "3s",
+            ])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            crate::harness::plan_by_surface(&output.stdout),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, plan, said) = once();
+    assert_eq!(code, Some(1), "one start failed: {plan:#?}\n{said}");
+    let outcome = |session: &str| plan[&surfaces[session]]["outcome"].clone();
+    assert_eq!(outcome(bound)["outcome"], "started", "{plan:#?}");
+    assert_eq!(outcome(bound)["verified"]["kind"], "bound", "{plan:#?}");
+    assert_eq!(outcome(late)["verified"]["kind"], "bound", "{plan:#?}");
+    assert!(
+        outcome(late)["verified"]["after_ms"].as_u64().unwrap() >= 1000,
+        "the late one bound after its second: {plan:#?}"
+    );
+    assert_eq!(outcome(never)["outcome"], "started", "{plan:#?}");
+    assert_eq!(
+        outcome(never)["verified"]["kind"],
+        "not_in_time",
+        "{plan:#?}"
+    );
+    assert_eq!(outcome(fail)["outcome"], "failed", "{plan:#?}");
+    assert_eq!(outcome(fail)["reason"], "agent_exited", "{plan:#?}");
+    for surface in surfaces.values() {
+        assert_eq!(plan[surface]["died"], "reboot", "{surface}");
+    }
+    assert!(
+        outcome(bound)["created"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .chain(outcome(late)["created"].as_array().into_iter().flatten())
+            .any(|created| created["what"] == "session"),
+        "the restore created the session: {plan:#?}"
+    );
+    assert_eq!(
+        env.entry(&surfaces[fail]).unwrap()["sessionId"],
+        fail.as_str(),
+        "the failed start kept its session"
+    );
+    let (code, again, said) = once();
+    assert_eq!(code, Some(0), "{said}");
+    assert!(again.is_empty(), "{again:#?}");
+    assert!(said.contains("already restored into"), "{said}");
+}
