@@ -127,16 +127,22 @@ pub fn all() -> Vec<Variable> {
 
 /// What an agent's variable means, naming its agents as people know them.
 fn agent_meaning(name: &str, agents: &[Agent], role: VariableRole) -> String {
-    let names = agents
+    let mut names: Vec<&str> = agents
         .iter()
         .map(|agent| agent.facts().end_words.display)
-        .collect::<Vec<_>>()
-        .join(", ");
+        .collect();
+    let names = match names.pop() {
+        Some(last) if !names.is_empty() => format!("{} and {last}", names.join(", ")),
+        last => last.unwrap_or_default().to_string(),
+    };
     match role {
         VariableRole::ConfigDir if name == "GEMINI_CLI_HOME" => {
             format!("{names}'s home (its files are in its .gemini), recorded with each session")
         }
         VariableRole::ConfigDir => format!("{names}'s config dir, recorded with each session"),
+        VariableRole::Launch if name == preflight::qwen::RUNTIME_VAR => format!(
+            "where {names} keeps its sessions: the hook reads it from the agent's process and a restore sets it again"
+        ),
         VariableRole::Launch => format!(
             "chooses the model or provider of {names}: the hook reads it from the agent's process and a restore sets it again"
         ),

@@ -133,3 +133,33 @@ fn every_variable_the_product_reads_is_in_the_table() {
         "read but not in resume_plan::variables: {unlisted:?}"
     );
 }
+
+/// Whether `doc` names `name` as code (`` `NAME` ``, `` `NAME=...` ``, `` `$NAME...` ``).
+fn names(doc: &str, name: &str) -> bool {
+    [
+        format!("`{name}`"),
+        format!("`{name}="),
+        format!("`${name}"),
+    ]
+    .iter()
+    .any(|form| doc.contains(form.as_str()))
+}
+
+#[test]
+fn the_docs_name_every_variable_of_the_table_where_its_owner_is_documented() {
+    let doc = |file: &str| std::fs::read_to_string(workspace().join("docs").join(file)).unwrap();
+    let (commands, agents, multiplexers) =
+        (doc("commands.md"), doc("agents.md"), doc("multiplexers.md"));
+    let mut missing = Vec::new();
+    for variable in variables::all() {
+        let (file, text) = match variable.owner {
+            variables::Owner::CrashResume | variables::Owner::System => ("commands.md", &commands),
+            variables::Owner::Agents(..) => ("agents.md", &agents),
+            variables::Owner::Multiplexer(_) => ("multiplexers.md", &multiplexers),
+        };
+        if !names(text, variable.name) {
+            missing.push(format!("{} (docs/{file})", variable.name));
+        }
+    }
+    assert!(missing.is_empty(), "not named in the docs: {missing:?}");
+}
