@@ -145,7 +145,7 @@ fn in_words(words: Vec<&str>) -> String {
 }
 
 /// `a, b or c`.
-fn in_words_or(words: Vec<String>) -> String {
+fn in_words_or(words: &[String]) -> String {
     joined(words.iter().map(String::as_str).collect(), "or")
 }
 
@@ -242,7 +242,7 @@ fn closing_sections(page: &mut Roff) {
         })
         .collect::<Vec<_>>()
         .join(", ");
-    let variables = agent_paths::AGENTS
+    let variables: Vec<String> = agent_paths::AGENTS
         .iter()
         .map(|facts| format!("${}", facts.config_env))
         .collect();
@@ -252,7 +252,7 @@ fn closing_sections(page: &mut Roff) {
             hook_files.as_str(),
             format!(
                 "where hook install adds the hooks and hook uninstall removes them (under {} when set), each change backed up beside it as <file>.crash-resume-<UTC time>.bak",
-                in_words_or(variables)
+                in_words_or(&variables)
             )
             .as_str(),
         )],
