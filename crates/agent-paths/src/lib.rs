@@ -283,6 +283,71 @@ pub const AGENTS: [AgentFacts; 5] = [
     },
 ];
 
+/// What a variable an agent's facts name is to crash-resume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VariableRole {
+    /// Its config dir ([`AgentFacts::config_env`]), recorded with each session.
+    ConfigDir,
+    /// It chooses the model or the provider ([`LaunchFacts::env`]): read from the agent's
+    /// process by its hook, set again for the resumed session.
+    Launch,
+    /// It changes how its hook is run ([`QUIRK_VARIABLES`]).
+    Quirk,
+}
+
+/// A variable that the agents' quirks make crash-resume read, with what it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuirkVariable {
+    /// The agent.
+    pub agent: Agent,
+    /// The variable.
+    pub name: &'static str,
+    /// What it does, in a line.
+    pub meaning: &'static str,
+}
+
+/// The variables an agent's quirk makes the hook read ([`Dialect`]).
+pub const QUIRK_VARIABLES: [QuirkVariable; 2] = [
+    QuirkVariable {
+        agent: Agent::Gemini,
+        name: "GITHUB_SHA",
+        meaning: "set (or SURFACE=Github) where Gemini CLI started, its hooks get only an allow-list of variables: the hook reads its pane from Gemini's environment",
+    },
+    QuirkVariable {
+        agent: Agent::Gemini,
+        name: "SURFACE",
+        meaning: "set to Github where Gemini CLI started, as GITHUB_SHA",
+    },
+];
+
+/// Every environment variable the agents' facts name, once each in [`AGENTS`]' order (config
+/// dirs, then the launch variables, then the quirks'), with the agents that read it and what it
+/// is to crash-resume. `QWEN_RUNTIME_DIR`, which the hook reads for a warning too, is a launch
+/// variable of Qwen Code.
+pub fn variables() -> Vec<(&'static str, Vec<Agent>, VariableRole)> {
+    let mut all: Vec<(&'static str, Vec<Agent>, VariableRole)> = Vec::new();
+    let mut add = |name: &'static str, agent: Agent, role: VariableRole| match all
+        .iter_mut()
+        .find(|(known, _, _)| *known == name)
+    {
+        Some((_, agents, _)) if !agents.contains(&agent) => agents.push(agent),
+        Some(_) => {}
+        None => all.push((name, vec![agent], role)),
+    };
+    for facts in &AGENTS {
+        add(facts.config_env, facts.agent, VariableRole::ConfigDir);
+    }
+    for facts in &AGENTS {
+        for name in facts.launch.env {
+            add(name, facts.agent, VariableRole::Launch);
+        }
+    }
+    for quirk in &QUIRK_VARIABLES {
+        add(quirk.name, quirk.agent, VariableRole::Quirk);
+    }
+    all
+}
+
 /// The agent assumed when a session has none recorded (the JavaScript tool knew only Claude).
 pub const DEFAULT_AGENT: &str = "claude";
 
@@ -398,6 +463,28 @@ impl Agent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_variables_are_each_agents_once_each() {
+        let all = variables();
+        for facts in &AGENTS {
+            let names = std::iter::once(facts.config_env).chain(facts.launch.env.iter().copied());
+            for name in names {
+                let found = all.iter().filter(|(known, _, _)| *known == name).count();
+                assert_eq!(found, 1, "{name}");
+                let (_, agents, _) = all.iter().find(|(known, _, _)| *known == name).unwrap();
+                assert!(agents.contains(&facts.agent), "{name} is {}'s", facts.name);
+            }
+        }
+        let gemini = all
+            .iter()
+            .find(|(name, _, _)| *name == "GEMINI_CLI_HOME")
+            .unwrap();
+        assert_eq!(
+            (gemini.1.as_slice(), gemini.2),
+            ([Agent::Gemini].as_slice(), VariableRole::ConfigDir)
+        );
+    }
 
     #[test]
     fn every_agent_has_its_facts_in_order() {

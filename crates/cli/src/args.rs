@@ -182,9 +182,48 @@ pub struct RecordArgs {
     /// The working dir the session runs in
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
-    /// The agent's config dir (CLAUDE_CONFIG_DIR, CODEX_HOME, COPILOT_HOME; for gemini the home dir that holds .gemini, GEMINI_CLI_HOME)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help = config_dir_help())]
     pub config_dir: Option<String>,
+}
+
+/// `--config-dir`'s help: each agent's config-dir variable, from the agent registry.
+fn config_dir_help() -> String {
+    let variables: Vec<String> = agent_paths::AGENTS
+        .iter()
+        .map(|facts| match facts.default_config_dir {
+            // Gemini CLI's variable names a home dir, which holds its config dir.
+            "~" => {
+                let dir = facts.hook_file.split('/').next().unwrap_or_default();
+                format!(
+                    "{} (for {} the home dir that holds {dir})",
+                    facts.config_env, facts.name
+                )
+            }
+            _ => facts.config_env.to_string(),
+        })
+        .collect();
+    format!("The agent's config dir ({})", variables.join(", "))
+}
+
+/// `hook install` and `hook uninstall`'s `--settings` help: each agent's hook file, from the
+/// agent registry, and tmux's.
+fn settings_help() -> String {
+    let agents: Vec<String> = agent_paths::AGENTS
+        .iter()
+        .map(|facts| {
+            let default = facts.default_config_dir.trim_end_matches('/');
+            format!(
+                "{}: ${}/{file}, else {default}/{file}",
+                facts.name,
+                facts.config_env,
+                file = facts.hook_file
+            )
+        })
+        .collect();
+    format!(
+        "The hook file [default: {}; tmux: ~/.tmux.conf, else an existing $XDG_CONFIG_HOME/tmux/tmux.conf]",
+        agents.join("; ")
+    )
 }
 
 /// `preflight <SURFACE>` fills the input from the index; `preflight --cwd ...` takes it from flags.
@@ -251,12 +290,7 @@ pub enum HookCommand {
     Install {
         #[arg(value_enum, value_name = "AGENT")]
         target: HookTarget,
-        /// The hook file [default: claude: $CLAUDE_CONFIG_DIR/settings.json, else
-        /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json;
-        /// gemini: $GEMINI_CLI_HOME/.gemini/settings.json, else ~/.gemini/settings.json;
-        /// copilot: $COPILOT_HOME/hooks/crash-resume.json, else ~/.copilot/hooks/crash-resume.json;
-        /// tmux: ~/.tmux.conf, else an existing $XDG_CONFIG_HOME/tmux/tmux.conf]
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", help = settings_help())]
         settings: Option<String>,
         /// gemini only: `off` also sets general.sessionRetention.enabled to false, so that
         /// Gemini's start-up cleanup cannot delete a resumed conversation (it also stops
@@ -283,11 +317,7 @@ Everything else in the file is kept as written; the previous version is kept bes
     Uninstall {
         #[arg(value_enum, value_name = "AGENT")]
         target: HookTarget,
-        /// The hook file [default: claude: $CLAUDE_CONFIG_DIR/settings.json, else
-        /// ~/.claude/settings.json; codex: $CODEX_HOME/hooks.json, else ~/.codex/hooks.json;
-        /// copilot: $COPILOT_HOME/hooks/crash-resume.json, else ~/.copilot/hooks/crash-resume.json;
-        /// tmux: ~/.tmux.conf, else an existing $XDG_CONFIG_HOME/tmux/tmux.conf]
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", help = settings_help())]
         settings: Option<String>,
         /// Print the settings without our hooks instead of writing them
         #[arg(long)]

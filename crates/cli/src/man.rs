@@ -139,6 +139,48 @@ fn tagged(page: &mut Roff, items: &[(&str, &str)]) {
     }
 }
 
+/// `a, b and c`.
+fn in_words(words: Vec<&str>) -> String {
+    joined(words, "and")
+}
+
+/// `a, b or c`.
+fn in_words_or(words: &[String]) -> String {
+    joined(words.iter().map(String::as_str).collect(), "or")
+}
+
+fn joined(mut words: Vec<&str>, last: &str) -> String {
+    match words.pop() {
+        Some(end) if !words.is_empty() => format!("{} {last} {end}", words.join(", ")),
+        Some(end) => end.to_string(),
+        None => String::new(),
+    }
+}
+
+/// ENVIRONMENT: every variable crash-resume reads (`resume_plan::variables`), those with the
+/// same meaning in one paragraph.
+fn environment(page: &mut Roff) {
+    let mut rows: Vec<(Vec<&str>, String)> = Vec::new();
+    for variable in resume_plan::variables::all() {
+        match rows
+            .iter_mut()
+            .find(|(_, meaning)| *meaning == variable.meaning)
+        {
+            Some((names, _)) => names.push(variable.name),
+            None => rows.push((vec![variable.name], variable.meaning)),
+        }
+    }
+    let rows: Vec<(String, String)> = rows
+        .into_iter()
+        .map(|(names, meaning)| (names.join(", "), meaning))
+        .collect();
+    let items: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|(names, meaning)| (names.as_str(), meaning.as_str()))
+        .collect();
+    tagged(page, &items);
+}
+
 /// EXIT STATUS, ENVIRONMENT, FILES and the JSON note: what every command shares.
 fn closing_sections(page: &mut Roff) {
     page.control("SH", ["EXIT STATUS"]);
@@ -158,50 +200,13 @@ fn closing_sections(page: &mut Roff) {
         ],
     );
     page.control("PP", []);
-    page.text([roman(
-        "hook claude, codex, gemini, copilot and qwen always exit 0, whatever happens; they write problems to hook.log beside the index.",
-    )]);
+    page.text([roman(format!(
+        "hook {} always exit 0, whatever happens; they write problems to hook.log beside the index.",
+        in_words(agent_paths::Agent::ALL.map(agent_paths::Agent::name).to_vec())
+    ))]);
 
     page.control("SH", ["ENVIRONMENT"]);
-    tagged(
-        page,
-        &[
-            ("CRASH_RESUME_INDEX_PATH", "the index file (as --path)"),
-            (
-                "CRASH_RESUME_PROFILE",
-                "the launcher profile (as --profile)",
-            ),
-            (
-                "CRASH_RESUME_LOCK_TIMEOUT",
-                "how long a write waits for the lock (as --lock-timeout)",
-            ),
-            (
-                "CRASH_RESUME_ALLOW_VOLATILE",
-                "accept an index on a volatile filesystem (as --allow-volatile)",
-            ),
-            (
-                "CRASH_RESUME_TMUX_SOCKET",
-                "the tmux server restore --apply tmux talks to (as --tmux-socket)",
-            ),
-            (
-                "CRASH_RESUME_SURFACE",
-                "the hook's surface id, over any multiplexer's variable",
-            ),
-            ("CRASH_RESUME_ROLE", "the role the hook records"),
-            (
-                "CRASH_RESUME_BOOT_ID",
-                "for tests only: stands in for this boot's id (/proc/sys/kernel/random/boot_id, kern.boottime on macOS)",
-            ),
-            (
-                "CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME, COPILOT_HOME, QWEN_HOME",
-                "the agents' config dirs, recorded with each session",
-            ),
-            (
-                "XDG_STATE_HOME, XDG_CONFIG_HOME",
-                "where the index and launchers.toml live by default",
-            ),
-        ],
-    );
+    environment(page);
 
     page.control("SH", ["FILES"]);
     tagged(
@@ -227,11 +232,30 @@ fn closing_sections(page: &mut Roff) {
                 "$XDG_CONFIG_HOME/crash-resume/launchers.toml",
                 "launchers of your own: per agent, per repo, profiles",
             ),
-            (
-                "~/.claude/settings.json, ~/.codex/hooks.json",
-                "where hook install adds the hooks and hook uninstall removes them (under $CLAUDE_CONFIG_DIR or $CODEX_HOME when set), each change backed up beside it as <file>.crash-resume-<UTC time>.bak",
-            ),
         ],
+    );
+    let hook_files = agent_paths::AGENTS
+        .iter()
+        .map(|facts| {
+            let dir = facts.default_config_dir.trim_end_matches('/');
+            format!("{dir}/{}", facts.hook_file)
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let variables: Vec<String> = agent_paths::AGENTS
+        .iter()
+        .map(|facts| format!("${}", facts.config_env))
+        .collect();
+    tagged(
+        page,
+        &[(
+            hook_files.as_str(),
+            format!(
+                "where hook install adds the hooks and hook uninstall removes them (under {} when set), each change backed up beside it as <file>.crash-resume-<UTC time>.bak",
+                in_words_or(&variables)
+            )
+            .as_str(),
+        )],
     );
 
     page.control("SH", ["EXAMPLES"]);

@@ -38,7 +38,7 @@ pub mod zellij;
 use std::path::PathBuf;
 
 pub use backend::{Backend, Created, Elsewhere, InstanceRun, MuxError, Opened, Start};
-pub use multiplexer::{Multiplexer, NotCanonical};
+pub use multiplexer::{Multiplexer, NotCanonical, variables};
 pub use surface::Surface;
 
 /// The multiplexers a restore can start commands in, in the order `--apply` lists them.

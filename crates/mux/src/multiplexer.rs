@@ -51,6 +51,56 @@ impl Multiplexer {
         }
     }
 
+    /// Every environment variable of its own that crash-resume reads, with what it says, in a
+    /// line; the first is [`Multiplexer::variable`].
+    pub fn variables(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Multiplexer::Cmux => &[
+                ("CMUX_SURFACE_ID", "the cmux surface a process runs in"),
+                (
+                    "CMUX_SOCKET_PATH",
+                    "cmux's socket (as restore --cmux-socket)",
+                ),
+            ],
+            Multiplexer::Tmux => &[
+                ("TMUX_PANE", "the tmux pane a process runs in"),
+                (
+                    "TMUX",
+                    "the tmux server a process runs under (its socket path first)",
+                ),
+                ("TMUX_TMPDIR", "the dir of tmux's sockets (else /tmp)"),
+            ],
+            Multiplexer::Zellij => &[
+                ("ZELLIJ_PANE_ID", "the zellij pane a process runs in"),
+                (
+                    "ZELLIJ_SESSION_NAME",
+                    "the zellij session a process runs in",
+                ),
+                (
+                    "ZELLIJ",
+                    "set inside a zellij session; removed, with the two above, from every zellij call",
+                ),
+                (
+                    "ZELLIJ_SOCKET_DIR",
+                    "where zellij keeps its sessions' sockets",
+                ),
+            ],
+            Multiplexer::Wezterm => &[("WEZTERM_PANE", "the WezTerm pane a process runs in")],
+            Multiplexer::Kitty => &[
+                ("KITTY_WINDOW_ID", "the kitty window a process runs in"),
+                ("KITTY_PID", "the kitty that window belongs to"),
+                (
+                    "KITTY_LISTEN_ON",
+                    "kitty's remote-control address (as restore --kitty-socket)",
+                ),
+                (
+                    crate::kitty::TAG_VARIABLE,
+                    "<kitty pid>:<window id>:<surface>: the surface a restore opened a kitty window for, bound to that window; anywhere else (inherited) it counts for nothing",
+                ),
+            ],
+        }
+    }
+
     /// The form of its surface ids, for people.
     fn form(self) -> &'static str {
         match self {
@@ -71,6 +121,16 @@ impl Multiplexer {
         name.get(..prefix.len())
             .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
     }
+}
+
+/// Every multiplexer's variables ([`Multiplexer::variables`]), in [`Multiplexer::ALL`]'s order.
+pub fn variables() -> impl Iterator<Item = (Multiplexer, &'static str, &'static str)> {
+    Multiplexer::ALL.into_iter().flat_map(|multiplexer| {
+        multiplexer
+            .variables()
+            .iter()
+            .map(move |(name, meaning)| (multiplexer, *name, *meaning))
+    })
 }
 
 impl fmt::Display for Multiplexer {
@@ -107,4 +167,20 @@ impl NotCanonical {
 /// multiplexer's variable gave it.
 pub(crate) fn plain_id(address: &str) -> Option<String> {
     (!address.is_empty()).then(|| address.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_multiplexer_lists_its_pane_variable_first_and_no_name_twice() {
+        for multiplexer in Multiplexer::ALL {
+            assert_eq!(multiplexer.variables()[0].0, multiplexer.variable());
+        }
+        let names: Vec<&str> = variables().map(|(_, name, _)| name).collect();
+        let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(names.len(), unique.len(), "{names:?}");
+        assert!(names.contains(&"KITTY_LISTEN_ON") && names.contains(&"CMUX_SOCKET_PATH"));
+    }
 }

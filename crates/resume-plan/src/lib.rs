@@ -46,6 +46,7 @@ pub mod plan;
 pub mod reasons;
 pub mod resume;
 pub mod service;
+pub mod variables;
 mod wire;
 
 pub use environment::{Environment, LocationError, Placed, hook_log_path};

@@ -11,27 +11,13 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-/// Variables that would let the environment of whoever runs the tests leak into them.
-pub const REMOVED_VARIABLES: [&str; 18] = [
-    "CRASH_RESUME_PROFILE",
-    "CRASH_RESUME_LOCK_TIMEOUT",
-    "CRASH_RESUME_ALLOW_VOLATILE",
-    "CRASH_RESUME_FAULT",
-    "CRASH_RESUME_SURFACE",
-    "CLAUDE_CONFIG_DIR",
-    "CODEX_HOME",
-    "COPILOT_HOME",
-    "CMUX_SURFACE_ID",
-    "TMUX",
-    "TMUX_PANE",
-    "ZELLIJ_PANE_ID",
-    "ZELLIJ_SESSION_NAME",
-    "WEZTERM_PANE",
-    "KITTY_WINDOW_ID",
-    "KITTY_PID",
-    "KITTY_LISTEN_ON",
-    "CRASH_RESUME_KITTY_WINDOW",
-];
+/// Variables that would let the environment of whoever runs the tests leak into them: every
+/// variable crash-resume reads ([`resume_plan::variables`]) but the system's (the home, the XDG
+/// dirs, `PATH`, which [`sandboxed`] sets or the tests need), so that a new agent's or
+/// multiplexer's variable is cleared as soon as its facts name it.
+pub fn removed_variables() -> Vec<&'static str> {
+    resume_plan::variables::inheritable_by_tests().collect()
+}
 
 /// Where sandboxes go: `<build dir>/<profile>/test-sandboxes` (beside the test binary that
 /// runs), unless that is on a volatile path (a clone under `/tmp`), which the store refuses,
@@ -316,6 +302,10 @@ pub fn parse_index(bytes: &[u8], path: &Path) -> Value {
 /// from the caller's crash-resume settings.
 pub fn sandboxed(env: &Sandbox, program: impl AsRef<OsStr>) -> std::process::Command {
     let mut command = std::process::Command::new(program);
+    // Removed first: the sandbox's own values of some of them follow.
+    for variable in removed_variables() {
+        command.env_remove(variable);
+    }
     command
         .current_dir(env.root())
         .env("CRASH_RESUME_INDEX_PATH", env.index_path())
@@ -326,15 +316,40 @@ pub fn sandboxed(env: &Sandbox, program: impl AsRef<OsStr>) -> std::process::Com
         // another).
         .env("CRASH_RESUME_BOOT_ID", "sandbox-boot")
         .env("NO_COLOR", "1");
-    for variable in REMOVED_VARIABLES {
-        command.env_remove(variable);
-    }
     command
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sandboxed_command_inherits_no_variable_crash_resume_reads_but_the_systems() {
+        let env = Sandbox::default();
+        let command = sandboxed(&env, "true");
+        let envs: std::collections::BTreeMap<&OsStr, Option<&OsStr>> = command.get_envs().collect();
+        let system = resume_plan::variables::SYSTEM.map(|(name, _)| name);
+        for variable in resume_plan::variables::all() {
+            let given = envs.get(OsStr::new(variable.name));
+            if system.contains(&variable.name) {
+                continue;
+            }
+            assert!(given.is_some(), "{} is inherited", variable.name);
+        }
+        for name in [
+            "GEMINI_CLI_HOME",
+            "QWEN_HOME",
+            "QWEN_RUNTIME_DIR",
+            "CMUX_SOCKET_PATH",
+        ] {
+            assert_eq!(envs.get(OsStr::new(name)), Some(&None), "{name} removed");
+        }
+        assert_eq!(
+            envs.get(OsStr::new("CRASH_RESUME_BOOT_ID")),
+            Some(&Some(OsStr::new("sandbox-boot"))),
+            "the sandbox's own value outlives the removal"
+        );
+    }
 
     #[test]
     fn a_sandbox_has_its_dirs_on_a_durable_path_and_round_trips_an_index() {

@@ -19,17 +19,11 @@ use crate::{stand_in, tmux};
 /// How long a test waits for something another process does before it fails.
 pub const DEADLINE: Duration = Duration::from_secs(20);
 
-/// Variables of the caller's environment that would change what a hook or a restore does, on
-/// top of those [`sandboxed`] removes.
-///
-/// `CI` and `CONTINUOUS_INTEGRATION` too: an agent run under them behaves as in a CI job (Gemini
-/// CLI then runs without its interface, as if piped), not as in a user's pane.
-const AGENT_REMOVED_VARIABLES: [&str; 4] = [
-    "CRASH_RESUME_ROLE",
-    "CRASH_RESUME_TMUX_SOCKET",
-    "CI",
-    "CONTINUOUS_INTEGRATION",
-];
+/// Variables of the caller's environment that would change what an agent does, on top of those
+/// [`sandboxed`] removes (every one crash-resume reads): an agent run under `CI` or
+/// `CONTINUOUS_INTEGRATION` behaves as in a CI job (Gemini CLI then runs without its
+/// interface, as if piped), not as in a user's pane.
+const AGENT_REMOVED_VARIABLES: [&str; 2] = ["CI", "CONTINUOUS_INTEGRATION"];
 
 /// Claude Code's config dir in the sandbox (`CLAUDE_CONFIG_DIR`), not the default one, so that
 /// resume commands carry it.

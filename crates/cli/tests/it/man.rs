@@ -65,6 +65,49 @@ fn long_options(help: &str) -> Vec<String> {
 }
 
 #[test]
+fn the_man_pages_environment_names_every_variable_crash_resume_reads() {
+    let env = Sandbox::default();
+    let page = stdout_of(&env, &["man"]).replace("\\-", "-");
+    let section = page
+        .split(".SH ENVIRONMENT")
+        .nth(1)
+        .and_then(|rest| rest.split(".SH ").next())
+        .expect("an ENVIRONMENT section");
+    let named: Vec<&str> = section
+        .split("\\fB")
+        .skip(1)
+        .filter_map(|tag| tag.split("\\fR").next())
+        .flat_map(|names| names.split(", "))
+        .collect();
+    let table = resume_plan::variables::all();
+    for variable in &table {
+        assert!(
+            named.contains(&variable.name),
+            "{} in ENVIRONMENT",
+            variable.name
+        );
+    }
+    assert_eq!(named.len(), table.len(), "each once: {named:?}");
+    for name in [
+        "CMUX_SOCKET_PATH",
+        "KITTY_LISTEN_ON",
+        "GEMINI_CLI_HOME",
+        "QWEN_HOME",
+    ] {
+        assert!(named.contains(&name), "{name}");
+    }
+    let files = page.split(".SH FILES").nth(1).unwrap();
+    for facts in &agent_paths::AGENTS {
+        assert!(
+            files.contains(&format!("${}", facts.config_env)),
+            "{}",
+            facts.name
+        );
+        assert!(files.contains(facts.hook_file), "{}", facts.name);
+    }
+}
+
+#[test]
 fn the_man_page_documents_every_subcommand_and_its_options() {
     let env = Sandbox::default();
     let page = stdout_of(&env, &["man"]);

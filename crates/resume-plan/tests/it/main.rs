@@ -2,3 +2,4 @@
 
 mod apply;
 mod plan;
+mod variables;
