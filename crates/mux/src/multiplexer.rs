@@ -3,6 +3,10 @@
 
 use std::fmt;
 
+/// The variable a kitty window a restore opened carries (its backend reads it as
+/// `kitty::TAG_VARIABLE`), kept in this leaf so that the table of variables needs no backend.
+pub(crate) const KITTY_TAG_VARIABLE: &str = "CRASH_RESUME_KITTY_WINDOW";
+
 /// A program with panes whose pane id the environment carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -94,7 +98,7 @@ impl Multiplexer {
                     "kitty's remote-control address (as restore --kitty-socket)",
                 ),
                 (
-                    crate::kitty::TAG_VARIABLE,
+                    KITTY_TAG_VARIABLE,
                     "<kitty pid>:<window id>:<surface>: the surface a restore opened a kitty window for, bound to that window; anywhere else (inherited) it counts for nothing",
                 ),
             ],

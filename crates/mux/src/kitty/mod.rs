@@ -48,7 +48,7 @@ pub use address::KittyWindow;
 /// window (its kitty's pid and its id) and the surface it was opened for. The hook in that
 /// window records this surface, whatever the window's id is now; anywhere else (a process that
 /// inherited it) the tag counts for nothing.
-pub const TAG_VARIABLE: &str = "CRASH_RESUME_KITTY_WINDOW";
+pub const TAG_VARIABLE: &str = crate::multiplexer::KITTY_TAG_VARIABLE;
 
 /// The protocol version sent with each command: kitty refuses a client newer than itself, and
 /// every command used here is in 0.26.
