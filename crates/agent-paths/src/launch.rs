@@ -530,14 +530,14 @@ mod tests {
     fn claude_keeps_what_shapes_the_session() {
         check(
             &CLAUDE,
-            "--model opus --permission-mode acceptEdits --add-dir ../shared fix-it",
+            "--model opus --permission-mode acceptEdits --add-dir ../common-lib fix-it",
             &[
                 "--model",
                 "opus",
                 "--permission-mode",
                 "acceptEdits",
                 "--add-dir",
-                "../shared",
+                "../common-lib",
                 "fix-it",
             ],
             &[],

@@ -51,7 +51,7 @@ const CASES: &[Case] = &[
             "-p",
             "a secret prompt",
             "--add-dir",
-            "../shared dir",
+            "../common-lib dir",
             "--output-format",
             "json",
             "--resume",
@@ -63,7 +63,7 @@ const CASES: &[Case] = &[
             "--permission-mode",
             "acceptEdits",
             "--add-dir",
-            "../shared dir",
+            "../common-lib dir",
         ],
         vars: &[
             ("ANTHROPIC_MODEL", "claude-x $(id)"),

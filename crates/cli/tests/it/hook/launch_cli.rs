@@ -218,7 +218,7 @@ fn the_flags_claude_code_was_started_with_are_kept_and_passed_again_by_restore()
         server,
         pane,
         &format!(
-            "{offline} ANTHROPIC_MODEL=claude-x cl --add-dir ../shared --model opus \
+            "{offline} ANTHROPIC_MODEL=claude-x cl --add-dir ../common-lib --model opus \
              --permission-mode acceptEdits -p 'hello secret'; echo ran-$?"
         ),
     );
@@ -232,7 +232,7 @@ fn the_flags_claude_code_was_started_with_are_kept_and_passed_again_by_restore()
     let session = entry["sessionId"].as_str().unwrap().to_string();
     let kept = [
         "--add-dir",
-        "../shared",
+        "../common-lib",
         "--model",
         "opus",
         "--permission-mode",
