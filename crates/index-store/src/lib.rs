@@ -1249,6 +1249,19 @@ fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
     let backup = sidecar(path, ".bak");
     let backup_temp = write_temp(path, bytes, None)?;
     faults::reach(faults::Point::BackupWritten).map_err(write_error(dir))?;
+    replace_index(temp, path)?;
+    // From here on the new file is in place: a failure means it may not be durable yet.
+    let not_durable = |cause| StoreError::NotDurable {
+        path: path.to_owned(),
+        cause,
+    };
+    faults::reach(faults::Point::Renamed).map_err(not_durable)?;
+    replace_sidecar(backup_temp, &backup, "its backup").map_err(not_durable)?;
+    sync_dir(dir).map_err(not_durable)
+}
+
+/// Renames `temp` over the index at `path`: the one place that replaces the index.
+fn replace_index(temp: tempfile::NamedTempFile, path: &Utf8Path) -> Result<(), StoreError> {
     let temp_path = utf8_lossy(temp.path());
     #[allow(clippy::disallowed_methods)] // this is the one place that replaces the index
     temp.persist(path).map_err(|error| StoreError::Write {
@@ -1259,25 +1272,29 @@ fn write_index(path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
         from: temp_path,
         to: path.to_owned(),
     });
-    // From here on the new file is in place: a failure means it may not be durable yet.
-    let not_durable = |cause| StoreError::NotDurable {
-        path: path.to_owned(),
-        cause,
-    };
-    faults::reach(faults::Point::Renamed).map_err(not_durable)?;
-    let backup_temp_path = utf8_lossy(backup_temp.path());
-    #[allow(clippy::disallowed_methods)] // the backup is the index's own sidecar
-    backup_temp.persist(&backup).map_err(|error| {
-        not_durable(io::Error::other(format!(
-            "its backup {backup} could not be replaced: {}",
+    Ok(())
+}
+
+/// Renames `temp` over the index's sidecar `to` (`what` names it in the error), once the new
+/// index is in place.
+fn replace_sidecar(
+    temp: tempfile::NamedTempFile,
+    to: &Utf8Path,
+    what: &str,
+) -> Result<(), io::Error> {
+    let temp_path = utf8_lossy(temp.path());
+    #[allow(clippy::disallowed_methods)] // the backup and its journal are the index's sidecars
+    temp.persist(to).map_err(|error| {
+        io::Error::other(format!(
+            "{what}, {to}, could not be replaced: {}",
             error.error
-        )))
+        ))
     })?;
     faults::note(|| FileOp::Rename {
-        from: backup_temp_path,
-        to: backup,
+        from: temp_path,
+        to: to.to_owned(),
     });
-    sync_dir(dir).map_err(not_durable)
+    Ok(())
 }
 
 /// The scoped write of `bytes` over the index at `path`, whose backup `journal` (the changes
@@ -1307,16 +1324,7 @@ fn write_journaled(
     faults::note(|| FileOp::SyncFile(utf8_lossy(journal_temp.path())));
     faults::reach(faults::Point::JournalWritten).map_err(write_error)?;
 
-    let temp_path = utf8_lossy(temp.path());
-    #[allow(clippy::disallowed_methods)] // this is the one place that replaces the index
-    temp.persist(path).map_err(|error| StoreError::Write {
-        path: path.to_owned(),
-        cause: error.error,
-    })?;
-    faults::note(|| FileOp::Rename {
-        from: temp_path,
-        to: path.to_owned(),
-    });
+    replace_index(temp, path)?;
     // From here on the new file is in place: a failure means it may not be durable yet (the
     // backup with the old journal is the old generation until the new journal is renamed).
     let not_durable = |cause| StoreError::NotDurable {
@@ -1325,18 +1333,8 @@ fn write_journaled(
     };
     faults::reach(faults::Point::Renamed).map_err(not_durable)?;
     let journal_path = sidecar(path, ".bak.journal");
-    let journal_temp_path = utf8_lossy(journal_temp.path());
-    #[allow(clippy::disallowed_methods)] // the journal is the index's own sidecar
-    journal_temp.persist(&journal_path).map_err(|error| {
-        not_durable(io::Error::other(format!(
-            "the journal of its backup, {journal_path}, could not be replaced: {}",
-            error.error
-        )))
-    })?;
-    faults::note(|| FileOp::Rename {
-        from: journal_temp_path,
-        to: journal_path,
-    });
+    replace_sidecar(journal_temp, &journal_path, "the journal of its backup")
+        .map_err(not_durable)?;
     faults::reach(faults::Point::JournalRenamed).map_err(not_durable)?;
     sync_dir(dir).map_err(not_durable)
 }

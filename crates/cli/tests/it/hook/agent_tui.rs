@@ -105,6 +105,31 @@ pub fn screen_shows(server: &TmuxServer, target: &str, text: &str) {
     }
 }
 
+/// Types `text` into the pane's input and waits until it shows there, typing it again when it
+/// has not shown after a while: keys an agent gets while it still redraws (Gemini CLI right
+/// after a `/clear`, on a loaded machine) are dropped, and the input comes back empty.
+pub fn typed(server: &TmuxServer, target: &str, text: &str) {
+    const RETYPE_AFTER: Duration = Duration::from_secs(10);
+    let started = Instant::now();
+    let mut last_typed = Instant::now();
+    keys(server, target, text);
+    loop {
+        let screen = server.capture(target);
+        if screen.contains(text) {
+            return;
+        }
+        assert!(
+            started.elapsed() < SCREEN_DEADLINE,
+            "gave up after {SCREEN_DEADLINE:?} waiting for the typed {text:?} on {target}, which shows:\n{screen}"
+        );
+        if last_typed.elapsed() > RETYPE_AFTER {
+            keys(server, target, text);
+            last_typed = Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Types `text` into the pane.
 pub fn keys(server: &TmuxServer, target: &str, text: &str) {
     server.tmux(&["send-keys", "-t", target, "-l", text]);
@@ -149,8 +174,7 @@ pub fn enter_until(
 pub fn prompt(env: &Sandbox, server: &TmuxServer, target: &str, text: &str, answer: &str) {
     let answers = || server.capture(target).matches(answer).count();
     let before = answers();
-    keys(server, target, text);
-    screen_shows(server, target, text);
+    typed(server, target, text);
     enter_until(
         server,
         target,
