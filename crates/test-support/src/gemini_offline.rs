@@ -43,7 +43,7 @@ pub fn installed_cli(target_tmpdir: &str) -> PathBuf {
 /// folder trust (a headless run in an untrusted folder exits 55, and no hook runs there), no
 /// auto-update, no telemetry or usage statistics; `extra` members added at the top level.
 pub fn settings_json(extra: serde_json::Value) -> String {
-    let mut settings = serde_json::json!({
+    let settings = serde_json::json!({
         "security": {
             "auth": { "selectedType": "gemini-api-key" },
             "folderTrust": { "enabled": false }
@@ -52,6 +52,13 @@ pub fn settings_json(extra: serde_json::Value) -> String {
         "telemetry": { "enabled": false },
         "privacy": { "usageStatisticsEnabled": false }
     });
+    with_extra(settings, extra)
+}
+
+/// `settings` as pretty JSON with `extra`'s members added at the top level, an object member
+/// merged into the object of the same name (Gemini CLI's settings and those of Qwen Code, its
+/// fork, take the same form).
+pub(crate) fn with_extra(mut settings: serde_json::Value, extra: serde_json::Value) -> String {
     if let (Some(settings), serde_json::Value::Object(extra)) = (settings.as_object_mut(), extra) {
         for (key, value) in extra {
             match (settings.get_mut(&key), value) {

@@ -46,24 +46,12 @@ pub fn installed_cli(target_tmpdir: &str) -> PathBuf {
 /// `<QWEN_HOME>/settings.json` for the tests: no auto-update, no telemetry or usage
 /// statistics; `extra` members added at the top level (an object merged into one of these).
 pub fn settings_json(extra: serde_json::Value) -> String {
-    let mut settings = serde_json::json!({
+    let settings = serde_json::json!({
         "general": { "enableAutoUpdate": false },
         "telemetry": { "enabled": false },
         "privacy": { "usageStatisticsEnabled": false }
     });
-    if let (Some(settings), serde_json::Value::Object(extra)) = (settings.as_object_mut(), extra) {
-        for (key, value) in extra {
-            match (settings.get_mut(&key), value) {
-                (Some(serde_json::Value::Object(into)), serde_json::Value::Object(value)) => {
-                    into.extend(value)
-                }
-                (_, value) => {
-                    settings.insert(key, value);
-                }
-            }
-        }
-    }
-    serde_json::to_string_pretty(&settings).expect("settings serialize")
+    crate::gemini_offline::with_extra(settings, extra)
 }
 
 /// The variables that point Qwen Code at the mock, as `NAME=value` words for a shell line.
