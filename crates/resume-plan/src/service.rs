@@ -194,9 +194,35 @@ pub fn ask_message(resumable: usize, command: &str) -> Option<String> {
     })
 }
 
+/// `line` as a desktop notification's body, inert: the notification servers that take markup
+/// in a body read `&`, `<` and `>` as markup, so they are given as entities, and a control
+/// character (a recorded value's escape sequence) as `?`. The caller passes it after `--`, so
+/// that a body starting with `-` is not read as an option.
+pub fn notification_body(line: &str) -> String {
+    let mut body = String::with_capacity(line.len());
+    for character in line.chars() {
+        match character {
+            '&' => body.push_str("&amp;"),
+            '<' => body.push_str("&lt;"),
+            '>' => body.push_str("&gt;"),
+            character if character.is_control() => body.push('?'),
+            character => body.push(character),
+        }
+    }
+    body
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_notification_body_holds_no_markup_and_no_control_character() {
+        assert_eq!(
+            notification_body("run '/opt/a&b <i>x</i>/crash-resume' restore\u{1b}]0;t\u{7}"),
+            "run '/opt/a&amp;b &lt;i&gt;x&lt;/i&gt;/crash-resume' restore?]0;t?"
+        );
+    }
 
     #[test]
     fn the_service_path_keeps_the_plain_absolute_entries_once() {

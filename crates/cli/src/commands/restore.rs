@@ -374,7 +374,11 @@ fn notify(
     if let Some(line) = resume_plan::service::ask_message(resumable, &command) {
         output::print_message(&escape(&line));
         let _ = bounded_run::output(
-            std::process::Command::new("notify-send").args(["crash-resume", line.as_str()]),
+            std::process::Command::new("notify-send").args([
+                "--",
+                "crash-resume",
+                &resume_plan::service::notification_body(&line),
+            ]),
             std::time::Duration::from_secs(5),
         );
     }

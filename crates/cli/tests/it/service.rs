@@ -225,14 +225,17 @@ fn the_launchd_agent_is_a_property_list_that_runs_the_restore_at_load() {
 }
 
 /// A stand-in `notify-send` in the sandbox's `bin` that appends its words to a file, whose
-/// path it returns.
+/// path it returns; it takes the options' end (`--`) as the real one does, and only there.
 fn install_notify_send(env: &Sandbox) -> PathBuf {
     let notified = env.root().join("notified.txt");
     fs::create_dir_all(bin_dir(env)).unwrap();
     let notify_send = bin_dir(env).join("notify-send");
     fs::write(
         &notify_send,
-        format!("#!/bin/sh\necho \"$*\" >> '{}'\n", notified.display()),
+        format!(
+            "#!/bin/sh\n[ \"$1\" = -- ] || exit 3\nshift\necho \"$*\" >> '{}'\n",
+            notified.display()
+        ),
     )
     .unwrap();
     fs::set_permissions(&notify_send, fs::Permissions::from_mode(0o755)).unwrap();
