@@ -268,11 +268,12 @@ pub fn locate(config_dir: &Utf8Path, project_dir: &Utf8Path, session: &str) -> L
 
 /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in hex digits: the ids the CLI looks up everywhere.
 pub fn is_uuid(session: &str) -> bool {
-    let groups: Vec<&str> = session.split('-').collect();
-    groups.len() == 5
-        && groups.iter().zip([8, 4, 4, 4, 12]).all(|(group, length)| {
+    let mut groups = session.split('-');
+    [8, 4, 4, 4, 12].into_iter().all(|length| {
+        groups.next().is_some_and(|group| {
             group.len() == length && group.bytes().all(|byte| byte.is_ascii_hexdigit())
         })
+    }) && groups.next().is_none()
 }
 
 /// A transcript found by the recovery scan.
@@ -435,6 +436,29 @@ impl Cache {
                 path: derived,
             },
         }
+    }
+
+    /// Whether a transcript of `session` that is not at `derived` (where the CLI looks first)
+    /// may be found by [`Cache::locate`]'s wider look-up: `session` is a UUID and another
+    /// project folder holds its file name, or a folder could not be listed. No file is opened.
+    pub fn may_be_elsewhere(
+        &self,
+        config_dir: &Utf8Path,
+        derived: &Utf8Path,
+        session: &str,
+    ) -> bool {
+        if !is_uuid(session) {
+            return false;
+        }
+        let file_name = format!("{session}.jsonl");
+        let files = self.project_files(config_dir);
+        !files.unlisted.is_empty()
+            || files
+                .by_name
+                .get(&file_name)
+                .into_iter()
+                .flatten()
+                .any(|folder| folder.join(&file_name) != derived)
     }
 
     /// [`largest_reachable`] through the cache: the folder is listed once; `skip` applies to

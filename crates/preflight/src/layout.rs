@@ -197,9 +197,20 @@ impl Layout for ClaudeLayout<'_> {
 
     fn last_change(&self, session: &str) -> Option<SystemTime> {
         // One `stat` where the CLI looks first; the wider look-up only when it is not there.
+        // A file missing there is looked for no further unless another folder may hold it.
         let derived = claude::transcript_path(&self.project_dir, session)?;
-        if let Ok(modified) = std::fs::metadata(&derived).and_then(|meta| meta.modified()) {
-            return Some(modified);
+        match std::fs::metadata(&derived).and_then(|meta| meta.modified()) {
+            Ok(modified) => return Some(modified),
+            Err(error)
+                if error.kind() == std::io::ErrorKind::NotFound
+                    && !self
+                        .cache
+                        .claude
+                        .may_be_elsewhere(&self.config_dir, &derived, session) =>
+            {
+                return None;
+            }
+            Err(_) => {}
         }
         self.locate(session).modified()
     }

@@ -29,7 +29,7 @@ pub mod layout;
 pub mod paths;
 pub mod qwen;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 use agent_paths::Agent;
@@ -203,6 +203,9 @@ pub struct Cache {
     pub gemini: gemini::Cache,
     /// The process table, read once.
     processes: std::cell::OnceCell<proc_table::Snapshot>,
+    /// Where each recorded working dir starts its agent, by home dir then working dir: one
+    /// `stat` per dir for the batch.
+    start_dirs: std::cell::RefCell<HashMap<Option<Utf8PathBuf>, HashMap<String, StartDir>>>,
 }
 
 impl Cache {
@@ -213,6 +216,24 @@ impl Cache {
             let deadline = Instant::now() + claude::PS_DEADLINE;
             let programs = agent_paths::AGENTS.map(|facts| facts.name);
             proc_table::Snapshot::read(proc_table::table(), deadline, &programs)
+        })
+    }
+
+    /// [`paths::start_dir`] through the cache: each working dir is looked at once per batch.
+    pub fn start_dir(&self, cwd: &str, home: Option<&Utf8Path>) -> StartDir {
+        let known = self
+            .start_dirs
+            .borrow()
+            .get(&home.map(Utf8Path::to_path_buf))
+            .and_then(|dirs| dirs.get(cwd).cloned());
+        known.unwrap_or_else(|| {
+            let start = paths::start_dir(cwd, home);
+            self.start_dirs
+                .borrow_mut()
+                .entry(home.map(Utf8Path::to_path_buf))
+                .or_default()
+                .insert(cwd.to_owned(), start.clone());
+            start
         })
     }
 
@@ -328,7 +349,7 @@ fn decide(input: &Input, trail: &mut Trail, cache: &Cache) -> Decision {
         return Decision::new(Verdict::Unknown, None);
     };
     let config_dir = paths::expand_home(config_dir, home);
-    let start = start_dir(input);
+    let start = start_dir(input, cache);
     let cwd = start_cwd(input, start.as_ref());
     let disk = match layout::open(agent, config_dir, cwd, home, &input.launch_env, cache) {
         Ok(layout) => layout,
@@ -382,8 +403,8 @@ fn decide(input: &Input, trail: &mut Trail, cache: &Cache) -> Decision {
 
 /// Where a restore starts the agent of `input` ([`paths::start_dir`]); `None` when no working
 /// dir is recorded.
-fn start_dir(input: &Input) -> Option<StartDir> {
-    non_empty(&input.cwd).map(|cwd| paths::start_dir(cwd, input.home.as_deref()))
+fn start_dir(input: &Input, cache: &Cache) -> Option<StartDir> {
+    non_empty(&input.cwd).map(|cwd| cache.start_dir(cwd, input.home.as_deref()))
 }
 
 /// The working dir the agent's layout is read for: the recorded one, or the home dir it starts
@@ -604,7 +625,7 @@ pub fn open_layout<'a>(input: &Input, cache: &'a Cache) -> Option<Box<dyn Layout
     let home = input.home.as_deref();
     let agent = Agent::from_name(non_empty(&input.agent)?)?;
     let config_dir = paths::expand_home(non_empty(&input.config_dir)?, home);
-    let start = start_dir(input);
+    let start = start_dir(input, cache);
     layout::open(
         agent,
         config_dir,

@@ -201,14 +201,20 @@ impl<'a> Planner<'a> {
             _ => None,
         };
         let refused = resume::refusal(entry);
-        let starts_in = resume::start_dir(entry, self.home.as_deref())
+        let starts_in = resume::start_dir_with(entry, self.home.as_deref(), &self.cache)
             .filter(|start| start.gone().is_some())
             .and_then(|start| start.dir().map(ToString::to_string));
         let command = match session.as_deref() {
             Some(session) if refused.is_none() => {
                 // A recovered id is rendered only once it is known to be a valid id.
                 let session = SessionId::new(session)?;
-                resume::command(self.registry, entry, session.as_str(), self.home.clone())?
+                resume::command_with(
+                    self.registry,
+                    entry,
+                    session.as_str(),
+                    self.home.clone(),
+                    &self.cache,
+                )?
             }
             _ => None,
         };

@@ -28,8 +28,17 @@ pub fn resumed_session(entry: &Entry, outcome: &Outcome) -> Option<String> {
 /// preflight judges by): the recorded working dir, or the home dir when the recorded one is
 /// gone; `None` when no working dir is recorded.
 pub fn start_dir(entry: &Entry, home: Option<&Utf8Path>) -> Option<StartDir> {
+    start_dir_with(entry, home, &preflight::Cache::default())
+}
+
+/// [`start_dir`] for one of many entries (a restore plan): each working dir looked at once.
+pub fn start_dir_with(
+    entry: &Entry,
+    home: Option<&Utf8Path>,
+    cache: &preflight::Cache,
+) -> Option<StartDir> {
     let cwd = entry.cwd.as_deref().filter(|cwd| !cwd.trim().is_empty())?;
-    Some(preflight::paths::start_dir(cwd, home))
+    Some(cache.start_dir(cwd, home))
 }
 
 /// How a restore starts an entry's agent again, from the launch its hook recorded: the kept
@@ -194,7 +203,19 @@ pub fn render(
     session: &str,
     home: Option<Utf8PathBuf>,
 ) -> Result<String, RenderError> {
-    let gone = start_dir(entry, home.as_deref()).is_some_and(|start| start.gone().is_some());
+    render_with(registry, entry, session, home, &preflight::Cache::default())
+}
+
+/// [`render`] for one of many entries: the working dir is looked at through `cache`.
+fn render_with(
+    registry: &Registry,
+    entry: &Entry,
+    session: &str,
+    home: Option<Utf8PathBuf>,
+    cache: &preflight::Cache,
+) -> Result<String, RenderError> {
+    let gone =
+        start_dir_with(entry, home.as_deref(), cache).is_some_and(|start| start.gone().is_some());
     let relaunch = relaunch(entry);
     let target = Target {
         cwd: if gone { None } else { entry.cwd.as_deref() },
@@ -210,7 +231,19 @@ pub fn command(
     session: &str,
     home: Option<Utf8PathBuf>,
 ) -> Result<Option<String>, RenderError> {
-    match render(registry, entry, session, home) {
+    command_with(registry, entry, session, home, &preflight::Cache::default())
+}
+
+/// [`command`] for one of many entries (a restore plan's item): the working dir is looked at
+/// through `cache`.
+pub fn command_with(
+    registry: &Registry,
+    entry: &Entry,
+    session: &str,
+    home: Option<Utf8PathBuf>,
+    cache: &preflight::Cache,
+) -> Result<Option<String>, RenderError> {
+    match render_with(registry, entry, session, home, cache) {
         Ok(command) => Ok(Some(command)),
         Err(RenderError::NoLauncher { .. }) => Ok(None),
         Err(other) => Err(other),

@@ -517,6 +517,7 @@ fn a_shared_cache_answers_a_batch_as_each_input_alone() {
         )
     };
     let mut verdicts = BTreeSet::new();
+    let mut modified = BTreeSet::new();
     for input in &inputs {
         let alone = answer(preflight(input));
         verdicts.insert(format!("{:?}", alone.0));
@@ -525,7 +526,22 @@ fn a_shared_cache_answers_a_batch_as_each_input_alone() {
             alone,
             "{input:?}"
         );
+        // The last change a batch reads (one `stat` where the CLI looks first) is that of the
+        // transcript the preflight's rule locates, found in another folder or not at all.
+        let located = preflight::open_layout(input, &preflight::Cache::default())
+            .and_then(|layout| layout.locate(input.session.as_deref()?).modified());
+        assert_eq!(
+            preflight::transcript_modified_with(input, &cache),
+            located,
+            "{input:?}"
+        );
+        modified.insert(located.is_some());
     }
+    assert_eq!(
+        modified.len(),
+        2,
+        "some sessions have a last change, some none"
+    );
     assert_eq!(
         verdicts.len(),
         3,
