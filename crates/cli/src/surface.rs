@@ -1,4 +1,4 @@
-//! Which pane the hook's agent runs in: the evidence that `index_core::capture::decide_surface`
+//! Which pane the hook's agent runs in: the evidence that `mux::capture::decide_surface`
 //! weighs, gathered from this machine. The process tree above the hook (from `proc-table`:
 //! `/proc` on Linux, one `ps` call elsewhere), the hook's controlling terminal, and the tty
 //! and process of the tmux pane `TMUX_PANE` names (one `tmux display-message`, which also
@@ -10,7 +10,7 @@ use std::process::Command as Process;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail};
-use index_core::capture::{
+use mux::capture::{
     Ancestor, SURFACE_VARIABLES, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface,
     explicit_surface, multiplexers_in_env,
 };

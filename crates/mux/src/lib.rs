@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod capture;
 mod client;
 pub mod cmux;
 pub mod kitty;
