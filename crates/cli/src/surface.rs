@@ -17,7 +17,7 @@ use mux::capture::{
 use proc_table::Dev;
 
 /// How far up the process tree the hook looks for a multiplexer.
-const MAX_ANCESTORS: usize = 64;
+const MAX_ANCESTORS: usize = mux::capture::MAX_ANCESTORS;
 
 /// A surface the hook named, with what it learnt of the surface's window on the way.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,46 +108,18 @@ pub fn explicit_pane_gone(session: &str, deadline: Instant) -> Option<anyhow::Er
     }
 }
 
-/// Why the multiplexer `surface` names is not running it any more, when that can be checked
-/// (its agent ends then, and would be taken for a quit): a kitty window whose kitty
-/// (`KITTY_PID`, which kitty sets in each window; else the surface's instance, `kitty:<kitty
-/// pid>:<window id>`, which in a window a restore opened is an earlier kitty's) no longer
-/// runs, or a WezTerm pane or cmux surface whose
-/// agent no WezTerm (cmux) process is an ancestor of (the process tree read, `None` when it cannot
-/// be). `None` when it runs, or when nothing can be checked (tmux is asked by [`name`]).
+/// Why the multiplexer `surface` names is not running it any more, when its entry can check
+/// (`mux::capture::instance_gone`: its agent ends then, and would be taken for a quit), from
+/// this process's environment and ancestors. `None` when it runs, or when nothing can be
+/// checked (tmux is asked by [`name`]).
 pub fn instance_gone(surface: &str, deadline: Instant) -> Option<String> {
-    let runs = |process: &proc_table::Process, multiplexer: mux::Multiplexer| {
-        !process.has_ended() && multiplexer.is_process_name(&process.name.to_string_lossy())
-    };
-    match mux::Surface::parse(surface).ok()? {
-        mux::Surface::Kitty(window) => {
-            let pid: u32 = std::env::var("KITTY_PID")
-                .ok()
-                .or(window.instance)?
-                .parse()
-                .ok()?;
-            let running = proc_table::table()
-                .process(pid, deadline)
-                .is_some_and(|process| runs(&process, mux::Multiplexer::Kitty));
-            (!running).then(|| format!("kitty (pid {pid}) is not running any more"))
-        }
-        // Neither can be asked for the pane: a process of theirs among the agent's ancestors
-        // says it still runs.
-        surface @ (mux::Surface::Wezterm(_) | mux::Surface::Cmux(_)) => {
-            let (multiplexer, word) = match surface {
-                mux::Surface::Wezterm(_) => (mux::Multiplexer::Wezterm, "WezTerm"),
-                _ => (mux::Multiplexer::Cmux, "cmux"),
-            };
-            let ancestry =
-                proc_table::table().ancestry(std::process::id(), MAX_ANCESTORS, deadline)?;
-            let running = ancestry
-                .ancestors
-                .iter()
-                .any(|process| runs(process, multiplexer));
-            (!running).then(|| format!("no {word} process runs this agent any more"))
-        }
-        _ => None,
-    }
+    let surface = mux::Surface::parse(surface).ok()?;
+    mux::capture::instance_gone(
+        &surface,
+        |name| std::env::var(name).ok(),
+        std::process::id(),
+        deadline,
+    )
 }
 
 /// The id a surface of the default tmux server was recorded under before surfaces named their

@@ -2,10 +2,9 @@
 //! in as a lookup function) and the evidence the caller gathered, so that it holds the same for
 //! the CLI's hook and for an orchestrator that embeds this crate.
 
+use std::time::Instant;
+
 use crate::Surface;
-use crate::cmux::CmuxSurface;
-use crate::wezterm::WeztermPane;
-use crate::zellij::ZellijPane;
 
 /// A surface as the environment names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,43 +75,51 @@ pub fn explicit_surface(get: impl Fn(&str) -> Option<String>) -> Option<String> 
     get("CRASH_RESUME_SURFACE").filter(|value| !value.trim().is_empty())
 }
 
-/// Every multiplexer whose variable is set (not blank), with the surface it names.
+/// Every multiplexer whose variable is set (not blank), with the surface it names (each
+/// entry's [`Entry::captured`](crate::registry::Entry::captured)).
 pub fn multiplexers_in_env(
     get: impl Fn(&str) -> Option<String>,
 ) -> Vec<(Multiplexer, SurfaceHint)> {
     let var = |name: &str| get(name).filter(|value| !value.trim().is_empty());
-    Multiplexer::ALL
-        .into_iter()
-        .filter_map(|multiplexer| {
-            let value = var(multiplexer.variable())?;
-            let surface = match multiplexer {
-                Multiplexer::Tmux => return Some((multiplexer, SurfaceHint::TmuxPane(value))),
-                Multiplexer::Cmux => Surface::Cmux(CmuxSurface { id: value }),
-                Multiplexer::Zellij => Surface::Zellij(ZellijPane {
-                    session: var("ZELLIJ_SESSION_NAME").unwrap_or_default(),
-                    pane: value,
-                }),
-                Multiplexer::Wezterm => Surface::Wezterm(WeztermPane {
-                    instance: None,
-                    id: value,
-                }),
-                Multiplexer::Kitty => Surface::Kitty(crate::kitty::captured(
-                    value,
-                    var("KITTY_PID"),
-                    var(crate::kitty::TAG_VARIABLE).as_deref(),
-                )),
-            };
-            let hint = SurfaceHint::Ready(surface.to_string());
-            Some((multiplexer, hint))
-        })
+    crate::registry::entries()
+        .filter_map(|entry| Some((entry.multiplexer(), entry.captured(&var)?)))
         .collect()
 }
 
-/// The pid of the tmux server in `$TMUX` (`<socket>,<server pid>,<session index>`).
-pub fn tmux_server_pid(tmux: &str) -> Option<u32> {
-    let mut fields = tmux.rsplitn(3, ',');
-    let _session = fields.next()?;
-    fields.next()?.parse().ok()
+/// How far up the process tree a capture looks for a multiplexer.
+pub const MAX_ANCESTORS: usize = 64;
+
+/// Whether `process` runs (has not ended) as `multiplexer`'s process, by its name.
+pub(crate) fn runs(process: &proc_table::Process, multiplexer: Multiplexer) -> bool {
+    !process.has_ended() && multiplexer.is_process_name(&process.name.to_string_lossy())
+}
+
+/// Whether no process of `multiplexer` runs among `pid`'s ancestors (`false` when the process
+/// tree cannot be read by `deadline`: nothing can be said).
+pub(crate) fn no_ancestor_runs(multiplexer: Multiplexer, pid: u32, deadline: Instant) -> bool {
+    proc_table::table()
+        .ancestry(pid, MAX_ANCESTORS, deadline)
+        .is_some_and(|ancestry| {
+            !ancestry
+                .ancestors
+                .iter()
+                .any(|process| runs(process, multiplexer))
+        })
+}
+
+/// Why the multiplexer instance `surface` names is not running it any more, when its entry can
+/// check ([`Entry::instance_gone`](crate::registry::Entry::instance_gone)); `None` when it
+/// runs, when nothing can be checked, or for a surface of no multiplexer.
+pub fn instance_gone(
+    surface: &Surface,
+    get: impl Fn(&str) -> Option<String>,
+    pid: u32,
+    deadline: Instant,
+) -> Option<String> {
+    surface
+        .multiplexer()?
+        .entry()
+        .instance_gone(surface, &get, pid, deadline)
 }
 
 /// The surface of the innermost multiplexer: the one whose pane the agent runs in.
@@ -187,10 +194,8 @@ fn decide_by_variables(
     if candidates.is_empty() {
         return SurfaceDecision::Unnamed;
     }
-    let tmux_pid = get("TMUX").as_deref().and_then(tmux_server_pid);
-    let is_candidate_process = |multiplexer: Multiplexer, ancestor: &Ancestor| match multiplexer {
-        Multiplexer::Tmux if tmux_pid.is_some() => tmux_pid == Some(ancestor.pid),
-        _ => multiplexer.is_process_name(&ancestor.name),
+    let is_candidate_process = |multiplexer: Multiplexer, ancestor: &Ancestor| {
+        multiplexer.entry().is_own_process(ancestor, &get)
     };
     let nearest = evidence.ancestors.iter().flatten().find_map(|ancestor| {
         candidates

@@ -2,9 +2,8 @@
 //! ancestors and its terminal, one case per line.
 
 use mux::Multiplexer;
-use mux::capture::{
-    Ancestor, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface, tmux_server_pid,
-};
+use mux::capture::{Ancestor, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface};
+use mux::tmux::server_pid as tmux_server_pid;
 
 type Vars = &'static [(&'static str, &'static str)];
 
