@@ -4,29 +4,8 @@
 
 use std::time::Instant;
 
-use crate::Surface;
-
-/// A surface as the environment names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SurfaceHint {
-    /// A complete surface id.
-    Ready(String),
-    /// A tmux pane id (`%N`), to be turned into `tmux:<socket path>:<session>:<window>.<pane>`
-    /// by asking tmux (a `%N` id does not survive a tmux restart, so it is never recorded as
-    /// is).
-    TmuxPane(String),
-}
-
-use crate::Multiplexer;
-
-/// A process above the agent in the process tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ancestor {
-    /// The process id.
-    pub pid: u32,
-    /// The executable's base name.
-    pub name: String,
-}
+pub use crate::evidence::{Ancestor, MAX_ANCESTORS, SurfaceHint};
+use crate::{Multiplexer, Surface};
 
 /// What is known, beyond the variables, about the pane the agent runs in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -81,30 +60,9 @@ pub fn multiplexers_in_env(
     get: impl Fn(&str) -> Option<String>,
 ) -> Vec<(Multiplexer, SurfaceHint)> {
     let var = |name: &str| get(name).filter(|value| !value.trim().is_empty());
-    crate::registry::entries()
+    crate::entries::all()
         .filter_map(|entry| Some((entry.multiplexer(), entry.captured(&var)?)))
         .collect()
-}
-
-/// How far up the process tree a capture looks for a multiplexer.
-pub const MAX_ANCESTORS: usize = 64;
-
-/// Whether `process` runs (has not ended) as `multiplexer`'s process, by its name.
-pub(crate) fn runs(process: &proc_table::Process, multiplexer: Multiplexer) -> bool {
-    !process.has_ended() && multiplexer.is_process_name(&process.name.to_string_lossy())
-}
-
-/// Whether no process of `multiplexer` runs among `pid`'s ancestors (`false` when the process
-/// tree cannot be read by `deadline`: nothing can be said).
-pub(crate) fn no_ancestor_runs(multiplexer: Multiplexer, pid: u32, deadline: Instant) -> bool {
-    proc_table::table()
-        .ancestry(pid, MAX_ANCESTORS, deadline)
-        .is_some_and(|ancestry| {
-            !ancestry
-                .ancestors
-                .iter()
-                .any(|process| runs(process, multiplexer))
-        })
 }
 
 /// Why the multiplexer instance `surface` names is not running it any more, when its entry can

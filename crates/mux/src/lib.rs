@@ -28,6 +28,8 @@ pub mod backend;
 pub mod capture;
 mod client;
 pub mod cmux;
+mod entries;
+mod evidence;
 pub mod kitty;
 mod multiplexer;
 pub mod pane;

@@ -1,13 +1,13 @@
 //! The registry: each multiplexer's whole axis behind one trait object ([`Entry`]), reached
 //! from its typed handle by [`Multiplexer::entry`]. Each multiplexer's module holds its entry
-//! (`<multiplexer>/entry.rs`); the dispatch of capture, of whether an instance is gone and of
+//! (`<multiplexer>/entry.rs`, listed once in `entries`); the dispatch of capture, of whether an instance is gone and of
 //! the restore backend goes through here, never through a case per multiplexer.
 
 use std::time::Instant;
 
 use crate::Options;
 use crate::backend::Backend;
-use crate::capture::{Ancestor, SurfaceHint};
+use crate::evidence::{Ancestor, SurfaceHint};
 use crate::multiplexer::Multiplexer;
 use crate::surface::Surface;
 
@@ -49,22 +49,4 @@ pub trait Entry: Sync {
     /// Its restore backend, talking to the instance `options` names; `None` when it has none
     /// (capture only).
     fn backend(&self, options: &Options) -> Option<Box<dyn Backend>>;
-}
-
-impl Multiplexer {
-    /// Its entry in the registry: its module's rules.
-    pub fn entry(self) -> &'static dyn Entry {
-        match self {
-            Multiplexer::Cmux => &crate::cmux::entry::Cmux,
-            Multiplexer::Tmux => &crate::tmux::entry::Tmux,
-            Multiplexer::Zellij => &crate::zellij::entry::Zellij,
-            Multiplexer::Wezterm => &crate::wezterm::entry::Wezterm,
-            Multiplexer::Kitty => &crate::kitty::entry::Kitty,
-        }
-    }
-}
-
-/// Every entry of the registry, in [`Multiplexer::ALL`]'s order.
-pub fn entries() -> impl Iterator<Item = &'static dyn Entry> {
-    Multiplexer::ALL.into_iter().map(Multiplexer::entry)
 }

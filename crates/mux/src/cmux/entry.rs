@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::CmuxSurface;
 use crate::Options;
 use crate::backend::Backend;
-use crate::capture::SurfaceHint;
+use crate::evidence::SurfaceHint;
 use crate::multiplexer::Multiplexer;
 use crate::registry::{self, Vars};
 use crate::surface::Surface;
@@ -35,7 +35,7 @@ impl registry::Entry for Cmux {
         pid: u32,
         deadline: Instant,
     ) -> Option<String> {
-        crate::capture::no_ancestor_runs(Multiplexer::Cmux, pid, deadline)
+        crate::evidence::no_ancestor_runs(Multiplexer::Cmux, pid, deadline)
             .then(|| "no cmux process runs this agent any more".to_string())
     }
 

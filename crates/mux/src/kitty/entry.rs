@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use crate::Options;
 use crate::backend::Backend;
-use crate::capture::SurfaceHint;
+use crate::evidence::SurfaceHint;
 use crate::multiplexer::Multiplexer;
 use crate::registry::{self, Vars};
 use crate::surface::Surface;
@@ -43,7 +43,7 @@ impl registry::Entry for Kitty {
             .ok()?;
         let running = proc_table::table()
             .process(pid, deadline)
-            .is_some_and(|process| crate::capture::runs(&process, Multiplexer::Kitty));
+            .is_some_and(|process| crate::evidence::runs(&process, Multiplexer::Kitty));
         (!running).then(|| format!("kitty (pid {pid}) is not running any more"))
     }
 

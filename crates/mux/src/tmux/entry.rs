@@ -2,7 +2,7 @@
 
 use crate::Options;
 use crate::backend::Backend;
-use crate::capture::{Ancestor, SurfaceHint};
+use crate::evidence::{Ancestor, SurfaceHint};
 use crate::multiplexer::Multiplexer;
 use crate::registry::{self, Vars};
 

@@ -5,7 +5,7 @@ use std::time::Instant;
 use super::WeztermPane;
 use crate::Options;
 use crate::backend::Backend;
-use crate::capture::SurfaceHint;
+use crate::evidence::SurfaceHint;
 use crate::multiplexer::Multiplexer;
 use crate::registry::{self, Vars};
 use crate::surface::Surface;
@@ -33,7 +33,7 @@ impl registry::Entry for Wezterm {
         pid: u32,
         deadline: Instant,
     ) -> Option<String> {
-        crate::capture::no_ancestor_runs(Multiplexer::Wezterm, pid, deadline)
+        crate::evidence::no_ancestor_runs(Multiplexer::Wezterm, pid, deadline)
             .then(|| "no WezTerm process runs this agent any more".to_string())
     }
 

@@ -2,7 +2,7 @@
 
 use crate::Options;
 use crate::backend::Backend;
-use crate::capture::SurfaceHint;
+use crate::evidence::SurfaceHint;
 use crate::multiplexer::Multiplexer;
 use crate::registry::{self, Vars};
 use crate::surface::Surface;
