@@ -4,6 +4,7 @@
 
 mod capture;
 mod cmux;
+mod conformance;
 mod kitty;
 mod surface;
 mod wezterm;
