@@ -122,16 +122,12 @@ pub fn instance_gone(surface: &str, deadline: Instant) -> Option<String> {
     )
 }
 
-/// The id a surface of the default tmux server was recorded under before surfaces named their
-/// server (`tmux:<session>:<window>.<pane>`, which means the default server): the entry a
-/// record of the same pane in the new form replaces. `None` for any other surface.
+/// The id a surface was recorded under in an earlier form (a default tmux server's pane before
+/// surfaces named their server): the entry a record of the same surface in the new form
+/// replaces (`mux::capture::legacy_alias`). `None` for any other surface.
 pub fn legacy_alias(surface: &str) -> Option<String> {
-    let mux::Surface::Tmux(pane) = mux::Surface::parse(surface).ok()? else {
-        return None;
-    };
-    let server = pane.server.as_deref()?;
-    mux::tmux::same_socket(server, &mux::tmux::default_socket_path())
-        .then(|| pane.without_server().to_string())
+    let surface = mux::Surface::parse(surface).ok()?;
+    mux::capture::legacy_alias(&surface).map(|alias| alias.to_string())
 }
 
 /// [`name`] from the multiplexers' variables that `get` reads, and the evidence.
@@ -172,7 +168,7 @@ fn name_by_multiplexers(
     };
     match decide_surface(get, &evidence) {
         SurfaceDecision::Named(SurfaceHint::Ready(surface)) => {
-            let surface = wezterm_instance(surface, evidence.ancestors.as_deref(), deadline);
+            let surface = with_instance(surface, evidence.ancestors.as_deref(), deadline);
             Ok(stable_zellij(surface, deadline, naming))
         }
         SurfaceDecision::Named(SurfaceHint::TmuxPane(pane)) => match tmux {
@@ -203,30 +199,12 @@ fn name_by_multiplexers(
     }
 }
 
-/// A WezTerm pane named by its id alone (`WEZTERM_PANE`, which WezTerm numbers from 0 again
-/// after its server restarts) is given its instance: the nearest WezTerm process among the
-/// agent's ancestors, by pid and start (`proc_table::Table::start_mark`), so that a pane of a later WezTerm with the same id
-/// is another surface. Without one among the ancestors (the tree unknown, or the variable
-/// inherited from elsewhere) the id alone is recorded.
-fn wezterm_instance(surface: String, ancestors: Option<&[Ancestor]>, deadline: Instant) -> String {
-    let Ok(mux::Surface::Wezterm(pane)) = mux::Surface::parse(&surface) else {
-        return surface;
-    };
-    let instance = ancestors
-        .into_iter()
-        .flatten()
-        .find(|ancestor| mux::Multiplexer::Wezterm.is_process_name(&ancestor.name))
-        .and_then(|ancestor| {
-            let mark = proc_table::table().start_mark(ancestor.pid, deadline)?;
-            Some(mux::wezterm::WeztermPane::instance_of(ancestor.pid, mark))
-        });
-    match (pane.instance, instance) {
-        (None, Some(instance)) => mux::wezterm::WeztermPane {
-            instance: Some(instance),
-            id: pane.id,
-        }
-        .to_string(),
-        _ => surface,
+/// A surface named by a multiplexer's variables, with what the variable alone cannot say
+/// (`mux::capture::with_instance`: a WezTerm pane's instance, from the agent's ancestors).
+fn with_instance(surface: String, ancestors: Option<&[Ancestor]>, deadline: Instant) -> String {
+    match mux::Surface::parse(&surface) {
+        Ok(parsed) => mux::capture::with_instance(parsed, ancestors, deadline).to_string(),
+        Err(_) => surface,
     }
 }
 

@@ -80,6 +80,27 @@ pub fn instance_gone(
         .instance_gone(surface, &get, pid, deadline)
 }
 
+/// `surface` with what its multiplexer's variable alone cannot say, from the agent's ancestors
+/// ([`Entry::with_instance`](crate::registry::Entry::with_instance): a WezTerm pane's instance).
+pub fn with_instance(
+    surface: Surface,
+    ancestors: Option<&[Ancestor]>,
+    deadline: Instant,
+) -> Surface {
+    match surface.multiplexer() {
+        Some(multiplexer) => multiplexer
+            .entry()
+            .with_instance(surface, ancestors, deadline),
+        None => surface,
+    }
+}
+
+/// The id `surface` was recorded under in an earlier form, which a record of it in the new
+/// form replaces ([`Entry::legacy_alias`](crate::registry::Entry::legacy_alias)).
+pub fn legacy_alias(surface: &Surface) -> Option<Surface> {
+    surface.multiplexer()?.entry().legacy_alias(surface)
+}
+
 /// The surface of the innermost multiplexer: the one whose pane the agent runs in.
 ///
 /// A multiplexer's panes inherit the environment it was started with, so when one runs inside

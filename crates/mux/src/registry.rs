@@ -46,6 +46,25 @@ pub trait Entry: Sync {
         None
     }
 
+    /// `surface` (named by [`Entry::captured`]) with what its variable alone cannot say,
+    /// from the agent's ancestors (nearest first, `None` when unknown); by default as it is.
+    fn with_instance(
+        &self,
+        surface: Surface,
+        ancestors: Option<&[Ancestor]>,
+        deadline: Instant,
+    ) -> Surface {
+        let _ = (ancestors, deadline);
+        surface
+    }
+
+    /// The id `surface` was recorded under in an earlier form, which a record of it in this
+    /// form replaces; by default none.
+    fn legacy_alias(&self, surface: &Surface) -> Option<Surface> {
+        let _ = surface;
+        None
+    }
+
     /// Its restore backend, talking to the instance `options` names; `None` when it has none
     /// (capture only).
     fn backend(&self, options: &Options) -> Option<Box<dyn Backend>>;

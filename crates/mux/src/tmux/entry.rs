@@ -5,6 +5,7 @@ use crate::backend::Backend;
 use crate::evidence::{Ancestor, SurfaceHint};
 use crate::multiplexer::Multiplexer;
 use crate::registry::{self, Vars};
+use crate::surface::Surface;
 
 /// tmux: `TMUX_PANE` names a pane by its `%N` id, which tmux turns into its place; `$TMUX`
 /// names the server.
@@ -25,6 +26,17 @@ impl registry::Entry for Tmux {
             Some(pid) => pid == ancestor.pid,
             None => Multiplexer::Tmux.is_process_name(&ancestor.name),
         }
+    }
+
+    /// A surface of the default server was recorded without it before surfaces named their
+    /// server (`tmux:<session>:<window>.<pane>`, which means the default server).
+    fn legacy_alias(&self, surface: &Surface) -> Option<Surface> {
+        let Surface::Tmux(pane) = surface else {
+            return None;
+        };
+        let server = pane.server.as_deref()?;
+        super::same_socket(server, &super::default_socket_path())
+            .then(|| Surface::Tmux(pane.without_server()))
     }
 
     fn backend(&self, options: &Options) -> Option<Box<dyn Backend>> {
