@@ -1,4 +1,4 @@
-//! Which pane the hook's agent runs in: the evidence that `index_core::capture::decide_surface`
+//! Which pane the hook's agent runs in: the evidence that `mux::capture::decide_surface`
 //! weighs, gathered from this machine. The process tree above the hook (from `proc-table`:
 //! `/proc` on Linux, one `ps` call elsewhere), the hook's controlling terminal, and the tty
 //! and process of the tmux pane `TMUX_PANE` names (one `tmux display-message`, which also
@@ -10,14 +10,14 @@ use std::process::Command as Process;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail};
-use index_core::capture::{
+use mux::capture::{
     Ancestor, SURFACE_VARIABLES, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface,
     explicit_surface, multiplexers_in_env,
 };
 use proc_table::Dev;
 
 /// How far up the process tree the hook looks for a multiplexer.
-const MAX_ANCESTORS: usize = 64;
+const MAX_ANCESTORS: usize = mux::capture::MAX_ANCESTORS;
 
 /// A surface the hook named, with what it learnt of the surface's window on the way.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,58 +108,26 @@ pub fn explicit_pane_gone(session: &str, deadline: Instant) -> Option<anyhow::Er
     }
 }
 
-/// Why the multiplexer `surface` names is not running it any more, when that can be checked
-/// (its agent ends then, and would be taken for a quit): a kitty window whose kitty
-/// (`KITTY_PID`, which kitty sets in each window; else the surface's instance, `kitty:<kitty
-/// pid>:<window id>`, which in a window a restore opened is an earlier kitty's) no longer
-/// runs, or a WezTerm pane or cmux surface whose
-/// agent no WezTerm (cmux) process is an ancestor of (the process tree read, `None` when it cannot
-/// be). `None` when it runs, or when nothing can be checked (tmux is asked by [`name`]).
+/// Why the multiplexer `surface` names is not running it any more, when its entry can check
+/// (`mux::capture::instance_gone`: its agent ends then, and would be taken for a quit), from
+/// this process's environment and ancestors. `None` when it runs, or when nothing can be
+/// checked (tmux is asked by [`name`]).
 pub fn instance_gone(surface: &str, deadline: Instant) -> Option<String> {
-    let runs = |process: &proc_table::Process, multiplexer: mux::Multiplexer| {
-        !process.has_ended() && multiplexer.is_process_name(&process.name.to_string_lossy())
-    };
-    match mux::Surface::parse(surface).ok()? {
-        mux::Surface::Kitty(window) => {
-            let pid: u32 = std::env::var("KITTY_PID")
-                .ok()
-                .or(window.instance)?
-                .parse()
-                .ok()?;
-            let running = proc_table::table()
-                .process(pid, deadline)
-                .is_some_and(|process| runs(&process, mux::Multiplexer::Kitty));
-            (!running).then(|| format!("kitty (pid {pid}) is not running any more"))
-        }
-        // Neither can be asked for the pane: a process of theirs among the agent's ancestors
-        // says it still runs.
-        surface @ (mux::Surface::Wezterm(_) | mux::Surface::Cmux(_)) => {
-            let (multiplexer, word) = match surface {
-                mux::Surface::Wezterm(_) => (mux::Multiplexer::Wezterm, "WezTerm"),
-                _ => (mux::Multiplexer::Cmux, "cmux"),
-            };
-            let ancestry =
-                proc_table::table().ancestry(std::process::id(), MAX_ANCESTORS, deadline)?;
-            let running = ancestry
-                .ancestors
-                .iter()
-                .any(|process| runs(process, multiplexer));
-            (!running).then(|| format!("no {word} process runs this agent any more"))
-        }
-        _ => None,
-    }
+    let surface = mux::Surface::parse(surface).ok()?;
+    mux::capture::instance_gone(
+        &surface,
+        |name| std::env::var(name).ok(),
+        std::process::id(),
+        deadline,
+    )
 }
 
-/// The id a surface of the default tmux server was recorded under before surfaces named their
-/// server (`tmux:<session>:<window>.<pane>`, which means the default server): the entry a
-/// record of the same pane in the new form replaces. `None` for any other surface.
+/// The id a surface was recorded under in an earlier form (a default tmux server's pane before
+/// surfaces named their server): the entry a record of the same surface in the new form
+/// replaces (`mux::capture::legacy_alias`). `None` for any other surface.
 pub fn legacy_alias(surface: &str) -> Option<String> {
-    let mux::Surface::Tmux(pane) = mux::Surface::parse(surface).ok()? else {
-        return None;
-    };
-    let server = pane.server.as_deref()?;
-    mux::tmux::same_socket(server, &mux::tmux::default_socket_path())
-        .then(|| pane.without_server().to_string())
+    let surface = mux::Surface::parse(surface).ok()?;
+    mux::capture::legacy_alias(&surface).map(|alias| alias.to_string())
 }
 
 /// [`name`] from the multiplexers' variables that `get` reads, and the evidence.
@@ -200,7 +168,7 @@ fn name_by_multiplexers(
     };
     match decide_surface(get, &evidence) {
         SurfaceDecision::Named(SurfaceHint::Ready(surface)) => {
-            let surface = wezterm_instance(surface, evidence.ancestors.as_deref(), deadline);
+            let surface = with_instance(surface, evidence.ancestors.as_deref(), deadline);
             Ok(stable_zellij(surface, deadline, naming))
         }
         SurfaceDecision::Named(SurfaceHint::TmuxPane(pane)) => match tmux {
@@ -231,30 +199,12 @@ fn name_by_multiplexers(
     }
 }
 
-/// A WezTerm pane named by its id alone (`WEZTERM_PANE`, which WezTerm numbers from 0 again
-/// after its server restarts) is given its instance: the nearest WezTerm process among the
-/// agent's ancestors, by pid and start (`proc_table::Table::start_mark`), so that a pane of a later WezTerm with the same id
-/// is another surface. Without one among the ancestors (the tree unknown, or the variable
-/// inherited from elsewhere) the id alone is recorded.
-fn wezterm_instance(surface: String, ancestors: Option<&[Ancestor]>, deadline: Instant) -> String {
-    let Ok(mux::Surface::Wezterm(pane)) = mux::Surface::parse(&surface) else {
-        return surface;
-    };
-    let instance = ancestors
-        .into_iter()
-        .flatten()
-        .find(|ancestor| mux::Multiplexer::Wezterm.is_process_name(&ancestor.name))
-        .and_then(|ancestor| {
-            let mark = proc_table::table().start_mark(ancestor.pid, deadline)?;
-            Some(mux::wezterm::WeztermPane::instance_of(ancestor.pid, mark))
-        });
-    match (pane.instance, instance) {
-        (None, Some(instance)) => mux::wezterm::WeztermPane {
-            instance: Some(instance),
-            id: pane.id,
-        }
-        .to_string(),
-        _ => surface,
+/// A surface named by a multiplexer's variables, with what the variable alone cannot say
+/// (`mux::capture::with_instance`: a WezTerm pane's instance, from the agent's ancestors).
+fn with_instance(surface: String, ancestors: Option<&[Ancestor]>, deadline: Instant) -> String {
+    match mux::Surface::parse(&surface) {
+        Ok(parsed) => mux::capture::with_instance(parsed, ancestors, deadline).to_string(),
+        Err(_) => surface,
     }
 }
 

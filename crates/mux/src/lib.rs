@@ -5,7 +5,9 @@
 //!
 //! Each multiplexer is one module holding its address type and, when it has one, its backend:
 //! [`tmux`], [`zellij`], [`wezterm`], [`cmux`] and [`kitty`] have backends.
-//! [`backend()`] is the registry `restore --apply` picks from. What to do around a backend (claims
+//! [`registry`] holds each one's rules behind one trait object ([`Multiplexer::entry`]):
+//! capture, whether an instance is gone, its backend ([`backend()`], which `restore --apply`
+//! picks from). What to do around a backend (claims
 //! in the index, the restore lock, stopping at an unanswered multiplexer) is
 //! `resume_plan::apply`'s, the same for every one.
 //!
@@ -23,12 +25,16 @@
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod capture;
 mod client;
 pub mod cmux;
+mod entries;
+mod evidence;
 pub mod kitty;
 mod multiplexer;
 pub mod pane;
 mod program;
+pub mod registry;
 pub mod script;
 mod surface;
 pub mod tmux;
@@ -70,33 +76,7 @@ pub struct Options {
 /// The backend of `multiplexer`, talking to the instance `options` names; `None` for a
 /// multiplexer that has none (capture only).
 pub fn backend(multiplexer: Multiplexer, options: &Options) -> Option<Box<dyn Backend>> {
-    let deadline = tmux::CALL_DEADLINE;
-    match multiplexer {
-        Multiplexer::Tmux => Some(Box::new(tmux::Server::new(options.tmux_socket.clone()))),
-        Multiplexer::Wezterm => Some(Box::new(wezterm::Wezterm::new(
-            None,
-            deadline,
-            options.shell.clone(),
-        ))),
-        Multiplexer::Cmux => Some(Box::new(cmux::Cmux::new(
-            options
-                .cmux_socket
-                .clone()
-                .unwrap_or_else(|| PathBuf::from(cmux::DEFAULT_SOCKET)),
-            deadline,
-            options.shell.clone(),
-        ))),
-        Multiplexer::Kitty => Some(Box::new(kitty::Kitty::new(
-            options.kitty_socket.clone(),
-            deadline,
-            options.shell.clone(),
-        ))),
-        Multiplexer::Zellij => Some(Box::new(zellij::Zellij::new(
-            None,
-            deadline,
-            options.shell.clone(),
-        ))),
-    }
+    multiplexer.entry().backend(options)
 }
 
 /// The examples of the crate's README.md, compiled and run as doc tests so they stay true.

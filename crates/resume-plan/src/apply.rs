@@ -198,8 +198,13 @@ pub(crate) fn apply_locked(
             .flatten()
             .map(|surface| surface.to_string());
         summary.here_surface.clone_from(&here);
-        let here = plan.iter().position(|item| {
-            item.resumable() && here.is_some() && own_surface(backend, item) == here
+        // Each item's surface, parsed once for the whole apply.
+        let surfaces: Vec<Parsed> = plan
+            .iter()
+            .map(|item| Surface::parse(&item.surface))
+            .collect();
+        let here = plan.iter().zip(&surfaces).position(|(item, surface)| {
+            item.resumable() && here.is_some() && own_surface(backend, surface) == here
         });
         let mut starting = Starting::default();
         for position in 0..plan.len() {
@@ -207,6 +212,7 @@ pub(crate) fn apply_locked(
                 continue;
             }
             let item = &mut plan[position];
+            let surface = &surfaces[position];
             let before = now();
             let applied = match (backend.unanswered(), starting.stopped) {
                 (Some(unanswered), _) if item.resumable() => Some(Applied::NotTried {
@@ -217,9 +223,9 @@ pub(crate) fn apply_locked(
                     Some(Applied::Stopped { failures_in_a_row })
                 }
                 (None, _) if item.resumable() => {
-                    Some(apply_one(store, backend, item, now, &claims))
+                    Some(apply_one(store, backend, item, surface, now, &claims))
                 }
-                (None, _) => open_shell(backend, item),
+                (None, _) => open_shell(backend, item, surface),
             };
             let started = applied.as_ref().is_some_and(Applied::is_started);
             let failed = applied.as_ref().is_some_and(Applied::is_failure);
@@ -230,7 +236,7 @@ pub(crate) fn apply_locked(
             if started {
                 starting.pending.push(Pending {
                     position,
-                    surface: own_surface(backend, item).unwrap_or_else(|| item.surface.clone()),
+                    surface: own_surface(backend, surface).unwrap_or_else(|| item.surface.clone()),
                     started_at: before,
                     started: Instant::now(),
                     last_seen: Instant::now(),
@@ -247,7 +253,7 @@ pub(crate) fn apply_locked(
                 starting.wait(store, plan, stagger, &mut summary);
             }
         }
-        lay_out(backend, plan, &mut summary);
+        lay_out(backend, plan, &surfaces, &mut summary);
         if let Some(position) = here {
             let item = &mut plan[position];
             let applied = match backend.unanswered() {
@@ -526,26 +532,28 @@ pub fn release(store: &Store, item: &PlanItem, now: Millis) {
     let _ = store.update(|index| index.release_restore(&item.surface, &item.held_session, now));
 }
 
+/// An item's surface, parsed once per apply (or why it is not its multiplexer's address).
+type Parsed = Result<Surface, mux::NotCanonical>;
+
 /// The item's surface in the full form of the backend's instance, when it is a surface of that
 /// multiplexer and instance.
-fn own_surface(backend: &dyn Backend, item: &PlanItem) -> Option<String> {
-    let surface = Surface::parse(&item.surface)
+fn own_surface(backend: &dyn Backend, surface: &Parsed) -> Option<String> {
+    let surface = surface
+        .as_ref()
         .ok()
         .filter(|surface| surface.multiplexer() == Some(backend.multiplexer()))?;
-    backend
-        .own(&surface)
-        .ok()
-        .map(|surface| surface.to_string())
+    backend.own(surface).ok().map(|surface| surface.to_string())
 }
 
 /// A place for a surface of the backend's multiplexer and instance with nothing to resume:
 /// made with a shell when missing. `None` when nothing was done.
-fn open_shell(backend: &dyn Backend, item: &PlanItem) -> Option<Applied> {
-    let surface = Surface::parse(&item.surface)
+fn open_shell(backend: &dyn Backend, item: &PlanItem, surface: &Parsed) -> Option<Applied> {
+    let surface = surface
+        .as_ref()
         .ok()
         .filter(|surface| surface.multiplexer() == Some(backend.multiplexer()))
         .filter(|surface| backend.own(surface).is_ok())?;
-    match backend.open_shell(&surface, item.usable_dir()) {
+    match backend.open_shell(surface, item.usable_dir()) {
         Ok(Some(created)) => Some(Applied::Shell { created }),
         Ok(None) => None,
         Err(error) => Some(Applied::failed(&error)),
@@ -554,13 +562,14 @@ fn open_shell(backend: &dyn Backend, item: &PlanItem) -> Option<Applied> {
 
 /// Lays out each window the backend created places in, with the layout of its most recently
 /// active surface that recorded one.
-fn lay_out(backend: &dyn Backend, plan: &[PlanItem], summary: &mut Summary) {
-    let mut recorded: Vec<(&PlanItem, Surface, &str)> = plan
+fn lay_out(backend: &dyn Backend, plan: &[PlanItem], surfaces: &[Parsed], summary: &mut Summary) {
+    let mut recorded: Vec<(&PlanItem, &Surface, &str)> = plan
         .iter()
-        .filter_map(|item| {
+        .zip(surfaces)
+        .filter_map(|(item, surface)| {
             let layout = item.window_layout.as_deref()?;
-            let surface = Surface::parse(&item.surface).ok()?;
-            (surface.multiplexer() == Some(backend.multiplexer()) && backend.own(&surface).is_ok())
+            let surface = surface.as_ref().ok()?;
+            (surface.multiplexer() == Some(backend.multiplexer()) && backend.own(surface).is_ok())
                 .then_some((item, surface, layout))
         })
         .collect();
@@ -569,7 +578,7 @@ fn lay_out(backend: &dyn Backend, plan: &[PlanItem], summary: &mut Summary) {
         if backend.unanswered().is_some() {
             return;
         }
-        match backend.lay_out(&surface, layout) {
+        match backend.lay_out(surface, layout) {
             Ok(true) => summary.laid_out.push(item.surface.clone()),
             Ok(false) => {}
             Err(error) => summary
@@ -584,10 +593,11 @@ fn apply_one(
     store: &Store,
     backend: &dyn Backend,
     item: &PlanItem,
+    surface: &Parsed,
     now: &dyn Fn() -> Millis,
     claims: &Claims<'_>,
 ) -> Applied {
-    let surface = match Surface::parse(&item.surface) {
+    let surface = match surface {
         Ok(surface) if surface.multiplexer() == Some(backend.multiplexer()) => surface,
         Ok(_) => {
             return Applied::skipped(Skip::OtherMultiplexer {
@@ -599,7 +609,7 @@ fn apply_one(
         }
     };
     // A surface of another instance (another tmux server) is that instance's restore's.
-    let full = match backend.own(&surface) {
+    let full = match backend.own(surface) {
         Ok(full) => full.to_string(),
         Err(elsewhere) => return Applied::skipped(Skip::OtherInstance { elsewhere }),
     };
@@ -608,7 +618,7 @@ fn apply_one(
     };
     // A busy place is left alone before it is claimed: once the user has freed it, the next
     // restore re-opens it. (`open` checks again, for a place that gets busy in between.)
-    if let Some(busy) = backend.busy(&surface) {
+    if let Some(busy) = backend.busy(surface) {
         return Applied::skipped(Skip::Busy { busy });
     }
     // The surface's agent runs (a restore started it, here or in another multiplexer): left
@@ -629,7 +639,7 @@ fn apply_one(
         Err(applied) => return applied,
     };
     let start = Start {
-        surface: &surface,
+        surface,
         dir: item.usable_dir(),
         command,
         env: &[(SURFACE_VARIABLE, &full)],

@@ -4,10 +4,7 @@
 //! trimmed: a dir or an id may hold leading or trailing spaces), and a clean end only for the
 //! reasons that mean one.
 
-use index_core::capture::{
-    CLEAN_END_REASONS, HookEvent, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface,
-    parse_hook_payload,
-};
+use index_core::capture::{CLEAN_END_REASONS, HookEvent, parse_hook_payload};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -116,33 +113,5 @@ proptest! {
     #[test]
     fn near_valid_payloads_never_panic(value in near_valid_payload()) {
         check(&value)?;
-    }
-
-    #[test]
-    fn any_environment_names_a_non_blank_surface_or_none(
-        values in proptest::collection::btree_map(
-            proptest::sample::select(vec![
-                "CRASH_RESUME_SURFACE", "CMUX_SURFACE_ID", "TMUX_PANE", "ZELLIJ_PANE_ID",
-                "ZELLIJ_SESSION_NAME", "WEZTERM_PANE", "KITTY_WINDOW_ID",
-            ]),
-            "\\PC{0,6}",
-            0..7,
-        )
-    ) {
-        let decision = decide_surface(|name| values.get(name).cloned(), &SurfaceEvidence::default());
-        match decision {
-            SurfaceDecision::Named(SurfaceHint::Ready(surface)) => prop_assert!(!surface.trim().is_empty()),
-            SurfaceDecision::Named(SurfaceHint::TmuxPane(pane)) => prop_assert!(!pane.trim().is_empty()),
-            SurfaceDecision::Ambiguous(_) => prop_assert!(values
-                .iter()
-                .filter(|(name, value)| **name != "ZELLIJ_SESSION_NAME" && **name != "CRASH_RESUME_SURFACE" && !value.trim().is_empty())
-                .count() > 1),
-            SurfaceDecision::Unnamed => prop_assert!(values
-                .iter()
-                .filter(|(name, _)| **name != "ZELLIJ_SESSION_NAME")
-                .all(|(_, value)| value.trim().is_empty())),
-            // Only an agent known to have no terminal can be unconfirmed.
-            SurfaceDecision::Unconfirmed(why) => prop_assert!(false, "unconfirmed without evidence: {}", why),
-        }
     }
 }

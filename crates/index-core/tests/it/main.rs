@@ -2,7 +2,6 @@
 //! one-surface-per-session rules, a property test against a plain model, and bounded fuzzing of
 //! the hook-payload reader.
 
-mod capture;
 mod fuzz;
 mod inert;
 mod model;

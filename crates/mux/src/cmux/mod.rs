@@ -31,6 +31,7 @@ use crate::pane::Busy;
 use crate::surface::Surface;
 
 pub(crate) mod address;
+pub(crate) mod entry;
 
 pub use address::CmuxSurface;
 

@@ -41,6 +41,7 @@ use crate::pane::{Busy, PaneState};
 use crate::surface::Surface;
 
 pub(crate) mod address;
+pub(crate) mod entry;
 
 pub use address::KittyWindow;
 

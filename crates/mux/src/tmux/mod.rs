@@ -20,9 +20,11 @@ use crate::script::quote;
 use crate::surface::Surface;
 
 pub(crate) mod address;
+pub(crate) mod entry;
 mod window;
 
 pub use address::TmuxPane;
+pub use entry::server_pid;
 
 /// How long a restore waits for one program it runs (a tmux command, `ps`): a tmux server that
 /// is stopped or hung never answers, and a restore must not hang with it.

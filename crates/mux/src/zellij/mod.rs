@@ -41,6 +41,7 @@ use crate::pane::Busy;
 use crate::surface::Surface;
 
 pub(crate) mod address;
+pub(crate) mod entry;
 mod layout;
 
 pub use address::{PaneHandle, ZellijPane};

@@ -1,10 +1,9 @@
 //! The surface decision: which multiplexer's pane the agent runs in, from its variables, its
 //! ancestors and its terminal, one case per line.
 
-use index_core::capture::{
-    Ancestor, Multiplexer, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface,
-    tmux_server_pid,
-};
+use mux::Multiplexer;
+use mux::capture::{Ancestor, SurfaceDecision, SurfaceEvidence, SurfaceHint, decide_surface};
+use mux::tmux::server_pid as tmux_server_pid;
 
 type Vars = &'static [(&'static str, &'static str)];
 
@@ -248,5 +247,37 @@ fn the_tmux_server_pid_from_the_tmux_variable() {
         ("", None),
     ] {
         assert_eq!(tmux_server_pid(tmux), expected, "{tmux}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn any_environment_names_a_non_blank_surface_or_none(
+        values in proptest::collection::btree_map(
+            proptest::sample::select(vec![
+                "CRASH_RESUME_SURFACE", "CMUX_SURFACE_ID", "TMUX_PANE", "ZELLIJ_PANE_ID",
+                "ZELLIJ_SESSION_NAME", "WEZTERM_PANE", "KITTY_WINDOW_ID",
+            ]),
+            "\\PC{0,6}",
+            0..7,
+        )
+    ) {
+        let decision = decide_surface(|name| values.get(name).cloned(), &SurfaceEvidence::default());
+        match decision {
+            SurfaceDecision::Named(SurfaceHint::Ready(surface)) => proptest::prop_assert!(!surface.trim().is_empty()),
+            SurfaceDecision::Named(SurfaceHint::TmuxPane(pane)) => proptest::prop_assert!(!pane.trim().is_empty()),
+            SurfaceDecision::Ambiguous(_) => proptest::prop_assert!(values
+                .iter()
+                .filter(|(name, value)| **name != "ZELLIJ_SESSION_NAME" && **name != "CRASH_RESUME_SURFACE" && !value.trim().is_empty())
+                .count() > 1),
+            SurfaceDecision::Unnamed => proptest::prop_assert!(values
+                .iter()
+                .filter(|(name, _)| **name != "ZELLIJ_SESSION_NAME")
+                .all(|(_, value)| value.trim().is_empty())),
+            // Only an agent known to have no terminal can be unconfirmed.
+            SurfaceDecision::Unconfirmed(why) => proptest::prop_assert!(false, "unconfirmed without evidence: {}", why),
+        }
     }
 }
