@@ -18,6 +18,7 @@
 //! - `copilot-cli install`: the same for the pinned GitHub Copilot CLI, its runtime unpacked
 //!   into the build dir too (see `copilot_cli`).
 //! - `qwen-cli install`: the same for the pinned Qwen Code (see `qwen_cli`).
+//! - `opencode-cli install`: the same for the pinned opencode (see `opencode_cli`).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -28,6 +29,7 @@ mod codex_cli;
 mod copilot_cli;
 mod gemini_cli;
 mod kitty;
+mod opencode_cli;
 mod qwen_cli;
 mod reboot_sim;
 mod resume_check;
@@ -50,6 +52,7 @@ fn main() -> Result<()> {
         "gemini-cli" => gemini_cli_task(&rest),
         "copilot-cli" => copilot_cli_task(&rest),
         "qwen-cli" => qwen_cli_task(&rest),
+        "opencode-cli" => opencode_cli_task(&rest),
         "reboot-sim" => reboot_sim::run(&rest),
         "bench-cli" => bench_cli::run(&rest),
         "resume-check" => resume_check::run_check(),
@@ -77,6 +80,7 @@ tasks:
   copilot-cli install   install the pinned Copilot CLI (and its runtime) into the build dir,
                         print its path
   qwen-cli install      install the pinned Qwen Code into the build dir, print its path
+  opencode-cli install  install the pinned opencode into the build dir, print its path
   zellij install        build the pinned zellij into the machine's build cache, print its path";
 
 fn claude_cli_task(args: &[String]) -> Result<()> {
@@ -227,6 +231,20 @@ fn qwen_cli_task(args: &[String]) -> Result<()> {
     }
 }
 
+fn opencode_cli_task(args: &[String]) -> Result<()> {
+    match args {
+        [command] if command == "install" => {
+            let executable = opencode_cli::install()?;
+            println!("{}", executable.display());
+            Ok(())
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            bail!("unknown opencode-cli command {args:?}")
+        }
+    }
+}
+
 fn test(extra: &[String]) -> Result<()> {
     check_prerequisites()?;
     // The conformance tests of the preflight run the real CLI (the `real-cli` feature) and fail
@@ -241,6 +259,8 @@ fn test(extra: &[String]) -> Result<()> {
     eprintln!("Copilot CLI: {}", executable.display());
     let executable = qwen_cli::install()?;
     eprintln!("Qwen Code: {}", executable.display());
+    let executable = opencode_cli::install()?;
+    eprintln!("opencode: {}", executable.display());
     // The live zellij tests (the `live-zellij` feature) run this zellij, and fail without it.
     let zellij = zellij::install()?;
     eprintln!("zellij: {}", zellij.display());

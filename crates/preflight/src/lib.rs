@@ -26,6 +26,7 @@ pub mod codex;
 pub mod copilot;
 pub mod gemini;
 pub mod layout;
+pub mod opencode;
 pub mod paths;
 pub mod qwen;
 

@@ -21,8 +21,8 @@
 //! - [`fake_mux`]: a fake multiplexer backend, to test the apply protocol without one.
 //! - [`fake_terminal`]: a fake `wezterm` program and a fake cmux socket that behave as the real
 //!   ones were measured to, and start what they are asked to start.
-//! - [`claude_offline`], [`codex_offline`], [`gemini_offline`], [`copilot_offline`] and
-//!   [`qwen_offline`]: the offline setups for the real agent CLIs.
+//! - [`claude_offline`], [`codex_offline`], [`gemini_offline`], [`copilot_offline`],
+//!   [`qwen_offline`] and [`opencode_offline`]: the offline setups for the real agent CLIs.
 //!
 //! Test code only: `publish = false`, a dev-dependency of the crates and a dependency of the
 //! xtask. Helpers panic on failure (a failed test), except where the xtask needs an answer.
@@ -36,6 +36,7 @@ pub mod copilot_offline;
 pub mod fake_mux;
 pub mod fake_terminal;
 pub mod gemini_offline;
+pub mod opencode_offline;
 pub mod process;
 pub mod qwen_offline;
 pub mod random;

@@ -12,6 +12,8 @@ mod folder_names;
 #[cfg(feature = "real-cli")]
 mod gemini_cli;
 #[cfg(feature = "real-cli")]
+mod opencode_cli;
+#[cfg(feature = "real-cli")]
 mod qwen_cli;
 mod reachability;
 #[cfg(feature = "real-cli")]

@@ -1,0 +1,90 @@
+//! `cargo xtask opencode-cli install`: the real opencode, pinned, for the opencode conformance
+//! test (`crates/preflight/tests/it/opencode_cli.rs`).
+//!
+//! The npm package `opencode-ai` is a launcher whose `bin` entry works only after its
+//! postinstall script (local, no download) has linked the native binary in; with
+//! `--ignore-scripts` it prints that the script was not run. The binary itself ships in a
+//! platform package (`opencode-linux-x64`, an optional dependency) and runs as it is, so the
+//! tests run it, `node_modules/opencode-<os>-<arch>/bin/opencode`, whether or not the script
+//! ran. It is installed locally into `<target dir>/opencode-cli/` (never globally). `@opencode-ai/plugin` at the same version is installed beside it: with
+//! any plugin configured, opencode first npm-installs that package into its config dir and,
+//! offline, waits for it for good; the tests link this copy in instead.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Result, bail};
+
+/// The npm package of opencode.
+pub const PACKAGE: &str = "opencode-ai";
+
+/// The package opencode's plugins import, pinned with it.
+pub const PLUGIN_PACKAGE: &str = "@opencode-ai/plugin";
+
+/// The one pinned version: opencode's rules in `crates/preflight/src/opencode.rs` were measured
+/// against it.
+pub const VERSION: &str = "1.18.33";
+
+/// Where the CLI is installed, inside the build dir so that `cargo clean` removes it.
+const INSTALL_DIR: &str = "opencode-cli";
+
+/// The native executable, relative to the install dir.
+pub fn executable() -> String {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    format!(
+        "node_modules/opencode-{}-{arch}/bin/opencode",
+        std::env::consts::OS
+    )
+}
+
+/// Installs the pinned CLI (and the plugin package) unless it is already there; returns the
+/// executable's path.
+pub fn install() -> Result<PathBuf> {
+    let dir = crate::workspace::target_dir()?.join(INSTALL_DIR);
+    let executable = dir.join(executable());
+    let plugin = dir.join("node_modules/@opencode-ai/plugin/package.json");
+    if reports_pinned_version(&dir, &executable) && plugin.is_file() {
+        eprintln!(
+            "{PACKAGE}@{VERSION} is already installed in {}",
+            dir.display()
+        );
+        return Ok(executable);
+    }
+    crate::claude_cli::npm_install(&dir, PACKAGE, VERSION)?;
+    crate::claude_cli::npm_install(&dir, PLUGIN_PACKAGE, VERSION)?;
+    if !reports_pinned_version(&dir, &executable) {
+        bail!(
+            "{} does not report version {VERSION} after the install",
+            executable.display()
+        );
+    }
+    Ok(executable)
+}
+
+/// Whether `executable --version` prints the pinned version. It runs with a home and data,
+/// config, cache and state dirs of its own inside the install dir, never the user's, and
+/// without its auto-update.
+fn reports_pinned_version(dir: &Path, executable: &Path) -> bool {
+    let home = dir.join("version-home");
+    if std::fs::create_dir_all(&home).is_err() {
+        return false;
+    }
+    let output = Command::new(executable)
+        .arg("--version")
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    output.is_ok_and(|output| {
+        output.status.success() && String::from_utf8_lossy(&output.stdout).trim() == VERSION
+    })
+}
