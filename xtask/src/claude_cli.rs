@@ -51,21 +51,32 @@ pub fn install() -> Result<PathBuf> {
 /// `package.json` change, no audit. npm's report goes to stderr: stdout carries only the
 /// installed executable's path.
 pub fn npm_install(dir: &Path, package: &str, version: &str) -> Result<()> {
+    npm_install_together(dir, &[(package, version)])
+}
+
+/// [`npm_install`] of several packages by one npm run: with `--no-save`, a second run would
+/// remove what the first installed.
+pub fn npm_install_together(dir: &Path, packages: &[(&str, &str)]) -> Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let specs: Vec<String> = packages
+        .iter()
+        .map(|(package, version)| format!("{package}@{version}"))
+        .collect();
     let mut npm = Command::new("npm");
     npm.arg("install")
         .arg("--prefix")
         .arg(dir)
         .args(["--no-save", "--no-audit", "--no-fund"])
-        .arg(format!("{package}@{version}"))
+        .args(&specs)
         .stdout(std::io::stderr());
     eprintln!("$ {npm:?}");
+    let names = specs.join(" ");
     let status = npm.status().with_context(|| {
-        format!("cannot run npm, which installs {package}: install Node.js with npm and retry")
+        format!("cannot run npm, which installs {names}: install Node.js with npm and retry")
     })?;
     if !status.success() {
         bail!(
-            "npm could not install {package}@{version} into {}: {status}",
+            "npm could not install {names} into {}: {status}",
             dir.display()
         );
     }

@@ -54,8 +54,10 @@ pub fn install() -> Result<PathBuf> {
         );
         return Ok(executable);
     }
-    crate::claude_cli::npm_install(&dir, PACKAGE, VERSION)?;
-    crate::claude_cli::npm_install(&dir, PLUGIN_PACKAGE, VERSION)?;
+    crate::claude_cli::npm_install_together(
+        &dir,
+        &[(PACKAGE, VERSION), (PLUGIN_PACKAGE, VERSION)],
+    )?;
     if !reports_pinned_version(&dir, &executable) {
         bail!(
             "{} does not report version {VERSION} after the install",
