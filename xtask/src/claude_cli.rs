@@ -11,7 +11,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
@@ -142,12 +142,21 @@ fn reports_pinned_version(executable: &Path) -> bool {
 
 /// The first line `executable --version` prints, when it runs and succeeds.
 pub fn version_line(executable: &Path) -> Option<String> {
-    let output = Command::new(executable)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
+    version_line_with(executable, &[])
+}
+
+/// How long `--version` may take: a Node CLI's start on a loaded machine takes seconds.
+const VERSION_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// [`version_line`] with `env` set (an agent's home dirs inside its install dir, never the
+/// user's), killed past [`VERSION_DEADLINE`].
+pub fn version_line_with(executable: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Option<String> {
+    let mut command = Command::new(executable);
+    command.arg("--version");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = bounded_run::output(&mut command, VERSION_DEADLINE).ok()?;
     output.status.success().then(|| {
         String::from_utf8_lossy(&output.stdout)
             .lines()

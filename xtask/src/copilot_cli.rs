@@ -11,7 +11,6 @@
 //! at a mock of a chat-completions provider).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use anyhow::{Context as _, Result, bail};
 use test_support::copilot_offline::{CACHE, EXECUTABLE, INSTALL_DIR};
@@ -53,20 +52,14 @@ fn reports_pinned_version(dir: &Path, executable: &Path) -> Result<bool> {
     }
     let home = dir.join("version-home");
     std::fs::create_dir_all(&home).with_context(|| format!("cannot create {}", home.display()))?;
-    let output = Command::new(executable)
-        .arg("--version")
-        .env("HOME", &home)
-        .env("COPILOT_HOME", home.join(".copilot"))
-        .env("COPILOT_CACHE_HOME", dir.join(CACHE))
-        .env("COPILOT_AUTO_UPDATE", "false")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    Ok(output.is_ok_and(|output| {
-        output.status.success()
-            && String::from_utf8_lossy(&output.stdout)
-                .lines()
-                .next()
-                .is_some_and(|line| line.trim() == format!("GitHub Copilot CLI {VERSION}."))
-    }))
+    let copilot_home = home.join(".copilot");
+    let cache = dir.join(CACHE);
+    let env = [
+        ("HOME", home.as_os_str()),
+        ("COPILOT_HOME", copilot_home.as_os_str()),
+        ("COPILOT_CACHE_HOME", cache.as_os_str()),
+        ("COPILOT_AUTO_UPDATE", "false".as_ref()),
+    ];
+    Ok(crate::claude_cli::version_line_with(executable, &env)
+        .is_some_and(|line| line == format!("GitHub Copilot CLI {VERSION}.")))
 }

@@ -10,7 +10,6 @@
 //! tests look at. It runs offline thereafter (the tests point it at a mock of its model API).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use anyhow::{Result, bail};
 
@@ -52,16 +51,10 @@ pub fn install() -> Result<PathBuf> {
 /// of its own inside the install dir, never the user's.
 fn reports_pinned_version(dir: &Path, executable: &Path) -> bool {
     let home = dir.join("version-home");
-    if std::fs::create_dir_all(&home).is_err() {
-        return false;
-    }
-    let output = Command::new(executable)
-        .arg("--version")
-        .env("GEMINI_CLI_HOME", &home)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    output.is_ok_and(|output| {
-        output.status.success() && String::from_utf8_lossy(&output.stdout).trim() == VERSION
-    })
+    std::fs::create_dir_all(&home).is_ok()
+        && crate::claude_cli::version_line_with(
+            executable,
+            &[("GEMINI_CLI_HOME", home.as_os_str())],
+        )
+        .is_some_and(|line| line == VERSION)
 }

@@ -11,7 +11,6 @@
 //! offline, waits for it for good; the tests link this copy in instead.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use anyhow::{Result, bail};
 
@@ -72,21 +71,16 @@ pub fn install() -> Result<PathBuf> {
 /// without its auto-update.
 fn reports_pinned_version(dir: &Path, executable: &Path) -> bool {
     let home = dir.join("version-home");
-    if std::fs::create_dir_all(&home).is_err() {
-        return false;
-    }
-    let output = Command::new(executable)
-        .arg("--version")
-        .env("HOME", &home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    output.is_ok_and(|output| {
-        output.status.success() && String::from_utf8_lossy(&output.stdout).trim() == VERSION
-    })
+    let dirs = ["data", "config", "cache", "state"].map(|name| home.join(name));
+    let env = [
+        ("HOME", home.as_os_str()),
+        ("XDG_DATA_HOME", dirs[0].as_os_str()),
+        ("XDG_CONFIG_HOME", dirs[1].as_os_str()),
+        ("XDG_CACHE_HOME", dirs[2].as_os_str()),
+        ("XDG_STATE_HOME", dirs[3].as_os_str()),
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1".as_ref()),
+    ];
+    std::fs::create_dir_all(&home).is_ok()
+        && crate::claude_cli::version_line_with(executable, &env)
+            .is_some_and(|line| line == VERSION)
 }

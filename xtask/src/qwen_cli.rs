@@ -11,7 +11,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
@@ -75,17 +75,12 @@ fn npm_install(dir: &Path) -> Result<()> {
 /// a config dir of its own inside the install dir, never the user's.
 fn reports_pinned_version(dir: &Path, executable: &Path) -> bool {
     let home = dir.join("version-home");
-    if fs::create_dir_all(&home).is_err() {
-        return false;
-    }
-    let output = Command::new(executable)
-        .arg("--version")
-        .env("HOME", &home)
-        .env("QWEN_HOME", home.join(".qwen"))
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    output.is_ok_and(|output| {
-        output.status.success() && String::from_utf8_lossy(&output.stdout).trim() == VERSION
-    })
+    let qwen_home = home.join(".qwen");
+    let env = [
+        ("HOME", home.as_os_str()),
+        ("QWEN_HOME", qwen_home.as_os_str()),
+    ];
+    fs::create_dir_all(&home).is_ok()
+        && crate::claude_cli::version_line_with(executable, &env)
+            .is_some_and(|line| line == VERSION)
 }
